@@ -1,0 +1,68 @@
+/**
+ * The contract between the Reflector (which fills the cache) and the watch cache (which serves
+ * it): the apiserver cacher's `watchCache` is a `cache.Store` that its reflector writes into;
+ * here that Store is {@link CacheSink}.
+ */
+
+/** The parts of `metav1.ObjectMeta` the cache reads. */
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  resourceVersion: string;
+  uid?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  [k: string]: unknown;
+}
+
+/** A Kubernetes object as decoded from JSON. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  [k: string]: unknown;
+}
+
+/**
+ * One object as received from upstream: its JSON bytes exactly as the apiserver sent them
+ * (WITH `kind` and `apiVersion`, as in watch events and GET answers) and the parsed value.
+ * The bytes are kept verbatim so GET, LIST and WATCH answers re-use them without re-encoding
+ * (DESIGN.md §3 "Keep the upstream's bytes"). Neither field may be modified after creation.
+ */
+export interface UpstreamObject {
+  readonly raw: Buffer;
+  readonly object: KubeObject;
+}
+
+/**
+ * What the Reflector writes into (apiserver `watchCache` as a `cache.Store`, plus
+ * `UpdateResourceVersion` for bookmarks). RVs are decimal strings that parse as uint64.
+ *
+ * Invariants the Reflector guarantees:
+ * - `replace` is called with a complete, consistent snapshot at `resourceVersion` (a LIST answer,
+ *   or a watch-list burst ended by its `k8s.io/initial-events-end` bookmark) — never half a burst.
+ * - After `replace`, `add`/`update`/`delete`/`bookmark` arrive in strictly increasing RV order
+ *   and each RV is one the upstream actually reached (never an unearned synthetic-ADDED RV).
+ * - Calls are synchronous and never concurrent (one reflector per sink).
+ */
+export interface CacheSink {
+  /**
+   * Atomically replace the whole contents with `objects` at `resourceVersion`. On a cache that
+   * already served watchers this is a relist: open watchers are ended cleanly and the history
+   * window restarts at `resourceVersion` (apiserver cacher behaviour, DESIGN.md §3 "Relist").
+   */
+  replace(objects: UpstreamObject[], resourceVersion: string): void;
+  /** An ADDED event; the object's RV becomes the cache's RV. */
+  add(obj: UpstreamObject): void;
+  /** A MODIFIED event. */
+  update(obj: UpstreamObject): void;
+  /** A DELETED event; `obj` is the last state, with the deletion's RV. */
+  delete(obj: UpstreamObject): void;
+  /** Progress without a change (a BOOKMARK): the cache's RV becomes `resourceVersion`. */
+  bookmark(resourceVersion: string): void;
+  /**
+   * Whether the upstream stream is proven live (an event or bookmark arrived within the
+   * liveness window). RV="" ("consistent") reads are served from the cache only while true.
+   */
+  setLive(live: boolean): void;
+}

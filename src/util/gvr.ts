@@ -1,0 +1,41 @@
+/**
+ * The vocabulary every layer shares for "which resource": a GroupVersionResource plus what
+ * discovery says about it (apimachinery's `schema.GroupVersionResource` and `metav1.APIResource`).
+ */
+
+/** A GroupVersionResource. `group` is "" for the core group (`/api/v1`). */
+export interface GroupVersionResource {
+  group: string;
+  version: string;
+  /** Plural lower-case resource name, e.g. `pods`, `deployments`. */
+  resource: string;
+}
+
+/** A resource as discovery describes it (`metav1.APIResource`, resolved to one GroupVersion). */
+export interface ResourceInfo {
+  gvr: GroupVersionResource;
+  /** e.g. `Pod`. */
+  kind: string;
+  /** e.g. `PodList`. */
+  listKind: string;
+  /** `apiVersion` of objects: `v1` for core, else `group/version`. */
+  apiVersion: string;
+  namespaced: boolean;
+  /** Verbs discovery lists for the resource (`list`, `watch`, …). */
+  verbs: string[];
+  /**
+   * Built-in (compiled-in) type? The apiserver omits `kind`/`apiVersion` on LIST items of
+   * built-in types but keeps them for custom resources (CRDs, aggregated APIs).
+   */
+  builtIn: boolean;
+}
+
+/** `pods` / `deployments.apps` / `widgets.example.com`: how the CLI names a resource. */
+export function groupResourceString(gvr: GroupVersionResource): string {
+  return gvr.group === '' ? gvr.resource : `${gvr.resource}.${gvr.group}`;
+}
+
+/** URL prefix of a GroupVersion: `/api/v1` or `/apis/apps/v1`. */
+export function groupVersionPath(gvr: GroupVersionResource): string {
+  return gvr.group === '' ? `/api/${gvr.version}` : `/apis/${gvr.group}/${gvr.version}`;
+}
