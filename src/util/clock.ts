@@ -107,9 +107,7 @@ export class FakeClock implements Clock {
     const target = this.#now + ms;
     for (;;) {
       await flushMicrotasks();
-      const due = this.#timers
-        .filter((t) => t.at <= target)
-        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      const due = this.#timers.filter((t) => t.at <= target).sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
       if (!due) break;
       this.#timers = this.#timers.filter((t) => t !== due);
       this.#now = Math.max(this.#now, due.at);
