@@ -96,3 +96,82 @@ export function internalError(message: string): StatusError {
     causes: [{ message }],
   });
 }
+
+/**
+ * One `field.Error` (apimachinery `pkg/util/validation/field/errors.go`). `type` is the
+ * `ErrorType` string as it appears in a Status cause's `reason` (`FieldValueForbidden`, …).
+ */
+export interface FieldError {
+  type: 'FieldValueForbidden' | 'FieldValueNotSupported' | 'FieldValueInvalid' | 'FieldValueRequired';
+  field: string;
+  /** The rejected value; printed Go-`%q` style for strings. Unused for Forbidden/Required. */
+  badValue?: string;
+  detail: string;
+}
+
+const FIELD_TYPE_TEXT: Record<FieldError['type'], string> = {
+  FieldValueForbidden: 'Forbidden',
+  FieldValueNotSupported: 'Unsupported value',
+  FieldValueInvalid: 'Invalid value',
+  FieldValueRequired: 'Required value',
+};
+
+/** Go's `strconv.Quote` for the ASCII subset the apiserver's messages use (JSON escaping agrees). */
+export function goQuote(s: string): string {
+  return JSON.stringify(s);
+}
+
+/** `field.Error.ErrorBody()`: `Forbidden: detail`, `Unsupported value: "x": supported values: …`. */
+export function fieldErrorBody(e: FieldError): string {
+  let s = FIELD_TYPE_TEXT[e.type];
+  if (e.type !== 'FieldValueForbidden' && e.type !== 'FieldValueRequired' && e.badValue !== undefined) {
+    s += `: ${goQuote(e.badValue)}`;
+  }
+  if (e.detail) s += `: ${e.detail}`;
+  return s;
+}
+
+/** `field.NotSupported(path, value, supported)`: detail `supported values: "a", "b"`. */
+export function notSupported(field: string, value: string, supported: string[]): FieldError {
+  return {
+    type: 'FieldValueNotSupported',
+    field,
+    badValue: value,
+    detail: `supported values: ${supported.map(goQuote).join(', ')}`,
+  };
+}
+
+/** `field.Forbidden(path, detail)`. */
+export function forbidden(field: string, detail: string): FieldError {
+  return { type: 'FieldValueForbidden', field, detail };
+}
+
+/**
+ * `errors.NewInvalid(qualifiedKind, name, errs)`: 422 Invalid, message
+ * `Kind.group "name" is invalid: <aggregate>` where the aggregate is the single error or
+ * `[e1, e2]` (apimachinery `utilerrors.NewAggregate`, duplicates removed).
+ */
+export function invalid(group: string, kind: string, name: string, errs: FieldError[]): StatusError {
+  const msgs = [...new Set(errs.map((e) => `${e.field}: ${fieldErrorBody(e)}`))];
+  const qualified = group ? `${kind}.${group}` : kind;
+  let message = `${qualified} ${goQuote(name)} is invalid`;
+  if (msgs.length === 1) message += `: ${msgs[0]}`;
+  else if (msgs.length > 1) message += `: [${msgs.join(', ')}]`;
+  const details: StatusDetails = {
+    group,
+    kind,
+    causes: errs.map((e) => ({ reason: e.type, message: fieldErrorBody(e), field: e.field })),
+  };
+  if (name) details.name = name;
+  return new StatusError(422, 'Invalid', message, details);
+}
+
+/** `errors.NewMethodNotSupported`-like 501 for features the proxy does not implement yet. */
+export function notImplemented(message: string): StatusError {
+  return new StatusError(501, 'NotImplemented', message);
+}
+
+/** `errors.NewServiceUnavailable`: 503 ServiceUnavailable. */
+export function serviceUnavailable(message: string): StatusError {
+  return new StatusError(503, 'ServiceUnavailable', message);
+}

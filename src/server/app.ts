@@ -1,0 +1,162 @@
+/**
+ * The main listener: pure Kubernetes API (DESIGN.md §5). Every request is classified by
+ * `router.ts`; cacheable LIST/GET/WATCH are answered by `serve-cache.ts`, everything else (and
+ * anything the cache declines) is passed through by `passthrough.ts`. HTTP Upgrade
+ * (exec/attach/port-forward) is answered 501 for now.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { type Clock, realClock } from '../util/clock.ts';
+import type { Logger } from '../util/logger.ts';
+import { notImplemented, tooManyRequests } from '../util/status.ts';
+import type { CacheCodec, ServedCache } from './cache-api.ts';
+import { Limiter } from './limiter.ts';
+import { passThrough } from './passthrough.ts';
+import { isLongRunning } from './request-info.ts';
+import { CacheRegistry, route } from './router.ts';
+import { toStatusError, writeStatus } from './send-status.ts';
+import { type ServeContext, serveGet, serveList, serveWatch, TOO_MANY_REQUESTS } from './serve-cache.ts';
+import type { UpstreamTarget } from './upstream.ts';
+import { WriteTracker, writeKey } from './write-tracker.ts';
+
+/** Options of {@link buildServer}. Durations in ms. */
+export interface ServerOptions {
+  upstream: UpstreamTarget;
+  caches: ServedCache[];
+  codec: CacheCodec;
+  /** `--namespace`: caches hold only this namespace; other namespaces go upstream. */
+  namespace?: string;
+  consistentReads: 'cache' | 'upstream';
+  /** Cap on concurrent short (non-long-running) requests; default 400 (apiserver `--max-requests-inflight`). */
+  maxInflight?: number;
+  /** Cap on concurrent watches and other long-running requests; default 1000. */
+  maxWatchers?: number;
+  freshnessWaitMs?: number;
+  syncWaitMs?: number;
+  minRequestTimeoutMs?: number;
+  clock?: Clock;
+  random?: () => number;
+  logger: Logger;
+}
+
+/** A built server. */
+export interface KubeServer {
+  app: FastifyInstance;
+  writes: WriteTracker;
+  /** Stops accepting, ends open watches and streams cleanly, waits for short requests. */
+  shutdown(): Promise<void>;
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The message of the 501 for HTTP Upgrade requests. */
+export const UPGRADE_MESSAGE =
+  'kube-cache-proxy does not support upgraded connections (exec, attach, port-forward) yet; use the apiserver directly for them';
+
+/** Builds the fastify app (not listening). */
+export function buildServer(opts: ServerOptions): KubeServer {
+  const log = opts.logger;
+  const app = Fastify({
+    loggerInstance: log as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreDuplicateSlashes: false, maxParamLength: 10_000 },
+  });
+  const registry = new CacheRegistry(opts.caches, opts.namespace);
+  const writes = new WriteTracker();
+  const inflight = new Limiter(opts.maxInflight ?? 400);
+  const watchers = new Limiter(opts.maxWatchers ?? 1000);
+  const open = new Set<() => void>();
+  const track = (end: () => void) => {
+    open.add(end);
+    return () => open.delete(end);
+  };
+  const ctx: ServeContext = {
+    codec: opts.codec,
+    writes,
+    consistentReads: opts.consistentReads,
+    freshnessWaitMs: opts.freshnessWaitMs ?? 3000,
+    syncWaitMs: opts.syncWaitMs ?? 3000,
+    minRequestTimeoutMs: opts.minRequestTimeoutMs ?? 1_800_000,
+    clock: opts.clock ?? realClock,
+    random: opts.random ?? Math.random,
+    watchers,
+    trackWatch: track,
+  };
+
+  // Bodies are streamed upstream untouched: no parser ever reads them.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null));
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+    const method = req.method ?? 'GET';
+    const longRunning = isLongRunning(path, query);
+    const release = longRunning ? watchers.tryAcquire() : inflight.tryAcquire();
+    if (!release) return writeStatus(res, tooManyRequests(TOO_MANY_REQUESTS, 1));
+    const ac = new AbortController();
+    res.on('close', () => ac.abort());
+    try {
+      const r = route(registry, method, path, query, req.headers);
+      if (r.kind === 'cache') {
+        // A cached watch holds a watcher slot of its own (taken in serveWatch), not this one.
+        if (r.verb === 'watch') release();
+        const serve = r.verb === 'list' ? serveList : r.verb === 'get' ? serveGet : serveWatch;
+        try {
+          if (await serve(r.cache, r.info, query, res, ctx, ac.signal)) return;
+        } catch (err) {
+          if (!res.headersSent) writeStatus(res, toStatusError(err));
+          return;
+        }
+        log.debug({ url }, 'cache declined; passing upstream');
+      }
+      const info = r.info;
+      const tracked =
+        WRITE_METHODS.has(method) &&
+        info !== undefined &&
+        registry.cachesGroupResource(info.group, info.resource);
+      await passThrough(req, res, {
+        upstream: opts.upstream,
+        longRunning,
+        log,
+        track,
+        ...(tracked
+          ? { onWriteResourceVersion: (rv: bigint) => writes.record(writeKey(info.group, info.resource), rv) }
+          : {}),
+      });
+    } finally {
+      release();
+    }
+  };
+
+  app.all('*', (request, reply) => {
+    reply.hijack();
+    return handle(request.raw, reply.raw).catch((err) => {
+      log.error({ err }, 'request failed');
+      if (!reply.raw.headersSent) writeStatus(reply.raw, toStatusError(err));
+      else reply.raw.destroy();
+    });
+  });
+
+  app.server.on('upgrade', (_req: IncomingMessage, socket: Duplex) => {
+    const body = JSON.stringify(notImplemented(UPGRADE_MESSAGE).status);
+    socket.end(
+      `HTTP/1.1 501 Not Implemented\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+
+  return {
+    app,
+    writes,
+    async shutdown() {
+      const closing = app.close();
+      for (const end of [...open]) end();
+      await closing;
+    },
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * What the server needs from the watch cache (`src/cache/watch-cache.ts`, `selectors.ts`),
+ * declared structurally so that `server/` depends on the contract, not on the implementation,
+ * and unit tests can serve routes from a small fake. The real `WatchCache` satisfies
+ * {@link ServedCache}; `main.ts` passes the real selector parsers and list encoder as
+ * {@link CacheCodec}.
+ */
+import type { Readable } from 'node:stream';
+import type { UpstreamObject } from '../cache/types.ts';
+import type { ResourceInfo } from '../util/gvr.ts';
+
+/** A parsed label selector; opaque to the server. */
+export type LabelSelector = unknown;
+/** A parsed field selector; opaque to the server. */
+export type FieldSelector = unknown;
+
+/** One open watch on the cache. `stream` yields wire lines `{"type":…,"object":…}\n`. */
+export interface CacheWatch {
+  readonly stream: Readable;
+  close(): void;
+  readonly closed: boolean;
+}
+
+/** The watch cache of one resource, as served by the server. */
+export interface ServedCache {
+  readonly resource: ResourceInfo;
+  isSynced(): boolean;
+  /** Resolves true once synced, false after `timeoutMs` (or when `signal` aborts). */
+  waitSynced(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
+  /** The upstream stream is proven live (event or bookmark within the liveness window). */
+  isLive(): boolean;
+  resourceVersion(): bigint;
+  /** Resolves true once the cache RV ≥ `rv`, false after `timeoutMs`. */
+  waitUntilFresh(rv: bigint, timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
+  /** @throws StatusError 410 when `exactRV` is outside the history window. */
+  list(q: {
+    namespace?: string;
+    labelSelector: LabelSelector;
+    fieldSelector: FieldSelector;
+    exactRV?: bigint;
+  }): { resourceVersion: string; items: Buffer[] };
+  get(namespace: string | undefined, name: string): UpstreamObject | undefined;
+  watch(q: {
+    namespace?: string;
+    labelSelector: LabelSelector;
+    fieldSelector: FieldSelector;
+    resourceVersion?: bigint;
+    sendInitialEvents?: boolean;
+    allowWatchBookmarks?: boolean;
+  }): CacheWatch;
+}
+
+/** The cache's selector parsers and LIST encoder. */
+export interface CacheCodec {
+  /** @throws StatusError 400 with the apiserver's message. */
+  parseLabelSelector(s: string): LabelSelector;
+  /** undefined = the cache cannot evaluate it (unknown field): pass upstream. @throws StatusError 400 */
+  parseFieldSelector(s: string, resource: ResourceInfo): FieldSelector | undefined;
+  /** LIST body chunks (`{"kind":"PodList",…,"items":[…]}`). */
+  encodeList(resource: ResourceInfo, r: { resourceVersion: string; items: Buffer[] }): Buffer[];
+}

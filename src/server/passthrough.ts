@@ -1,0 +1,118 @@
+/**
+ * Pass-through to the apiserver with undici directly (no @fastify/reply-from: we need a
+ * per-request choice of connection pool, raw bodies of every content type, and a tee of write
+ * answers for read-your-writes; the dispatcher API gives all three without another dependency).
+ *
+ * - Bytes flow both ways unchanged (no decompression, no re-encoding), headers filtered per
+ *   RFC 9110 (`hop-by-hop.ts`); `Warning`, `Retry-After`, `Content-Encoding` are kept.
+ * - The client's `Authorization` is forwarded when present, otherwise the proxy's own.
+ * - No retries: `Dispatcher.request` never retries (only undici's RetryAgent does).
+ * - Long-running requests use a separate pool and have no body timeout.
+ * - Client disconnect aborts the upstream request.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import type { Logger } from '../util/logger.ts';
+import { serviceUnavailable } from '../util/status.ts';
+import { forwardRequestHeaders, forwardResponseHeaders } from './hop-by-hop.ts';
+import { writeStatus } from './send-status.ts';
+import type { UpstreamTarget } from './upstream.ts';
+import { resourceVersionOf } from './write-tracker.ts';
+
+/** Largest write answer buffered to learn its resourceVersion (bytes); bigger ones just stream. */
+const MAX_TEE_BYTES = 8 * 1024 * 1024;
+
+export interface PassThroughOptions {
+  upstream: UpstreamTarget;
+  longRunning: boolean;
+  /** Set for writes to a cached resource: called with the answer's RV BEFORE the client sees the answer. */
+  onWriteResourceVersion?: (rv: bigint) => void;
+  /** Registers a function that ends this request cleanly at shutdown; returns its unregister. */
+  track?: (end: () => void) => () => void;
+  log: Logger;
+}
+
+/** Forwards `req` upstream and streams the answer into `res` (which must be hijacked/raw). */
+export async function passThrough(
+  req: IncomingMessage,
+  res: ServerResponse,
+  o: PassThroughOptions,
+): Promise<void> {
+  const ac = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) ac.abort();
+  };
+  res.on('close', onClose);
+  const untrack = o.track?.(() => {
+    ac.abort();
+    if (res.headersSent) res.end();
+    else res.destroy();
+  });
+  const method = req.method ?? 'GET';
+  const headers = forwardRequestHeaders(req.headers);
+  if (headers.authorization === undefined) {
+    const auth = o.upstream.authorization();
+    if (auth !== undefined) headers.authorization = auth;
+  }
+  const hasBody =
+    method !== 'GET' &&
+    method !== 'HEAD' &&
+    (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
+  const base = o.upstream.server;
+  const prefix = base.pathname.endsWith('/') ? base.pathname.slice(0, -1) : base.pathname;
+  const dispatcher = o.longRunning ? o.upstream.longRunningDispatcher : o.upstream.dispatcher;
+  try {
+    const up = await dispatcher.request({
+      origin: base.origin,
+      path: `${prefix}${req.url ?? '/'}`,
+      method: method as 'GET',
+      headers,
+      body: hasBody ? req : null,
+      signal: ac.signal,
+      ...(o.longRunning ? { bodyTimeout: 0 } : {}),
+    });
+    const outHeaders = forwardResponseHeaders(up.headers);
+    if (o.onWriteResourceVersion && up.statusCode >= 200 && up.statusCode < 300) {
+      const body = await readCapped(up.body, MAX_TEE_BYTES);
+      if (body.complete) {
+        const rv = resourceVersionOf(body.data);
+        if (rv !== undefined) o.onWriteResourceVersion(rv);
+      }
+      res.writeHead(up.statusCode, outHeaders);
+      if (body.complete) res.end(body.data);
+      else {
+        res.write(body.data);
+        await pipeline(up.body, res);
+      }
+      return;
+    }
+    res.writeHead(up.statusCode, outHeaders);
+    if (o.longRunning) res.flushHeaders();
+    await pipeline(up.body, res);
+  } catch (err) {
+    if (ac.signal.aborted) return;
+    o.log.warn({ err: (err as Error).message, method, url: req.url }, 'upstream request failed');
+    if (!res.headersSent) {
+      writeStatus(res, serviceUnavailable(`the apiserver could not be reached: ${(err as Error).message}`));
+    } else res.destroy();
+  } finally {
+    res.off('close', onClose);
+    untrack?.();
+  }
+}
+
+async function readCapped(
+  body: AsyncIterable<Buffer>,
+  cap: number,
+): Promise<{ data: Buffer; complete: boolean }> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  const it = body[Symbol.asyncIterator]();
+  for (;;) {
+    const { value, done } = await it.next();
+    if (done) return { data: Buffer.concat(chunks), complete: true };
+    chunks.push(value);
+    n += value.length;
+    if (n > cap) return { data: Buffer.concat(chunks), complete: false };
+  }
+}

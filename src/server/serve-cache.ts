@@ -1,0 +1,233 @@
+/**
+ * LIST, GET and WATCH answered from the watch cache with the apiserver's resourceVersion
+ * semantics (DESIGN.md §3 serving table; apiserver `storage/cacher/delegator.go` decides cache
+ * vs storage the same way). Each handler returns false when the request must be passed
+ * upstream instead (nothing has been written to the response then), true when it answered.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Clock } from '../util/clock.ts';
+import { notFound, StatusError, tooManyRequests } from '../util/status.ts';
+import type { CacheCodec, FieldSelector, LabelSelector, ServedCache } from './cache-api.ts';
+import type { Limiter } from './limiter.ts';
+import { type ListOptions, parseListOptions, parseResourceVersion } from './list-options.ts';
+import type { ResourceRequest } from './request-info.ts';
+import { writeStatus } from './send-status.ts';
+import { type WriteTracker, writeKey } from './write-tracker.ts';
+
+/** Everything a cache handler needs besides the request. */
+export interface ServeContext {
+  codec: CacheCodec;
+  writes: WriteTracker;
+  /** `cache`: RV="" reads from the cache when live and read-your-writes holds; `upstream`: always forwarded. */
+  consistentReads: 'cache' | 'upstream';
+  /** How long a read waits for the cache to catch up before forwarding (ms; DESIGN: 3 s). */
+  freshnessWaitMs: number;
+  /** How long a request for an unsynced resource waits before forwarding (ms). */
+  syncWaitMs: number;
+  /**
+   * The apiserver's `--min-request-timeout` (ms, default 1800 s): a watch without
+   * `timeoutSeconds` lasts a uniformly random duration in [min, 2·min) (`handlers/get.go`).
+   */
+  minRequestTimeoutMs: number;
+  clock: Clock;
+  random: () => number;
+  watchers: Limiter;
+  /** Registers a function that ends the watch cleanly at shutdown; returns its unregister. */
+  trackWatch: (end: () => void) => () => void;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-cache, private' };
+
+/** Message of the apiserver's max-in-flight 429 (`filters/maxinflight.go`). */
+export const TOO_MANY_REQUESTS = 'Too many requests, please try again later.';
+
+interface Selectors {
+  label: LabelSelector;
+  field: FieldSelector | undefined;
+}
+
+function decodeWithSelectors(query: URLSearchParams, cache: ServedCache, codec: CacheCodec) {
+  const sel: Selectors = { label: undefined, field: undefined };
+  const opts = parseListOptions(query, (o) => {
+    sel.label = codec.parseLabelSelector(o.labelSelector);
+    sel.field = codec.parseFieldSelector(o.fieldSelector, cache.resource);
+  });
+  return { opts, sel };
+}
+
+/** Synced now, or within `syncWaitMs`? (Never answer from a store that has not synced once.) */
+async function ready(cache: ServedCache, ctx: ServeContext, signal: AbortSignal): Promise<boolean> {
+  if (cache.isSynced()) return true;
+  return cache.waitSynced(ctx.syncWaitMs, signal);
+}
+
+/**
+ * May an RV="" ("most recent") read be served from the cache? Only in `cache` mode, while the
+ * upstream stream is proven live, once the cache has reached every RV a write through this
+ * proxy returned for the resource (waiting up to `freshnessWaitMs`).
+ */
+async function consistentFromCache(
+  cache: ServedCache,
+  info: ResourceRequest,
+  ctx: ServeContext,
+  signal: AbortSignal,
+): Promise<boolean> {
+  if (ctx.consistentReads === 'upstream' || !cache.isLive()) return false;
+  const required = ctx.writes.required(writeKey(info.group, info.resource));
+  if (cache.resourceVersion() >= required) return true;
+  const fresh = await cache.waitUntilFresh(required, ctx.freshnessWaitMs, signal);
+  return fresh && cache.isLive();
+}
+
+/** RV=N NotOlderThan: the cache must reach N within `freshnessWaitMs`. */
+async function notOlderThan(cache: ServedCache, rv: bigint, ctx: ServeContext, signal: AbortSignal) {
+  if (cache.resourceVersion() >= rv) return true;
+  return cache.waitUntilFresh(rv, ctx.freshnessWaitMs, signal);
+}
+
+function writeChunks(res: ServerResponse, chunks: Buffer[]): void {
+  let len = 0;
+  for (const c of chunks) len += c.length;
+  res.writeHead(200, { ...JSON_HEADERS, 'content-length': len });
+  res.cork();
+  for (const c of chunks) res.write(c);
+  res.uncork();
+  res.end();
+}
+
+/** LIST from the cache. */
+export async function serveList(
+  cache: ServedCache,
+  info: ResourceRequest,
+  query: URLSearchParams,
+  res: ServerResponse,
+  ctx: ServeContext,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const { opts, sel } = decodeWithSelectors(query, cache, ctx.codec);
+  if (sel.field === undefined) return false;
+  const rv = parseResourceVersion(opts.resourceVersion);
+  if (rv === null || opts.continue !== '') return false;
+  const exact = opts.resourceVersionMatch === 'Exact';
+  // The apiserver ignores `limit` for RV="0" (any-RV) lists served by its cache.
+  if (opts.limit > 0 && !(rv === 0n && !exact)) return false;
+  if (!(await ready(cache, ctx, signal))) return false;
+  let exactRV: bigint | undefined;
+  if (rv === undefined) {
+    if (!(await consistentFromCache(cache, info, ctx, signal))) return false;
+  } else if (exact) {
+    exactRV = rv;
+  } else if (rv !== 0n && !(await notOlderThan(cache, rv, ctx, signal))) return false;
+  let result: { resourceVersion: string; items: Buffer[] };
+  try {
+    const q: Parameters<ServedCache['list']>[0] = { labelSelector: sel.label, fieldSelector: sel.field };
+    if (info.namespace !== undefined) q.namespace = info.namespace;
+    if (exactRV !== undefined) q.exactRV = exactRV;
+    result = cache.list(q);
+  } catch (err) {
+    // Exact outside the window: etcd may still have it; the apiserver answers for itself.
+    if (err instanceof StatusError && err.code === 410 && exactRV !== undefined) return false;
+    throw err;
+  }
+  if (signal.aborted) return true;
+  writeChunks(res, ctx.codec.encodeList(cache.resource, result));
+  return true;
+}
+
+/** GET of one object from the cache. */
+export async function serveGet(
+  cache: ServedCache,
+  info: ResourceRequest,
+  query: URLSearchParams,
+  res: ServerResponse,
+  ctx: ServeContext,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const rv = parseResourceVersion(query.get('resourceVersion') ?? '');
+  if (rv === null) return false;
+  if (!(await ready(cache, ctx, signal))) return false;
+  if (rv === undefined) {
+    if (!(await consistentFromCache(cache, info, ctx, signal))) return false;
+  } else if (rv !== 0n && !(await notOlderThan(cache, rv, ctx, signal))) return false;
+  const name = info.name!;
+  const obj = cache.get(cache.resource.namespaced ? info.namespace : undefined, name);
+  if (!obj) throw notFound(cache.resource.gvr.group, cache.resource.gvr.resource, name);
+  if (signal.aborted) return true;
+  writeChunks(res, [obj.raw]);
+  return true;
+}
+
+/** Watch duration (ms): `timeoutSeconds` when given, else the apiserver's jittered default. */
+export function watchTimeoutMs(opts: ListOptions, ctx: ServeContext): number {
+  if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds !== 0)
+    return Math.max(0, opts.timeoutSeconds * 1000);
+  return Math.floor(ctx.minRequestTimeoutMs * (ctx.random() + 1));
+}
+
+/** WATCH from the cache: chunked JSON lines, one event per line, flushed per event. */
+export async function serveWatch(
+  cache: ServedCache,
+  info: ResourceRequest,
+  query: URLSearchParams,
+  res: ServerResponse,
+  ctx: ServeContext,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const { opts, sel } = decodeWithSelectors(query, cache, ctx.codec);
+  if (sel.field === undefined) return false;
+  const rv = parseResourceVersion(opts.resourceVersion);
+  if (rv === null) return false;
+  if (!(await ready(cache, ctx, signal))) return false;
+  if (rv === undefined) {
+    // A watch at "most recent" starts from a consistent state, like a consistent LIST.
+    if (!(await consistentFromCache(cache, info, ctx, signal))) return false;
+  } else if (rv !== 0n && opts.sendInitialEvents === true) {
+    // The initial state must be at least N; the apiserver's own answer when it is not.
+    if (!(await notOlderThan(cache, rv, ctx, signal))) return false;
+  }
+  if (signal.aborted) return true;
+  const release = ctx.watchers.tryAcquire();
+  if (!release) {
+    writeStatus(res, tooManyRequests(TOO_MANY_REQUESTS, 1));
+    return true;
+  }
+  const q: Parameters<ServedCache['watch']>[0] = {
+    labelSelector: sel.label,
+    fieldSelector: sel.field,
+    allowWatchBookmarks: opts.allowWatchBookmarks,
+  };
+  if (info.namespace !== undefined) q.namespace = info.namespace;
+  if (rv !== undefined) q.resourceVersion = rv;
+  if (opts.sendInitialEvents !== undefined) q.sendInitialEvents = opts.sendInitialEvents;
+  let w: ReturnType<ServedCache['watch']>;
+  try {
+    w = cache.watch(q);
+  } catch (err) {
+    release();
+    throw err;
+  }
+  res.writeHead(200, { ...JSON_HEADERS, 'transfer-encoding': 'chunked' });
+  res.flushHeaders();
+  const finish = () => {
+    ctx.clock.clearTimeout(timer);
+    untrack();
+    release();
+    if (!w.closed) w.close();
+    if (!res.writableEnded) res.end();
+  };
+  const timer = ctx.clock.setTimeout(finish, watchTimeoutMs(opts, ctx));
+  const untrack = ctx.trackWatch(finish);
+  res.on('close', finish);
+  w.stream.on('end', finish);
+  w.stream.on('error', () => {
+    finish();
+    res.destroy();
+  });
+  w.stream.on('data', (chunk: Buffer) => {
+    if (!res.write(chunk)) {
+      w.stream.pause();
+      res.once('drain', () => w.stream.resume());
+    }
+  });
+  return true;
+}

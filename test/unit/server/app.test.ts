@@ -1,0 +1,294 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { MockAgent } from 'undici';
+import { buildServer, type ServerOptions } from '../../../src/server/app.ts';
+import type { UpstreamTarget } from '../../../src/server/upstream.ts';
+import { FakeClock } from '../../../src/util/clock.ts';
+import { silentLogger } from '../../../src/util/logger.ts';
+import { FakeCache, fakeCodec, pod } from './fake-cache.ts';
+
+const ORIGIN = 'https://apiserver.test:6443';
+
+function setup(over: Partial<ServerOptions> = {}) {
+  const agent = new MockAgent();
+  agent.disableNetConnect();
+  const upstreamPool = agent.get(ORIGIN);
+  const upstream: UpstreamTarget = {
+    server: new URL(ORIGIN),
+    dispatcher: agent,
+    longRunningDispatcher: agent,
+    authorization: () => 'Bearer proxy-token',
+  };
+  const cache = new FakeCache();
+  cache.objects = [pod('a', 'p1', 7, { app: 'x' }), pod('a', 'p2', 8), pod('b', 'p3', 9, { app: 'x' })];
+  const clock = new FakeClock();
+  const server = buildServer({
+    upstream,
+    caches: [cache],
+    codec: fakeCodec,
+    consistentReads: 'cache',
+    logger: silentLogger,
+    clock,
+    random: () => 0.5,
+    ...over,
+  });
+  return { server, app: server.app, cache, upstreamPool, agent, clock };
+}
+
+/** Registers an upstream answer that echoes what it received. */
+function echoUpstream(
+  pool: ReturnType<MockAgent['get']>,
+  method: string,
+  path: string | RegExp,
+  status = 200,
+  rv = '',
+) {
+  const seen: { headers: Record<string, string>; body: string; path: string }[] = [];
+  pool
+    .intercept({ method, path: typeof path === 'string' ? path : (p: string) => path.test(p) })
+    .reply((o) => {
+      seen.push({ headers: o.headers as Record<string, string>, body: String(o.body ?? ''), path: o.path });
+      const data = rv
+        ? JSON.stringify({ kind: 'Pod', metadata: { resourceVersion: rv } })
+        : '{"upstream":true}';
+      return {
+        statusCode: status,
+        data,
+        responseOptions: {
+          headers: {
+            'content-type': 'application/json',
+            warning: '299 - "deprecated"',
+            connection: 'x-hop',
+            'x-hop': '1',
+          },
+        },
+      };
+    });
+  return seen;
+}
+
+describe('serving from the cache', () => {
+  it('LIST at RV=0 answers the snapshot, per namespace, with the list encoding', async () => {
+    const { app, cache } = setup();
+    const r = await app.inject({ method: 'GET', url: '/api/v1/namespaces/a/pods?resourceVersion=0&limit=1' });
+    assert.equal(r.statusCode, 200);
+    assert.equal(r.headers['content-type'], 'application/json');
+    const body = JSON.parse(r.body);
+    assert.equal(body.kind, 'PodList');
+    assert.equal(body.metadata.resourceVersion, '10');
+    assert.deepEqual(
+      body.items.map((i: { metadata: { name: string } }) => i.metadata.name),
+      ['p1', 'p2'],
+    );
+    assert.deepEqual(cache.calls, ['list ns=a exact=']);
+  });
+
+  it('LIST applies label and field selectors cluster-wide', async () => {
+    const { app } = setup();
+    const r = await app.inject({
+      method: 'GET',
+      url: '/api/v1/pods?resourceVersion=0&labelSelector=app%3Dx',
+    });
+    assert.deepEqual(
+      JSON.parse(r.body).items.map((i: { metadata: { name: string } }) => i.metadata.name),
+      ['p1', 'p3'],
+    );
+    const f = await app.inject({
+      method: 'GET',
+      url: '/api/v1/pods?resourceVersion=0&fieldSelector=metadata.name%3Dp2',
+    });
+    assert.deepEqual(
+      JSON.parse(f.body).items.map((i: { metadata: { name: string } }) => i.metadata.name),
+      ['p2'],
+    );
+  });
+
+  it('LIST RV="" is served when live and fresh, forwarded when the stream is not live', async () => {
+    const { app, cache, upstreamPool } = setup();
+    const r = await app.inject({ method: 'GET', url: '/api/v1/pods' });
+    assert.equal(JSON.parse(r.body).kind, 'PodList');
+    cache.live = false;
+    const seen = echoUpstream(upstreamPool, 'GET', '/api/v1/pods');
+    const u = await app.inject({ method: 'GET', url: '/api/v1/pods' });
+    assert.deepEqual(JSON.parse(u.body), { upstream: true });
+    assert.equal(seen.length, 1);
+  });
+
+  it('--consistent-reads=upstream forwards RV="" but serves RV=0 from the cache', async () => {
+    const { app, upstreamPool } = setup({ consistentReads: 'upstream' });
+    echoUpstream(upstreamPool, 'GET', '/api/v1/pods');
+    assert.deepEqual(JSON.parse((await app.inject({ url: '/api/v1/pods' })).body), { upstream: true });
+    assert.equal(
+      JSON.parse((await app.inject({ url: '/api/v1/pods?resourceVersion=0' })).body).kind,
+      'PodList',
+    );
+  });
+
+  it('read-your-writes: after a write returned RV 50, RV="" waits for the cache to reach 50', async () => {
+    const { app, cache, upstreamPool, server } = setup();
+    echoUpstream(upstreamPool, 'POST', '/api/v1/namespaces/a/pods', 201, '50');
+    const w = await app.inject({
+      method: 'POST',
+      url: '/api/v1/namespaces/a/pods',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"metadata":{"name":"n"}}',
+    });
+    assert.equal(w.statusCode, 201);
+    assert.equal(server.writes.required('pods.'), 50n);
+    // The cache does not catch up → forwarded.
+    echoUpstream(upstreamPool, 'GET', '/api/v1/namespaces/a/pods');
+    const r1 = await app.inject({ url: '/api/v1/namespaces/a/pods' });
+    assert.deepEqual(JSON.parse(r1.body), { upstream: true });
+    assert.deepEqual(cache.calls, ['waitUntilFresh 50']);
+    // The cache catches up → served from it.
+    cache.becomesFresh = true;
+    const r2 = await app.inject({ url: '/api/v1/namespaces/a/pods' });
+    assert.equal(JSON.parse(r2.body).metadata.resourceVersion, '50');
+  });
+
+  it('LIST RV=N NotOlderThan forwards when the cache stays behind', async () => {
+    const { app, upstreamPool, cache } = setup();
+    echoUpstream(upstreamPool, 'GET', '/api/v1/pods?resourceVersion=99');
+    const r = await app.inject({ url: '/api/v1/pods?resourceVersion=99' });
+    assert.deepEqual(JSON.parse(r.body), { upstream: true });
+    assert.deepEqual(cache.calls, ['waitUntilFresh 99']);
+  });
+
+  it('LIST Exact inside the window is served at that RV, outside it is forwarded', async () => {
+    const { app, upstreamPool } = setup();
+    const r = await app.inject({ url: '/api/v1/pods?resourceVersion=6&resourceVersionMatch=Exact' });
+    assert.equal(JSON.parse(r.body).metadata.resourceVersion, '6');
+    echoUpstream(upstreamPool, 'GET', '/api/v1/pods?resourceVersion=2&resourceVersionMatch=Exact');
+    const u = await app.inject({ url: '/api/v1/pods?resourceVersion=2&resourceVersionMatch=Exact' });
+    assert.deepEqual(JSON.parse(u.body), { upstream: true });
+  });
+
+  it('an unsynced resource waits, then forwards; never an empty list', async () => {
+    const { app, upstreamPool, cache } = setup();
+    cache.synced = false;
+    echoUpstream(upstreamPool, 'GET', '/api/v1/pods?resourceVersion=0');
+    const r = await app.inject({ url: '/api/v1/pods?resourceVersion=0' });
+    assert.deepEqual(JSON.parse(r.body), { upstream: true });
+    assert.deepEqual(cache.calls, ['waitSynced']);
+  });
+
+  it('limit/continue (except at RV=0), unknown field selectors and odd RVs are forwarded', async () => {
+    const { app, upstreamPool } = setup();
+    for (const url of [
+      '/api/v1/pods?limit=5',
+      '/api/v1/pods?continue=abc',
+      '/api/v1/pods?resourceVersion=0&fieldSelector=spec.nodeName%3Dn1',
+      '/api/v1/pods?resourceVersion=abc',
+      '/api/v1/pods?resourceVersion=007',
+    ]) {
+      echoUpstream(upstreamPool, 'GET', url);
+      const r = await app.inject({ url });
+      assert.deepEqual(JSON.parse(r.body), { upstream: true }, url);
+    }
+  });
+
+  it('GET answers the object bytes verbatim, or the apiserver-shaped 404', async () => {
+    const { app, cache } = setup();
+    const r = await app.inject({ url: '/api/v1/namespaces/a/pods/p1' });
+    assert.equal(r.statusCode, 200);
+    assert.equal(r.body, cache.objects[0]!.raw.toString());
+    const n = await app.inject({ url: '/api/v1/namespaces/a/pods/nope' });
+    assert.equal(n.statusCode, 404);
+    assert.deepEqual(JSON.parse(n.body), {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'pods "nope" not found',
+      reason: 'NotFound',
+      details: { name: 'nope', group: '', kind: 'pods' },
+      code: 404,
+    });
+  });
+
+  it('WATCH streams the cache lines and passes the decoded options', async () => {
+    const { app, cache } = setup();
+    const pending = app.inject({
+      url: '/api/v1/namespaces/a/pods?watch=1&resourceVersion=7&allowWatchBookmarks=true',
+    });
+    await new Promise((r) => setImmediate(r));
+    const w = cache.watches[0]!;
+    assert.deepEqual(w.q, {
+      labelSelector: {},
+      fieldSelector: {},
+      allowWatchBookmarks: true,
+      namespace: 'a',
+      resourceVersion: 7n,
+    });
+    w.stream.write('{"type":"ADDED","object":{}}\n');
+    w.stream.end('{"type":"MODIFIED","object":{}}\n');
+    const r = await pending;
+    assert.equal(r.statusCode, 200);
+    assert.equal(r.headers['transfer-encoding'], 'chunked');
+    assert.equal(r.body, '{"type":"ADDED","object":{}}\n{"type":"MODIFIED","object":{}}\n');
+  });
+
+  it('WATCH at RV unset is a watch-list (sendInitialEvents defaulted) and ends at timeoutSeconds', async () => {
+    const { app, cache, clock } = setup();
+    const pending = app.inject({ url: '/api/v1/pods?watch=true&timeoutSeconds=30' });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(cache.watches[0]!.q.sendInitialEvents, true);
+    assert.deepEqual(clock.pendingDelays(), [30_000]);
+    await clock.step(30_000);
+    const r = await pending;
+    assert.equal(r.statusCode, 200);
+    assert.equal(cache.watches[0]!.stream.writableEnded, true);
+  });
+
+  it('WATCH without timeoutSeconds gets the jittered default [1800 s, 3600 s)', async () => {
+    const { app, server, clock } = setup();
+    const pending = app.inject({ url: '/api/v1/pods?watch=true&resourceVersion=0' });
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(clock.pendingDelays(), [2_700_000]);
+    await server.shutdown();
+    assert.equal((await pending).statusCode, 200);
+  });
+});
+
+describe('validation errors (apiserver wording)', () => {
+  const cases: [string, number, string][] = [
+    ['/api/v1/pods?limit=abc', 400, 'strconv.ParseInt: parsing "abc": invalid syntax'],
+    ['/api/v1/pods?timeoutSeconds=1.5', 400, 'strconv.ParseInt: parsing "1.5": invalid syntax'],
+    [
+      '/api/v1/pods?resourceVersionMatch=NotOlderThan',
+      422,
+      'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
+    ],
+    [
+      '/api/v1/pods?resourceVersion=1&resourceVersionMatch=Foo',
+      422,
+      'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: "Foo": supported values: "Exact", "NotOlderThan", ""',
+    ],
+    [
+      '/api/v1/pods?resourceVersionMatch=Exact',
+      422,
+      'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
+    ],
+    [
+      '/api/v1/pods?sendInitialEvents=true',
+      422,
+      'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list',
+    ],
+    [
+      '/api/v1/pods?watch=1&resourceVersion=5&resourceVersionMatch=Exact',
+      422,
+      'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided, resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"]',
+    ],
+    ['/api/v1/pods?labelSelector=%21%21', 400, 'unable to parse requirement: !!'],
+  ];
+  for (const [url, code, message] of cases) {
+    it(url, async () => {
+      const { app } = setup();
+      const r = await app.inject({ url });
+      assert.equal(r.statusCode, code);
+      const s = JSON.parse(r.body);
+      assert.equal(s.message, message);
+      assert.equal(s.code, code);
+    });
+  }
+});

@@ -1,0 +1,132 @@
+/**
+ * A small in-memory stand-in for the watch cache's serving API (`ServedCache`, `CacheCodec`),
+ * so routes can be tested with `fastify.inject()` before/independently of `src/cache/`.
+ * Label selectors: `k=v` terms joined by commas; field selectors: `metadata.name=x` only.
+ */
+import { PassThrough, type Readable } from 'node:stream';
+import type { UpstreamObject } from '../../../src/cache/types.ts';
+import type { CacheCodec, CacheWatch, ServedCache } from '../../../src/server/cache-api.ts';
+import type { ResourceInfo } from '../../../src/util/gvr.ts';
+import { badRequest, expired } from '../../../src/util/status.ts';
+
+export const podsInfo: ResourceInfo = {
+  gvr: { group: '', version: 'v1', resource: 'pods' },
+  kind: 'Pod',
+  listKind: 'PodList',
+  apiVersion: 'v1',
+  namespaced: true,
+  verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+  builtIn: true,
+};
+
+export function pod(
+  namespace: string,
+  name: string,
+  rv: number,
+  labels: Record<string, string> = {},
+): UpstreamObject {
+  const object = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, resourceVersion: String(rv), labels },
+  };
+  return { raw: Buffer.from(JSON.stringify(object)), object };
+}
+
+type Sel = Record<string, string>;
+
+export class FakeCache implements ServedCache {
+  readonly resource: ResourceInfo;
+  synced = true;
+  live = true;
+  rv = 10n;
+  windowStart = 5n;
+  objects: UpstreamObject[] = [];
+  /** What waitUntilFresh / waitSynced answer (they resolve at once). */
+  becomesFresh = false;
+  becomesSynced = false;
+  watches: { q: Parameters<ServedCache['watch']>[0]; stream: PassThrough }[] = [];
+  calls: string[] = [];
+
+  constructor(resource: ResourceInfo = podsInfo) {
+    this.resource = resource;
+  }
+  isSynced() {
+    return this.synced;
+  }
+  async waitSynced() {
+    this.calls.push('waitSynced');
+    if (this.becomesSynced) this.synced = true;
+    return this.synced;
+  }
+  isLive() {
+    return this.live;
+  }
+  resourceVersion() {
+    return this.rv;
+  }
+  async waitUntilFresh(rv: bigint) {
+    this.calls.push(`waitUntilFresh ${rv}`);
+    if (this.becomesFresh && this.rv < rv) this.rv = rv;
+    return this.rv >= rv;
+  }
+  list(q: Parameters<ServedCache['list']>[0]) {
+    this.calls.push(`list ns=${q.namespace ?? ''} exact=${q.exactRV ?? ''}`);
+    if (q.exactRV !== undefined && (q.exactRV < this.windowStart || q.exactRV > this.rv)) {
+      throw expired(`too old resource version: ${q.exactRV} (${this.windowStart})`);
+    }
+    const label = q.labelSelector as Sel;
+    const field = q.fieldSelector as Sel;
+    const items = this.objects
+      .filter((o) => q.namespace === undefined || o.object.metadata.namespace === q.namespace)
+      .filter((o) => Object.entries(label).every(([k, v]) => o.object.metadata.labels?.[k] === v))
+      .filter(
+        (o) => field['metadata.name'] === undefined || o.object.metadata.name === field['metadata.name'],
+      )
+      .map((o) => o.raw);
+    return { resourceVersion: String(q.exactRV ?? this.rv), items };
+  }
+  get(namespace: string | undefined, name: string) {
+    return this.objects.find(
+      (o) => o.object.metadata.namespace === namespace && o.object.metadata.name === name,
+    );
+  }
+  watch(q: Parameters<ServedCache['watch']>[0]): CacheWatch {
+    const stream = new PassThrough();
+    this.watches.push({ q, stream });
+    return {
+      stream: stream as Readable,
+      close: () => stream.end(),
+      get closed() {
+        return stream.writableEnded;
+      },
+    };
+  }
+}
+
+function parseTerms(s: string): Sel {
+  const out: Sel = {};
+  for (const t of s.split(',').filter(Boolean)) {
+    const m = /^([a-z./]+)==?([a-z0-9-]*)$/i.exec(t);
+    if (!m) throw badRequest(`unable to parse requirement: ${t}`);
+    out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
+export const fakeCodec: CacheCodec = {
+  parseLabelSelector: (s) => parseTerms(s),
+  parseFieldSelector: (s) => {
+    const sel = parseTerms(s);
+    return Object.keys(sel).every((k) => k === 'metadata.name' || k === 'metadata.namespace')
+      ? sel
+      : undefined;
+  },
+  encodeList: (r, { resourceVersion, items }) => [
+    Buffer.from(
+      `{"kind":"${r.listKind}","apiVersion":"${r.apiVersion}","metadata":{"resourceVersion":"${resourceVersion}"},"items":[`,
+    ),
+    Buffer.from(items.map((b) => b.toString()).join(',')),
+    Buffer.from(']}'),
+  ],
+};
