@@ -44,6 +44,8 @@ export interface ServerOptions {
 export interface KubeServer {
   app: FastifyInstance;
   writes: WriteTracker;
+  /** Starts serving a resource from `cache` (caches appear as discovery of each resource succeeds). */
+  addCache(cache: ServedCache): void;
   /** Stops accepting, ends open watches and streams cleanly, waits for short requests. */
   shutdown(): Promise<void>;
 }
@@ -153,6 +155,7 @@ export function buildServer(opts: ServerOptions): KubeServer {
   return {
     app,
     writes,
+    addCache: (cache) => registry.add(cache),
     async shutdown() {
       const closing = app.close();
       for (const end of [...open]) end();

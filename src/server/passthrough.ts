@@ -50,10 +50,6 @@ export async function passThrough(
   });
   const method = req.method ?? 'GET';
   const headers = forwardRequestHeaders(req.headers);
-  if (headers.authorization === undefined) {
-    const auth = o.upstream.authorization();
-    if (auth !== undefined) headers.authorization = auth;
-  }
   const hasBody =
     method !== 'GET' &&
     method !== 'HEAD' &&
@@ -62,6 +58,10 @@ export async function passThrough(
   const prefix = base.pathname.endsWith('/') ? base.pathname.slice(0, -1) : base.pathname;
   const dispatcher = o.longRunning ? o.upstream.longRunningDispatcher : o.upstream.dispatcher;
   try {
+    if (headers.authorization === undefined) {
+      const auth = await o.upstream.authorization();
+      if (auth !== undefined) headers.authorization = auth;
+    }
     const up = await dispatcher.request({
       origin: base.origin,
       path: `${prefix}${req.url ?? '/'}`,

@@ -27,11 +27,14 @@ export class CacheRegistry {
 
   constructor(caches: ServedCache[], namespace?: string) {
     this.namespace = namespace;
-    for (const c of caches) {
-      const { group, version, resource } = c.resource.gvr;
-      this.#byGvr.set(`${group}/${version}/${resource}`, c);
-      this.#byGroupResource.set(`${resource}.${group}`, c);
-    }
+    for (const c of caches) this.add(c);
+  }
+
+  /** Adds (or replaces) the cache of a resource, e.g. once its discovery succeeded. */
+  add(c: ServedCache): void {
+    const { group, version, resource } = c.resource.gvr;
+    this.#byGvr.set(`${group}/${version}/${resource}`, c);
+    this.#byGroupResource.set(`${resource}.${group}`, c);
   }
 
   lookup(group: string, version: string, resource: string): ServedCache | undefined {

@@ -15,6 +15,9 @@ export interface UpstreamTarget {
    * every connection short requests need. May be the same object only in tests.
    */
   readonly longRunningDispatcher: Dispatcher;
-  /** The proxy's own `Authorization` header value (re-read when tokens rotate), if any. */
-  authorization(): string | undefined;
+  /**
+   * The proxy's own `Authorization` header value (re-read when tokens rotate), if any; used only
+   * when the client sent none. May be async (exec plugins, token files).
+   */
+  authorization(): string | undefined | Promise<string | undefined>;
 }
