@@ -1,0 +1,64 @@
+/**
+ * Bad-input parity: each malformed LIST/WATCH/GET parameter is sent to the fixture apiserver
+ * and to the proxy (which answers validation errors itself for cached resources); the Status
+ * code, reason, message and details must be identical. Expectations are the live apiserver's,
+ * never hand-written.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Agent, request } from 'undici';
+import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { type ProxyHarness, startProxy } from './server-harness.ts';
+
+const PATHS = [
+  '/api/v1/pods?limit=abc',
+  '/api/v1/pods?limit=1.5',
+  '/api/v1/pods?limit=99999999999999999999',
+  '/api/v1/pods?timeoutSeconds=abc',
+  '/api/v1/pods?timeoutSeconds=',
+  '/api/v1/namespaces/default/pods?limit=-',
+  '/api/v1/pods?resourceVersionMatch=NotOlderThan',
+  '/api/v1/pods?resourceVersionMatch=Exact',
+  '/api/v1/pods?resourceVersion=1&resourceVersionMatch=Foo',
+  '/api/v1/pods?resourceVersion=0&resourceVersionMatch=Exact',
+  '/api/v1/pods?resourceVersionMatch=Foo&continue=abc',
+  '/api/v1/pods?sendInitialEvents=true',
+  '/api/v1/pods?sendInitialEvents=false&resourceVersion=0',
+  '/api/v1/pods?watch=1&resourceVersionMatch=NotOlderThan',
+  '/api/v1/pods?watch=1&resourceVersion=5&resourceVersionMatch=Exact',
+  '/api/v1/pods?watch=1&sendInitialEvents=true',
+  '/api/v1/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=Exact',
+  '/api/v1/pods?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&continue=x',
+  '/api/v1/pods?watch=true&timeoutSeconds=x',
+  '/api/v1/pods?resourceVersion=abc',
+  '/api/v1/namespaces/default/pods/nope?resourceVersion=abc',
+  '/api/v1/namespaces/default/pods/nope',
+  '/api/v1/pods?fieldSelector=foo%3Dbar',
+];
+
+describe('malformed parameters: proxy Status = apiserver Status', () => {
+  let f: Fixture;
+  let proxy: ProxyHarness;
+  let agent: Agent;
+  before(async () => {
+    f = await sharedFixture();
+    proxy = await startProxy(f);
+    agent = new Agent({ connect: { ca: f.caPem } });
+  });
+  after(async () => {
+    await proxy.close();
+    await agent.close();
+  });
+
+  for (const path of PATHS) {
+    test(path, async () => {
+      const headers = { authorization: `Bearer ${f.tokens.admin}`, accept: 'application/json' };
+      const direct = await request(`${f.server}${path}`, { dispatcher: agent, headers });
+      const viaProxy = await request(`${proxy.url}${path}`, { headers });
+      const d = (await direct.body.json()) as Record<string, unknown>;
+      const p = (await viaProxy.body.json()) as Record<string, unknown>;
+      assert.equal(viaProxy.statusCode, direct.statusCode);
+      assert.deepEqual(p, d);
+    });
+  }
+});
