@@ -1,0 +1,131 @@
+/**
+ * kubectl as a drop-in: the same commands with a kubeconfig whose `server:` is the proxy
+ * (plain HTTP on loopback, the fixture's admin bearer token) and with the fixture's own
+ * kubeconfig must print the same thing.
+ */
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { UPGRADE_MESSAGE } from '../../src/server/app.ts';
+import { type Fixture, sharedFixture, writeKubeconfig } from '../fixture/index.ts';
+import { type ProxyHarness, startProxy } from './server-harness.ts';
+
+describe('kubectl through the proxy', () => {
+  let f: Fixture;
+  let proxy: ProxyHarness;
+  let viaProxy: string;
+  let ns: string;
+  before(async () => {
+    f = await sharedFixture();
+    proxy = await startProxy(f);
+    ns = await f.newNamespace('kubectl');
+    viaProxy = await writeKubeconfig(join(f.dir, `proxy-${ns}.kubeconfig`), {
+      server: proxy.url,
+      user: { token: f.tokens.admin },
+    });
+  });
+  after(async () => {
+    await proxy.close();
+  });
+
+  const both = async (args: string[], input?: string) => {
+    const d = await f.kubectl(
+      args,
+      input !== undefined
+        ? { input, kubeconfig: f.kubeconfigs.adminToken }
+        : { kubeconfig: f.kubeconfigs.adminToken },
+    );
+    const p = await f.kubectl(
+      args,
+      input !== undefined ? { input, kubeconfig: viaProxy } : { kubeconfig: viaProxy },
+    );
+    return { d, p };
+  };
+
+  test('version and api-resources print the same', async () => {
+    const v = await both(['version', '-o', 'json']);
+    assert.equal(v.p.code, 0, v.p.stderr);
+    assert.deepEqual(JSON.parse(v.p.stdout).serverVersion, JSON.parse(v.d.stdout).serverVersion);
+    const r = await both(['api-resources']);
+    assert.equal(r.p.code, 0, r.p.stderr);
+    assert.equal(r.p.stdout, r.d.stdout);
+  });
+
+  test('apply, get -o yaml, three patch types, get, delete', async () => {
+    const cm = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'one', namespace: ns },
+      data: { a: '1' },
+    };
+    const applied = await f.kubectl(['apply', '-f', '-'], {
+      input: JSON.stringify(cm),
+      kubeconfig: viaProxy,
+    });
+    assert.equal(applied.code, 0, applied.stderr);
+    assert.equal(applied.stdout, 'configmap/one created\n');
+
+    const y = await both(['get', '-n', ns, 'configmap', 'one', '-o', 'yaml']);
+    assert.equal(y.p.code, 0, y.p.stderr);
+    assert.equal(y.p.stdout, y.d.stdout);
+
+    const patches: [string, string, Record<string, string>][] = [
+      ['strategic', '{"data":{"b":"2"}}', { a: '1', b: '2' }],
+      ['merge', '{"data":{"a":null}}', { b: '2' }],
+      ['json', '[{"op":"add","path":"/data/c","value":"3"}]', { b: '2', c: '3' }],
+    ];
+    for (const [type, patch, data] of patches) {
+      const r = await f.kubectl(['patch', '-n', ns, 'configmap', 'one', '--type', type, '-p', patch], {
+        kubeconfig: viaProxy,
+      });
+      assert.equal(r.code, 0, `${type}: ${r.stderr}`);
+      assert.equal(r.stdout, 'configmap/one patched\n');
+      const got = await f.kubectl(['get', '-n', ns, 'configmap', 'one', '-o', 'json']);
+      assert.deepEqual(JSON.parse(got.stdout).data, data, type);
+    }
+
+    const g = await both(['get', '-n', ns, 'configmaps', '-o', 'name']);
+    assert.equal(g.p.stdout, g.d.stdout);
+    const t = await both([
+      'get',
+      '-n',
+      ns,
+      'configmap',
+      'one',
+      '--no-headers',
+      '-o',
+      'custom-columns=N:.metadata.name,D:.data',
+    ]);
+    assert.equal(t.p.stdout, t.d.stdout);
+
+    const del = await f.kubectl(['delete', '-n', ns, 'configmap', 'one'], { kubeconfig: viaProxy });
+    assert.equal(del.code, 0, del.stderr);
+    assert.equal(del.stdout, `configmap "one" deleted from ${ns} namespace\n`);
+    const gone = await both(['get', '-n', ns, 'configmap', 'one']);
+    assert.equal(gone.p.code, 1);
+    assert.equal(gone.p.stderr, gone.d.stderr);
+  });
+
+  test('exec/attach/port-forward (HTTP Upgrade) get a clear 501 Status', async () => {
+    const url = new URL(`${proxy.url}/api/v1/namespaces/${ns}/pods/x/exec?command=ls`);
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(url, { headers: { connection: 'Upgrade', upgrade: 'websocket' } });
+      req.on('response', (res) => {
+        let b = '';
+        res.on('data', (c: Buffer) => {
+          b += c.toString();
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
+      });
+      req.on('upgrade', () => reject(new Error('unexpected upgrade')));
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(status, 501);
+    const s = JSON.parse(body) as { reason: string; code: number; message: string };
+    assert.equal(s.reason, 'NotImplemented');
+    assert.equal(s.message, UPGRADE_MESSAGE);
+    assert.equal(s.code, 501);
+  });
+});
