@@ -1,0 +1,251 @@
+import assert from 'node:assert/strict';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { Agent } from 'undici';
+import { buildServer, type KubeServer, UPGRADE_MESSAGE } from '../../../src/server/app.ts';
+import { silentLogger } from '../../../src/util/logger.ts';
+import { FakeCache, fakeCodec } from './fake-cache.ts';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+describe('pass-through against a local upstream', () => {
+  let upstream: Server;
+  let proxy: KubeServer;
+  let base: string;
+  const seen: Seen[] = [];
+  let handler: (req: IncomingMessage, res: ServerResponse, body: string) => void = () => {};
+  const agent = new Agent();
+  const longAgent = new Agent({ bodyTimeout: 0 });
+
+  before(async () => {
+    upstream = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      req.on('end', () => {
+        seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+        handler(req, res, body);
+      });
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const port = (upstream.address() as AddressInfo).port;
+    const cache = new FakeCache();
+    proxy = buildServer({
+      upstream: {
+        server: new URL(`http://127.0.0.1:${port}/prefix`),
+        dispatcher: agent,
+        longRunningDispatcher: longAgent,
+        authorization: async () => 'Bearer proxy-token',
+      },
+      caches: [cache],
+      codec: fakeCodec,
+      consistentReads: 'cache',
+      logger: silentLogger,
+      maxInflight: 2,
+      maxWatchers: 1,
+    });
+    await proxy.app.listen({ host: '127.0.0.1', port: 0 });
+    base = `http://127.0.0.1:${(proxy.app.server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await proxy.shutdown();
+    await new Promise((r) => upstream.close(r));
+    await agent.close();
+    await longAgent.close();
+  });
+
+  const call = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
+    new Promise<{ status: number; headers: IncomingMessage['headers']; body: string }>((resolve, reject) => {
+      const req = httpRequest(`${base}${path}`, { method, headers }, (res) => {
+        let b = '';
+        res.on('data', (c: Buffer) => {
+          b += c.toString();
+        });
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: b }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  it('streams the body of any patch type unchanged, keeps end-to-end headers, drops hop-by-hop ones', async () => {
+    seen.length = 0;
+    handler = (_req, res) => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        warning: '299 - "x is deprecated"',
+        'retry-after': '3',
+        'content-encoding': 'identity',
+        connection: 'keep-alive, x-upstream-hop',
+        'x-upstream-hop': 'secret',
+        'keep-alive': 'timeout=5',
+      });
+      res.end('{"ok":1}');
+    };
+    const patch = '[{"op":"add","path":"/data/c","value":"3"}]';
+    const r = await call(
+      'PATCH',
+      '/api/v1/namespaces/a/configmaps/x?fieldManager=m',
+      {
+        'content-type': 'application/json-patch+json',
+        connection: 'x-client-hop',
+        'x-client-hop': '1',
+        'proxy-authorization': 'p',
+      },
+      patch,
+    );
+    assert.equal(r.status, 200);
+    assert.equal(r.body, '{"ok":1}');
+    assert.equal(r.headers.warning, '299 - "x is deprecated"');
+    assert.equal(r.headers['retry-after'], '3');
+    assert.equal(r.headers['content-encoding'], 'identity');
+    assert.equal(r.headers['x-upstream-hop'], undefined);
+    const s = seen[0]!;
+    assert.equal(s.method, 'PATCH');
+    assert.equal(s.url, '/prefix/api/v1/namespaces/a/configmaps/x?fieldManager=m');
+    assert.equal(s.body, patch);
+    assert.equal(s.headers['content-type'], 'application/json-patch+json');
+    assert.equal(s.headers['x-client-hop'], undefined);
+    assert.equal(s.headers['proxy-authorization'], undefined);
+    assert.equal(s.headers.authorization, 'Bearer proxy-token');
+  });
+
+  it("forwards the client's own Authorization when present", async () => {
+    seen.length = 0;
+    handler = (_req, res) => res.end('{}');
+    await call('GET', '/version', { authorization: 'Bearer client-token' });
+    assert.equal(seen[0]!.headers.authorization, 'Bearer client-token');
+  });
+
+  it('records the RV of writes to cached resources before answering (read-your-writes)', async () => {
+    handler = (_req, res) => {
+      res.writeHead(201, { 'content-type': 'application/json' });
+      res.end('{"kind":"Pod","metadata":{"name":"p","resourceVersion":"777"}}');
+    };
+    const r = await call(
+      'POST',
+      '/api/v1/namespaces/a/pods',
+      { 'content-type': 'application/yaml' },
+      'metadata: {name: p}\n',
+    );
+    assert.equal(r.status, 201);
+    assert.equal(proxy.writes.required('pods.'), 777n);
+    await call('POST', '/api/v1/namespaces/a/configmaps', { 'content-type': 'application/json' }, '{}');
+    assert.equal(proxy.writes.required('configmaps.'), 0n);
+  });
+
+  it('streams a pass-through watch event by event', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"type":"ADDED","object":{}}\n');
+      void gate.then(() => res.end('{"type":"DELETED","object":{}}\n'));
+    };
+    const first = await new Promise<string>((resolve, reject) => {
+      const req = httpRequest(`${base}/api/v1/configmaps?watch=1`, (res) => {
+        res.once('data', (c: Buffer) => {
+          resolve(c.toString());
+          release();
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(first, '{"type":"ADDED","object":{}}\n');
+  });
+
+  it('answers 503 Status when the apiserver is unreachable', async () => {
+    const dead = buildServer({
+      upstream: {
+        server: new URL('http://127.0.0.1:1'),
+        dispatcher: agent,
+        longRunningDispatcher: agent,
+        authorization: () => undefined,
+      },
+      caches: [],
+      codec: fakeCodec,
+      consistentReads: 'cache',
+      logger: silentLogger,
+    });
+    const r = await dead.app.inject({ url: '/version' });
+    assert.equal(r.statusCode, 503);
+    assert.equal(JSON.parse(r.body).reason, 'ServiceUnavailable');
+  });
+
+  it('caps in-flight requests with 429 + Retry-After', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let arrived = 0;
+    let bothArrived!: () => void;
+    const both = new Promise<void>((r) => {
+      bothArrived = r;
+    });
+    handler = (_req, res) => {
+      if (++arrived === 2) bothArrived();
+      void gate.then(() => res.end('{}'));
+    };
+    const a = call('GET', '/version');
+    const b = call('GET', '/version');
+    await both;
+    const c = await call('GET', '/version');
+    assert.equal(c.status, 429);
+    assert.equal(c.headers['retry-after'], '1');
+    assert.deepEqual(JSON.parse(c.body), {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'Too many requests, please try again later.',
+      reason: 'TooManyRequests',
+      details: { retryAfterSeconds: 1 },
+      code: 429,
+    });
+    release();
+    assert.equal((await a).status, 200);
+    assert.equal((await b).status, 200);
+  });
+
+  it('answers HTTP Upgrade (exec/attach/port-forward) with a 501 Status', async () => {
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(`${base}/api/v1/namespaces/a/pods/p/exec`, {
+        headers: { connection: 'Upgrade', upgrade: 'SPDY/3.1' },
+      });
+      req.on('response', (res) => {
+        let b = '';
+        res.on('data', (c: Buffer) => {
+          b += c.toString();
+        });
+        res.on('end', () => resolve({ status: res.statusCode!, body: b }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(status, 501);
+    assert.deepEqual(JSON.parse(body), {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: UPGRADE_MESSAGE,
+      reason: 'NotImplemented',
+      code: 501,
+    });
+  });
+});
