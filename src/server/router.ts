@@ -74,6 +74,8 @@ export function route(
   const accept = headers.accept;
   if (!acceptsPlainJson(Array.isArray(accept) ? accept.join(',') : accept)) return up;
   const watch = isWatchParam(query.get('watch'));
+  // The apiserver indents non-streaming JSON for `pretty=true` and for curl/Wget/browsers.
+  if (!watch && isPrettyPrint(query, headers['user-agent'])) return up;
   if (info.name !== undefined) {
     // A single object with ?watch is the apiserver's GET handler's business; keep it exact.
     if (watch) return up;
@@ -81,4 +83,15 @@ export function route(
   }
   const verb: CacheVerb = watch ? 'watch' : 'list';
   return r.verbs.includes(verb) ? { kind: 'cache', verb, cache, info } : up;
+}
+
+/**
+ * The apiserver's `isPrettyPrint` (`handlers/negotiation`… `responsewriters`): a `pretty` query
+ * value parsed as a Go bool, else a User-Agent starting with `curl`, `Wget` or `Mozilla/5.0`.
+ */
+export function isPrettyPrint(query: URLSearchParams, userAgent: string | undefined): boolean {
+  const pp = query.get('pretty');
+  if (pp !== null && pp !== '') return ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(pp);
+  const ua = userAgent ?? '';
+  return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
 }

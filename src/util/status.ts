@@ -32,6 +32,8 @@ export class StatusError extends Error {
   readonly status: Status;
   constructor(code: number, reason: string, message: string, details?: StatusDetails) {
     super(message);
+    // Key order as the apiserver serializes metav1.Status (details before code), so bodies
+    // are byte-identical, not only equal as JSON.
     this.status = {
       kind: 'Status',
       apiVersion: 'v1',
@@ -39,9 +41,9 @@ export class StatusError extends Error {
       status: 'Failure',
       message,
       reason,
+      ...(details ? { details } : {}),
       code,
     };
-    if (details) this.status.details = details;
   }
   get code(): number {
     return this.status.code;
@@ -73,11 +75,9 @@ export function tooLargeResourceVersion(requested: bigint | string, current: big
 /** `errors.NewNotFound`: `pods "x" not found`. */
 export function notFound(group: string, resource: string, name: string): StatusError {
   const qualified = group ? `${resource}.${group}` : resource;
-  return new StatusError(404, 'NotFound', `${qualified} "${name}" not found`, {
-    name,
-    group,
-    kind: resource,
-  });
+  // `group` is omitempty in metav1.StatusDetails: absent for the core group.
+  const details: StatusDetails = group ? { name, group, kind: resource } : { name, kind: resource };
+  return new StatusError(404, 'NotFound', `${qualified} "${name}" not found`, details);
 }
 
 /** `errors.NewBadRequest`. */
@@ -158,11 +158,11 @@ export function invalid(group: string, kind: string, name: string, errs: FieldEr
   if (msgs.length === 1) message += `: ${msgs[0]}`;
   else if (msgs.length > 1) message += `: [${msgs.join(', ')}]`;
   const details: StatusDetails = {
+    ...(name ? { name } : {}),
     group,
     kind,
     causes: errs.map((e) => ({ reason: e.type, message: fieldErrorBody(e), field: e.field })),
   };
-  if (name) details.name = name;
   return new StatusError(422, 'Invalid', message, details);
 }
 
