@@ -157,9 +157,18 @@ export function buildServer(opts: ServerOptions): KubeServer {
     writes,
     addCache: (cache) => registry.add(cache),
     async shutdown() {
+      // Stop accepting first, then end every open watch/stream cleanly (a terminating chunk,
+      // not a reset). Connections that turn idle afterwards are closed as they do, instead of
+      // lingering for the keep-alive timeout.
       const closing = app.close();
       for (const end of [...open]) end();
-      await closing;
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+      setImmediate(() => app.server.closeIdleConnections());
+      try {
+        await closing;
+      } finally {
+        clearInterval(sweep);
+      }
     },
   };
 }

@@ -44,6 +44,7 @@ export async function passThrough(
   };
   res.on('close', onClose);
   const untrack = o.track?.(() => {
+    res.shouldKeepAlive = false;
     ac.abort();
     if (res.headersSent) res.end();
     else res.destroy();

@@ -216,7 +216,11 @@ export async function serveWatch(
     if (!res.writableEnded) res.end();
   };
   const timer = ctx.clock.setTimeout(finish, watchTimeoutMs(opts, ctx));
-  const untrack = ctx.trackWatch(finish);
+  // At shutdown: end cleanly AND close the connection (not left idle in keep-alive).
+  const untrack = ctx.trackWatch(() => {
+    res.shouldKeepAlive = false;
+    finish();
+  });
   res.on('close', finish);
   w.stream.on('end', finish);
   w.stream.on('error', () => {
