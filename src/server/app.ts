@@ -35,6 +35,8 @@ export interface ServerOptions {
   freshnessWaitMs?: number;
   syncWaitMs?: number;
   minRequestTimeoutMs?: number;
+  /** How long shutdown lets short requests finish before cutting connections (ms, default 5000). */
+  shutdownGraceMs?: number;
   clock?: Clock;
   random?: () => number;
   logger: Logger;
@@ -161,13 +163,17 @@ export function buildServer(opts: ServerOptions): KubeServer {
       // not a reset). Connections that turn idle afterwards are closed as they do, instead of
       // lingering for the keep-alive timeout.
       const closing = app.close();
+      log.info({ streams: open.size, inflight: inflight.inUse }, 'shutdown: ending open watches and streams');
       for (const end of [...open]) end();
       const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
       setImmediate(() => app.server.closeIdleConnections());
+      // Short requests get a grace period to finish; whatever is still open then is cut.
+      const force = setTimeout(() => app.server.closeAllConnections(), opts.shutdownGraceMs ?? 5000);
       try {
         await closing;
       } finally {
         clearInterval(sweep);
+        clearTimeout(force);
       }
     },
   };
