@@ -160,9 +160,12 @@ describe('the proxy serving from its cache', {
     });
     // A watch-list from the cache: its initial-events-end BOOKMARK arrives even in an empty namespace.
     const watchEnded = await new Promise<{ complete: boolean; aborted: boolean }>((resolve, reject) => {
-      const req = httpRequest(`${address}/api/v1/namespaces/${ns}/configmaps?watch=1&allowWatchBookmarks=true`, {
-        headers: auth,
-      });
+      const req = httpRequest(
+        `${address}/api/v1/namespaces/${ns}/configmaps?watch=1&allowWatchBookmarks=true`,
+        {
+          headers: auth,
+        },
+      );
       req.on('response', (res) => {
         res.resume();
         let aborted = false;
