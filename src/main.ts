@@ -134,7 +134,13 @@ export async function createParts(config: Config, logger: Logger): Promise<Proxy
         upstream,
         resources: config.resources,
         logger,
-        ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
+        // --namespace: every reflector lists/watches only that namespace (namespace-scoped RBAC).
+        ...(config.namespace !== undefined
+          ? {
+              listerWatcherFor: (info: unknown) =>
+                new refl.HttpListerWatcher(upstream, info, config.namespace),
+            }
+          : {}),
         sinkFor: (info: unknown) => {
           const cache = new wc.WatchCache({ resource: info, logger });
           onCache(cache);

@@ -36,6 +36,19 @@ const PATHS = [
   '/api/v1/pods?fieldSelector=foo%3Dbar',
 ];
 
+/** Selector grammar errors: compared only with the real parsers of src/cache (not the unit fake). */
+const SELECTOR_PATHS = [
+  '/api/v1/pods?labelSelector=a%20in%20(',
+  '/api/v1/pods?labelSelector=x%3D%3Dy%3Dz',
+  '/api/v1/pods?labelSelector=-x',
+  '/api/v1/pods?labelSelector=a%20notin%20b',
+  '/api/v1/pods?labelSelector=!',
+  '/api/v1/pods?fieldSelector=metadata.name%3D%3D%3Dx',
+  '/api/v1/pods?fieldSelector=spec.nodeName',
+  '/api/v1/pods?watch=1&labelSelector=a%3D(',
+  '/api/v1/pods?labelSelector=a%3D(&resourceVersionMatch=Foo',
+];
+
 describe('malformed parameters: proxy Status = apiserver Status', () => {
   let f: Fixture;
   let proxy: ProxyHarness;
@@ -50,8 +63,12 @@ describe('malformed parameters: proxy Status = apiserver Status', () => {
     await agent.close();
   });
 
-  for (const path of PATHS) {
-    test(path, async () => {
+  for (const [path, selectors] of [
+    ...PATHS.map((p) => [p, false] as const),
+    ...SELECTOR_PATHS.map((p) => [p, true] as const),
+  ]) {
+    test(path, async (t) => {
+      if (selectors && !proxy.realSelectors) return t.skip('src/cache selectors not merged yet');
       const headers = { authorization: `Bearer ${f.tokens.admin}`, accept: 'application/json' };
       const direct = await request(`${f.server}${path}`, { dispatcher: agent, headers });
       const viaProxy = await request(`${proxy.url}${path}`, { headers });
