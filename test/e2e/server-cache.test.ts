@@ -17,7 +17,7 @@ import { request } from 'undici';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { createParts, type RunningProxy, runProxy } from '../../src/main.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { type Fixture, sharedFixture, writeKubeconfig } from '../fixture/index.ts';
 
 const root = join(fileURLToPath(import.meta.url), '..', '..', '..');
 const integrated = ['src/cache/watch-cache.ts', 'src/reflector/index.ts', 'src/upstream/index.ts'].every(
@@ -131,6 +131,26 @@ describe('the proxy serving from its cache', {
     assert.equal(ev.type, 'ADDED');
     assert.equal(ev.object.metadata.name, 'after-list');
     w.body.destroy();
+  });
+
+  test('kubectl get -o yaml / get / describe through the cache print what direct kubectl prints', async () => {
+    const kc = await writeKubeconfig(join(f.dir, `cache-${ns}.kubeconfig`), {
+      server: proxy.address,
+      user: { token: f.tokens.admin },
+    });
+    for (const args of [
+      ['get', '-n', ns, 'configmaps', '-o', 'yaml'],
+      ['get', '-n', ns, 'configmap', 'ryw-3', '-o', 'json'],
+      ['get', '-n', ns, 'configmaps', '-o', 'name'],
+      ['get', '-A', 'configmaps', '-l', 'nothing=here'],
+      ['describe', '-n', ns, 'configmap', 'ryw-4'],
+    ]) {
+      const d = await f.kubectl(args, { kubeconfig: f.kubeconfigs.adminToken });
+      const p = await f.kubectl(args, { kubeconfig: kc });
+      assert.equal(p.code, d.code, args.join(' '));
+      assert.equal(p.stdout, d.stdout, args.join(' '));
+      assert.equal(p.stderr, d.stderr, args.join(' '));
+    }
   });
 
   test('SIGTERM: open watches end cleanly, exit code 0', async () => {
