@@ -18,7 +18,7 @@ import { CacheRegistry, route } from './router.ts';
 import { toStatusError, writeStatus } from './send-status.ts';
 import { type ServeContext, serveGet, serveList, serveWatch, TOO_MANY_REQUESTS } from './serve-cache.ts';
 import type { UpstreamTarget } from './upstream.ts';
-import { WriteTracker, writeKey } from './write-tracker.ts';
+import { WriteTracker, writeEffectOf, writeKey } from './write-tracker.ts';
 
 /** Options of {@link buildServer}. Durations in ms. */
 export interface ServerOptions {
@@ -130,7 +130,14 @@ export function buildServer(opts: ServerOptions): KubeServer {
         log,
         track,
         ...(tracked
-          ? { onWriteResourceVersion: (rv: bigint) => writes.record(writeKey(info.group, info.resource), rv) }
+          ? {
+              onWriteAnswer: (body: Buffer) =>
+                writes.apply(
+                  writeKey(info.group, info.resource),
+                  writeEffectOf(body, method, info.namespace),
+                  ctx.clock.now(),
+                ),
+            }
           : {}),
       });
     } finally {

@@ -17,16 +17,15 @@ import { serviceUnavailable } from '../util/status.ts';
 import { forwardRequestHeaders, forwardResponseHeaders } from './hop-by-hop.ts';
 import { writeStatus } from './send-status.ts';
 import type { UpstreamTarget } from './upstream.ts';
-import { resourceVersionOf } from './write-tracker.ts';
 
-/** Largest write answer buffered to learn its resourceVersion (bytes); bigger ones just stream. */
+/** Largest write answer buffered for read-your-writes (bytes); bigger ones just stream. */
 const MAX_TEE_BYTES = 8 * 1024 * 1024;
 
 export interface PassThroughOptions {
   upstream: UpstreamTarget;
   longRunning: boolean;
-  /** Set for writes to a cached resource: called with the answer's RV BEFORE the client sees the answer. */
-  onWriteResourceVersion?: (rv: bigint) => void;
+  /** Set for writes to a cached resource: called with a successful answer's body BEFORE the client sees it. */
+  onWriteAnswer?: (body: Buffer) => void;
   /** Registers a function that ends this request cleanly at shutdown; returns its unregister. */
   track?: (end: () => void) => () => void;
   log: Logger;
@@ -73,12 +72,9 @@ export async function passThrough(
       ...(o.longRunning ? { bodyTimeout: 0 } : {}),
     });
     const outHeaders = forwardResponseHeaders(up.headers);
-    if (o.onWriteResourceVersion && up.statusCode >= 200 && up.statusCode < 300) {
+    if (o.onWriteAnswer && up.statusCode >= 200 && up.statusCode < 300) {
       const body = await readCapped(up.body, MAX_TEE_BYTES);
-      if (body.complete) {
-        const rv = resourceVersionOf(body.data);
-        if (rv !== undefined) o.onWriteResourceVersion(rv);
-      }
+      if (body.complete) o.onWriteAnswer(body.data);
       res.writeHead(up.statusCode, outHeaders);
       if (body.complete) res.end(body.data);
       else {

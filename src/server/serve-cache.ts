@@ -12,7 +12,7 @@ import type { Limiter } from './limiter.ts';
 import { type ListOptions, parseListOptions, parseResourceVersion } from './list-options.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { writeStatus } from './send-status.ts';
-import { type WriteTracker, writeKey } from './write-tracker.ts';
+import { type PendingDelete, type WriteTracker, writeKey } from './write-tracker.ts';
 
 /** Everything a cache handler needs besides the request. */
 export interface ServeContext {
@@ -64,7 +64,8 @@ async function ready(cache: ServedCache, ctx: ServeContext, signal: AbortSignal)
 /**
  * May an RV="" ("most recent") read be served from the cache? Only in `cache` mode, while the
  * upstream stream is proven live, once the cache has reached every RV a write through this
- * proxy returned for the resource (waiting up to `freshnessWaitMs`).
+ * proxy returned for the resource and no longer holds what was deleted through it (waiting
+ * up to `freshnessWaitMs` in all).
  */
 async function consistentFromCache(
   cache: ServedCache,
@@ -73,10 +74,34 @@ async function consistentFromCache(
   signal: AbortSignal,
 ): Promise<boolean> {
   if (ctx.consistentReads === 'upstream' || !cache.isLive()) return false;
-  const required = ctx.writes.required(writeKey(info.group, info.resource));
-  if (cache.resourceVersion() >= required) return true;
-  const fresh = await cache.waitUntilFresh(required, ctx.freshnessWaitMs, signal);
-  return fresh && cache.isLive();
+  const key = writeKey(info.group, info.resource);
+  const deadline = ctx.clock.now() + ctx.freshnessWaitMs;
+  const required = ctx.writes.required(key);
+  if (cache.resourceVersion() < required) {
+    if (!(await cache.waitUntilFresh(required, ctx.freshnessWaitMs, signal))) return false;
+  }
+  // Deletes answered without an RV: fresh once the deleted incarnation is gone from the cache.
+  // Each event advances the cache RV, so wait for "one more event" until it is gone.
+  const pending = ctx.writes.pendingDeletes(key, ctx.clock.now());
+  if (pending.length > 0) {
+    const gone = new Set<PendingDelete>();
+    for (const d of pending) {
+      for (;;) {
+        const o = cache.get(cache.resource.namespaced ? d.namespace : undefined, d.name);
+        if (!o || (d.uid !== undefined && o.object.metadata.uid !== d.uid)) {
+          gone.add(d);
+          break;
+        }
+        const left = deadline - ctx.clock.now();
+        if (left <= 0 || !(await cache.waitUntilFresh(cache.resourceVersion() + 1n, left, signal))) {
+          ctx.writes.resolveDeletes(key, gone);
+          return false;
+        }
+      }
+    }
+    ctx.writes.resolveDeletes(key, gone);
+  }
+  return cache.isLive();
 }
 
 /** RV=N NotOlderThan: the cache must reach N within `freshnessWaitMs`. */

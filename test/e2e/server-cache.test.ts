@@ -94,6 +94,40 @@ describe('the proxy serving from its cache', {
     }
   });
 
+  test('read-your-deletes: delete and deletecollection through the proxy, then GET/LIST at once', async () => {
+    for (let i = 0; i < 10; i++) {
+      const name = `gone-${i}`;
+      const base = `${proxy.address}/api/v1/namespaces/${ns}/configmaps`;
+      const c = await request(base, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ metadata: { name, labels: { batch: String(i % 2) } } }),
+      });
+      assert.equal(c.statusCode, 201);
+      await c.body.dump();
+      const d = await request(`${base}/${name}`, { method: 'DELETE', headers: auth });
+      assert.equal(d.statusCode, 200);
+      await d.body.dump();
+      const g = await request(`${base}/${name}`, { headers: auth });
+      assert.equal(g.statusCode, 404, `${name} still visible after its delete`);
+      await g.body.dump();
+    }
+    const base = `${proxy.address}/api/v1/namespaces/${ns}/configmaps`;
+    for (let i = 0; i < 3; i++) {
+      const c = await request(base, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ metadata: { name: `dc-${i}`, labels: { dc: 'yes' } } }),
+      });
+      await c.body.dump();
+    }
+    const dc = await request(`${base}?labelSelector=dc%3Dyes`, { method: 'DELETE', headers: auth });
+    assert.equal(dc.statusCode, 200);
+    await dc.body.dump();
+    const l = await request(`${base}?labelSelector=dc%3Dyes`, { headers: auth });
+    assert.deepEqual(((await l.body.json()) as { items: unknown[] }).items, []);
+  });
+
   test('LIST from the cache has the same items as the apiserver, and the same bytes per item', async () => {
     const direct = await f.kubectl(['get', '--raw', `/api/v1/namespaces/${ns}/configmaps`]);
     const d = JSON.parse(direct.stdout) as { items: unknown[] };

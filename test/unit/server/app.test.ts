@@ -146,6 +146,30 @@ describe('serving from the cache', () => {
     assert.equal(JSON.parse(r2.body).metadata.resourceVersion, '50');
   });
 
+  it('read-your-writes for a DELETE answered by a Status without RV: fresh once the object is gone', async () => {
+    const { app, cache, upstreamPool, server } = setup();
+    upstreamPool
+      .intercept({ method: 'DELETE', path: '/api/v1/namespaces/a/pods/p1' })
+      .reply(
+        200,
+        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"p1","kind":"pods","uid":"uid-p1"}}',
+        { headers: { 'content-type': 'application/json' } },
+      );
+    const d = await app.inject({ method: 'DELETE', url: '/api/v1/namespaces/a/pods/p1' });
+    assert.equal(d.statusCode, 200);
+    // Still in the cache and no further event within the wait → forwarded.
+    echoUpstream(upstreamPool, 'GET', '/api/v1/namespaces/a/pods');
+    assert.deepEqual(JSON.parse((await app.inject({ url: '/api/v1/namespaces/a/pods' })).body), {
+      upstream: true,
+    });
+    assert.deepEqual(cache.calls, ['waitUntilFresh 11']);
+    // The same name re-created (another uid) does not count as the deleted object.
+    cache.objects[0] = { ...pod('a', 'p1', 11), object: { ...pod('a', 'p1', 11).object } };
+    cache.objects[0].object.metadata.uid = 'uid-new';
+    const r = await app.inject({ url: '/api/v1/namespaces/a/pods' });
+    assert.equal(JSON.parse(r.body).kind, 'PodList');
+  });
+
   it('LIST RV=N NotOlderThan forwards when the cache stays behind', async () => {
     const { app, upstreamPool, cache } = setup();
     echoUpstream(upstreamPool, 'GET', '/api/v1/pods?resourceVersion=99');

@@ -28,7 +28,7 @@ export function pod(
   const object = {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, namespace, resourceVersion: String(rv), labels },
+    metadata: { name, namespace, uid: `uid-${name}`, resourceVersion: String(rv), labels },
   };
   return { raw: Buffer.from(JSON.stringify(object)), object };
 }
