@@ -147,7 +147,7 @@ describe('serving from the cache', () => {
   });
 
   it('read-your-writes for a DELETE answered by a Status without RV: fresh once the object is gone', async () => {
-    const { app, cache, upstreamPool, server } = setup();
+    const { app, cache, upstreamPool, server, clock } = setup();
     upstreamPool
       .intercept({ method: 'DELETE', path: '/api/v1/namespaces/a/pods/p1' })
       .reply(
@@ -157,6 +157,10 @@ describe('serving from the cache', () => {
       );
     const d = await app.inject({ method: 'DELETE', url: '/api/v1/namespaces/a/pods/p1' });
     assert.equal(d.statusCode, 200);
+    assert.deepEqual(
+      server.writes.pendingDeletes('pods.', clock.now()).map((x) => [x.namespace, x.name, x.uid]),
+      [['a', 'p1', 'uid-p1']],
+    );
     // Still in the cache and no further event within the wait → forwarded.
     echoUpstream(upstreamPool, 'GET', '/api/v1/namespaces/a/pods');
     assert.deepEqual(JSON.parse((await app.inject({ url: '/api/v1/namespaces/a/pods' })).body), {
