@@ -13,7 +13,7 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { createParts, type RunningProxy, runProxy } from '../../src/main.ts';
 import { silentLogger } from '../../src/util/logger.ts';
@@ -126,6 +126,31 @@ describe('the proxy serving from its cache', {
     await dc.body.dump();
     const l = await request(`${base}?labelSelector=dc%3Dyes`, { headers: auth });
     assert.deepEqual(((await l.body.json()) as { items: unknown[] }).items, []);
+  });
+
+  test('RV edge cases answer like the apiserver (too old watch, Exact too old, too large)', async () => {
+    const direct = new Agent({ connect: { ca: f.caPem } });
+    // The numbers inside differ legitimately (window start, current RV); the rest must not.
+    const norm = (s: string) => s.replace(/\(\d+\)/g, '(N)').replace(/current: \d+/g, 'current: N');
+    const first = async (url: string, dispatcher?: Agent) => {
+      const r = await request(url, { headers: auth, ...(dispatcher ? { dispatcher } : {}) });
+      let buf = '';
+      for await (const c of r.body) {
+        buf += c.toString();
+        if (buf.includes('\n')) break;
+      }
+      return { status: r.statusCode, line: norm(buf.split('\n')[0]!) };
+    };
+    for (const q of [
+      'watch=1&resourceVersion=1&timeoutSeconds=5',
+      'resourceVersion=1&resourceVersionMatch=Exact',
+      // Waits 3 s in the proxy (then forwarded) and 3 s in the apiserver; one case is enough.
+      'resourceVersion=99999999',
+    ]) {
+      const path = `/api/v1/namespaces/${ns}/configmaps?${q}`;
+      assert.deepEqual(await first(`${proxy.address}${path}`), await first(`${f.server}${path}`, direct), q);
+    }
+    await direct.close();
   });
 
   test('LIST from the cache has the same items as the apiserver, and the same bytes per item', async () => {
