@@ -5,7 +5,7 @@
  * all map onto it (precedence: flag > environment > file > default), and a README reference
  * can be generated from the same table ({@link renderReference}).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 
@@ -197,6 +197,8 @@ export interface LoadInputs {
   argv: string[];
   env: Record<string, string | undefined>;
   readFile?: (path: string) => string;
+  /** Whether a file exists (checks `--kubeconfig`); default `fs.existsSync`. */
+  exists?: (path: string) => boolean;
 }
 
 /**
@@ -274,6 +276,9 @@ export function loadConfig(inputs: LoadInputs): LoadResult {
       continue;
     }
     out[o.key] = convert(o, where, raw);
+    if (o.key === 'kubeconfig' && !(inputs.exists ?? existsSync)(out[o.key] as string)) {
+      throw new ConfigError(`${where}: no such file ${JSON.stringify(out[o.key])}`);
+    }
     if (o.key === 'listen') {
       const a = out[o.key] as ListenAddress;
       if (!isLoopbackHost(a.host)) {

@@ -77,6 +77,7 @@ describe('config', () => {
       {},
       { '/c.yaml': 'maxWatchers: lots\n' },
     );
+    fails(['--kubeconfig', '/nonexistent/kc'], '--kubeconfig: no such file "/nonexistent/kc"');
     fails(['--nope'], "Unknown option '--nope'");
   });
 
