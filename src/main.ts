@@ -67,12 +67,14 @@ export async function runProxy(config: Config, parts: ProxyParts, logger: Logger
     logger,
     ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
   });
+  // Listen first: a port already in use must fail before any reflector starts. Until a
+  // resource's cache is added, its requests are simply passed upstream.
+  await server.app.listen({ host: config.listen.host, port: config.listen.port });
   parts.startCaches((cache) => {
     server.addCache(cache);
     logger.info({ resource: cache.resource.gvr }, 'serving resource from the cache once synced');
   });
   // TODO(lead): start the ops listener (src/ops/ops-server.ts) on config.opsListen here.
-  await server.app.listen({ host: config.listen.host, port: config.listen.port });
   const addr = server.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
@@ -193,11 +195,15 @@ export async function main(
   }
   const logger = createLogger({ level: config.logLevel });
   let proxy: RunningProxy;
+  let parts: ProxyParts | undefined;
   try {
-    proxy = await runProxy(config, await createParts(config, logger), logger);
+    parts = await createParts(config, logger);
+    proxy = await runProxy(config, parts, logger);
   } catch (err) {
     logger.fatal({ err }, 'kube-cache-proxy failed to start');
     io.stderr(`kube-cache-proxy: ${(err as Error).message}\n`);
+    // Nothing may keep the process alive after a failed start (pools, reflector timers).
+    await parts?.close().catch(() => {});
     return EXIT_FAILURE;
   }
   const onSignal = (sig: string) => {
