@@ -1,0 +1,167 @@
+/**
+ * Wire bytes the cache serves, built from the upstream's verbatim object bytes without
+ * re-encoding: watch event lines (apimachinery `watch/versioned` + the apiserver's JSON
+ * serializer, one `Encode` per event so each line ends with `\n`), LIST bodies (apiserver
+ * `endpoints/handlers/responsewriters` streaming collection encoder: built-in items without
+ * `kind`/`apiVersion`), bookmark objects (cacher `cacher.go` bookmark events: an empty object of
+ * the kind carrying only the RV, plus the `k8s.io/initial-events-end` annotation for the
+ * watch-list end marker) and `metav1.Status` for ERROR events.
+ */
+import type { ResourceInfo } from '../util/gvr.ts';
+import type { Status } from '../util/status.ts';
+
+/** Watch event types as on the wire. */
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+const PREFIX: Record<WatchEventType, Buffer> = {
+  ADDED: Buffer.from('{"type":"ADDED","object":'),
+  MODIFIED: Buffer.from('{"type":"MODIFIED","object":'),
+  DELETED: Buffer.from('{"type":"DELETED","object":'),
+  BOOKMARK: Buffer.from('{"type":"BOOKMARK","object":'),
+  ERROR: Buffer.from('{"type":"ERROR","object":'),
+};
+const LINE_END = Buffer.from('}\n');
+
+/** `{"type":T,"object":<object>}\n`: one allocation, the object bytes copied once. */
+export function eventLine(type: WatchEventType, object: Buffer): Buffer {
+  const prefix = PREFIX[type];
+  const out = Buffer.allocUnsafe(prefix.length + object.length + LINE_END.length);
+  prefix.copy(out, 0);
+  object.copy(out, prefix.length);
+  LINE_END.copy(out, prefix.length + object.length);
+  return out;
+}
+
+/**
+ * `metav1.Status` JSON in Go field order (kind, apiVersion, metadata, status, message, reason,
+ * details, code), as the apiserver encodes an ERROR event's object.
+ */
+export function encodeStatus(s: Status): Buffer {
+  const parts = [
+    `"kind":"Status","apiVersion":"v1","metadata":{},"status":${JSON.stringify(s.status)}`,
+    `"message":${JSON.stringify(s.message)}`,
+    `"reason":${JSON.stringify(s.reason)}`,
+  ];
+  if (s.details) parts.push(`"details":${JSON.stringify(s.details)}`);
+  parts.push(`"code":${s.code}`);
+  return Buffer.from(`{${parts.join(',')}}`);
+}
+
+/**
+ * What Go's encoding/json writes after `metadata` for the zero value of a built-in kind (fields
+ * without `omitempty`), so bookmark objects match the apiserver byte for byte. Kinds not listed
+ * are written with `kind`, `apiVersion` and `metadata` only (clients read only the RV and
+ * annotations of a bookmark, so a mismatch there is cosmetic).
+ */
+const ZERO_TAIL: ReadonlyMap<string, string> = new Map([
+  ['v1/Pod', ',"spec":{"containers":null},"status":{}'],
+  ['v1/Service', ',"spec":{},"status":{"loadBalancer":{}}'],
+  ['v1/Namespace', ',"spec":{},"status":{}'],
+  ['v1/Endpoints', ''],
+  ['v1/ServiceAccount', ''],
+  ['v1/ConfigMap', ''],
+  ['v1/Secret', ''],
+  [
+    'apps/v1/Deployment',
+    ',"spec":{"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"strategy":{}},"status":{}',
+  ],
+]);
+
+/**
+ * Whether Go writes `"creationTimestamp":null` for a zero `metav1.Time` in ObjectMeta. The
+ * apiserver this project targets (v1.37) marks it `omitzero`, so no.
+ */
+const ZERO_CREATION_TIMESTAMP = '';
+
+/**
+ * The object of a BOOKMARK event at `rv` (cacher: `newFunc()` with only the RV set). With
+ * `initialEventsEnd`, it carries the `k8s.io/initial-events-end: "true"` annotation that ends a
+ * watch-list's initial burst (KEP-3157). Custom resources are unstructured: keys sorted.
+ */
+export function bookmarkObject(resource: ResourceInfo, rv: bigint, initialEventsEnd: boolean): Buffer {
+  const kind = JSON.stringify(resource.kind);
+  const apiVersion = JSON.stringify(resource.apiVersion);
+  const annotations = initialEventsEnd ? '"annotations":{"k8s.io/initial-events-end":"true"}' : '';
+  if (!resource.builtIn) {
+    const meta = annotations ? `${annotations},"resourceVersion":"${rv}"` : `"resourceVersion":"${rv}"`;
+    return Buffer.from(`{"apiVersion":${apiVersion},"kind":${kind},"metadata":{${meta}}}`);
+  }
+  const tail = ZERO_TAIL.get(`${resource.apiVersion}/${resource.kind}`) ?? '';
+  const meta = `"resourceVersion":"${rv}"${ZERO_CREATION_TIMESTAMP}${annotations ? `,${annotations}` : ''}`;
+  return Buffer.from(`{"kind":${kind},"apiVersion":${apiVersion},"metadata":{${meta}}${tail}}`);
+}
+
+/**
+ * An object's bytes as a LIST item. Built-in kinds lose `kind`/`apiVersion` (the apiserver
+ * clears TypeMeta of list items; custom resources keep it). Fast path: the upstream writes them
+ * first, so the item is `{` + the bytes after that prefix, no parsing. Otherwise the object is
+ * re-encoded without them (slow, keeps JSON.stringify's key order; not seen with real apiservers).
+ */
+export function listItemBytes(resource: ResourceInfo, raw: Buffer, object: unknown): Buffer {
+  if (!resource.builtIn) return raw;
+  const prefix = typeMetaPrefix(resource);
+  if (raw.length > prefix.length && raw.subarray(0, prefix.length).equals(prefix)) {
+    const out = Buffer.allocUnsafe(raw.length - prefix.length + 1);
+    out[0] = 0x7b; // '{'
+    raw.copy(out, 1, prefix.length);
+    return out;
+  }
+  const { kind: _k, apiVersion: _a, ...rest } = object as Record<string, unknown>;
+  return Buffer.from(JSON.stringify(rest));
+}
+
+const prefixCache = new WeakMap<ResourceInfo, Buffer>();
+
+function typeMetaPrefix(resource: ResourceInfo): Buffer {
+  let p = prefixCache.get(resource);
+  if (!p) {
+    p = Buffer.from(
+      `{"kind":${JSON.stringify(resource.kind)},"apiVersion":${JSON.stringify(resource.apiVersion)},`,
+    );
+    prefixCache.set(resource, p);
+  }
+  return p;
+}
+
+/** Result of a LIST served from the cache. */
+export interface ListResult {
+  /** The list's `metadata.resourceVersion` (decimal). */
+  resourceVersion: string;
+  /** Items as {@link listItemBytes} shapes them, in key order (`namespace/name`) like etcd and the btree cache. */
+  items: Buffer[];
+}
+
+const COMMA = Buffer.from(',');
+
+/**
+ * The LIST response body as chunks: `{"kind":"PodList","apiVersion":"v1","metadata":
+ * {"resourceVersion":"N"},"items":[…]}\n` for built-in kinds; custom resources (unstructured)
+ * as `{"apiVersion":…,"items":[…],"kind":"WidgetList","metadata":{"continue":"","resourceVersion":"N"}}\n`.
+ * Chunks share the item Buffers (no copy); write them in order.
+ */
+export function encodeList(resource: ResourceInfo, r: ListResult): Buffer[] {
+  const chunks: Buffer[] = [];
+  const rv = JSON.stringify(r.resourceVersion);
+  if (resource.builtIn) {
+    chunks.push(
+      Buffer.from(
+        `{"kind":${JSON.stringify(resource.listKind)},"apiVersion":${JSON.stringify(resource.apiVersion)},"metadata":{"resourceVersion":${rv}},"items":[`,
+      ),
+    );
+  } else {
+    chunks.push(Buffer.from(`{"apiVersion":${JSON.stringify(resource.apiVersion)},"items":[`));
+  }
+  r.items.forEach((item, i) => {
+    if (i > 0) chunks.push(COMMA);
+    chunks.push(item);
+  });
+  if (resource.builtIn) chunks.push(Buffer.from(']}\n'));
+  else {
+    chunks.push(
+      Buffer.from(
+        `],"kind":${JSON.stringify(resource.listKind)},"metadata":{"continue":"","resourceVersion":${rv}}}\n`,
+      ),
+    );
+  }
+  return chunks;
+}

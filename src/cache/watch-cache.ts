@@ -1,0 +1,432 @@
+/**
+ * The watch cache of one resource: apiserver `storage/cacher/watch_cache.go` (store + ring of
+ * recent events + current RV + "wait until fresh") together with the dispatch half of
+ * `cacher.go` (fan-out of each event to the watchers, periodic bookmarks, ending every watcher
+ * when the store is re-initialised) and `ready.go` (not serving until the first snapshot).
+ *
+ * It is the {@link CacheSink} the Reflector fills. All calls are synchronous on the event loop,
+ * so a LIST or a new WATCH always sees a consistent (store, history, RV) triple.
+ */
+import type { Logger } from 'pino';
+import { type Clock, realClock, type TimerHandle } from '../util/clock.ts';
+import type { ResourceInfo } from '../util/gvr.ts';
+import { type StatusError, tooManyRequests, tooOldResourceVersion } from '../util/status.ts';
+import { type CacheWatcher, type CloseReason, Watcher } from './cache-watcher.ts';
+import { bookmarkObject, encodeStatus, eventLine, type ListResult } from './encoding.ts';
+import type { FieldSelector } from './field-selector.ts';
+import { type ChangeType, History, HistoryEvent } from './history.ts';
+import type { LabelSelector } from './label-selector.ts';
+import { objectKey, parseRV, Store, type StoreEntry } from './store.ts';
+import type { CacheSink, UpstreamObject } from './types.ts';
+
+export type { CacheWatcher, CloseReason } from './cache-watcher.ts';
+export { encodeList, type ListResult } from './encoding.ts';
+
+/** Construction options of a {@link WatchCache}. */
+export interface WatchCacheOptions {
+  resource: ResourceInfo;
+  /** Injected time source (tests step a FakeClock). Default {@link realClock}. */
+  clock?: Clock;
+  logger?: Logger;
+  /** Events younger than this stay in history (apiserver `eventFreshDuration`). ms, default 75 000. */
+  historyMinAgeMs?: number;
+  /** Older events are still kept while history holds at most this many. Default 100 (apiserver's default capacity). */
+  historyMinEvents?: number;
+  /** Hard cap on history events. Default 102 400 (apiserver's upper bound). */
+  historyMaxEvents?: number;
+  /** Hard cap on history bytes (event lines + replaced objects). Default 64 MiB. */
+  historyMaxBytes?: number;
+  /** Live events a watcher may have waiting before it is closed. Default 1 000. */
+  watcherBufferEvents?: number;
+  /** Period of BOOKMARKs to watchers that allow them. ms, default 60 000 (apiserver `bookmarkFrequency`). */
+  bookmarkIntervalMs?: number;
+}
+
+/** A LIST from the cache. `namespace` undefined = all namespaces (or a cluster-scoped resource). */
+export interface ListRequest {
+  namespace?: string;
+  labelSelector: LabelSelector;
+  fieldSelector: FieldSelector;
+  /** resourceVersionMatch=Exact: the snapshot AT this RV. */
+  exactRV?: bigint;
+}
+
+/** A WATCH from the cache. */
+export interface WatchRequest {
+  namespace?: string;
+  labelSelector: LabelSelector;
+  fieldSelector: FieldSelector;
+  /**
+   * undefined or 0n: from now, preceded by synthetic ADDED events for the (filtered) snapshot
+   * (unless `sendInitialEvents` is false). N: every event with RV > N, then live.
+   */
+  resourceVersion?: bigint;
+  /**
+   * true: ADDED for the snapshot, then a BOOKMARK annotated `k8s.io/initial-events-end`, then
+   * live (KEP-3157). The caller first waits for the cache to reach `resourceVersion`
+   * (NotOlderThan); the snapshot served is the current one. false: no initial events.
+   */
+  sendInitialEvents?: boolean;
+  /** Periodic BOOKMARKs carrying the current RV. */
+  allowWatchBookmarks?: boolean;
+}
+
+/** Snapshot of the cache's state for metrics and `/debug/cache`. */
+export interface WatchCacheStats {
+  objects: number;
+  bytes: number;
+  historyEvents: number;
+  historyBytes: number;
+  /** Window start: the oldest RV a watch may resume from. */
+  oldestRV: string;
+  currentRV: string;
+  watchers: number;
+  synced: boolean;
+  live: boolean;
+  /** Age of the oldest buffered event, ms (0 when none). */
+  oldestEventAgeMs: number;
+}
+
+interface Waiter {
+  rv: bigint;
+  resolve: (ok: boolean) => void;
+}
+
+/** The apiserver's answer while its cache is not ready (`ready.go`: 429, retry after 1 s). */
+function notReady(): StatusError {
+  return tooManyRequests('storage is (re)initializing', 1);
+}
+
+/**
+ * Store, history and watchers of one resource. Thread model: the Reflector calls the
+ * {@link CacheSink} methods; the server calls list/get/watch; all on one event loop.
+ */
+export class WatchCache implements CacheSink {
+  readonly resource: ResourceInfo;
+  readonly #clock: Clock;
+  readonly #logger: Logger | undefined;
+  readonly #store: Store;
+  readonly #history: History;
+  readonly #watcherBufferEvents: number;
+  readonly #bookmarkIntervalMs: number;
+  readonly #watchers = new Set<Watcher>();
+  #rv = 0n;
+  #synced = false;
+  #live = false;
+  #waiters: Waiter[] = [];
+  #bookmarkLine: { rv: bigint; line: Buffer } | undefined;
+
+  constructor(opts: WatchCacheOptions) {
+    this.resource = opts.resource;
+    this.#clock = opts.clock ?? realClock;
+    this.#logger = opts.logger;
+    this.#store = new Store(opts.resource);
+    this.#history = new History({
+      minAgeMs: opts.historyMinAgeMs ?? 75_000,
+      minEvents: opts.historyMinEvents ?? 100,
+      maxEvents: opts.historyMaxEvents ?? 102_400,
+      maxBytes: opts.historyMaxBytes ?? 64 * 1024 * 1024,
+    });
+    this.#watcherBufferEvents = opts.watcherBufferEvents ?? 1000;
+    this.#bookmarkIntervalMs = opts.bookmarkIntervalMs ?? 60_000;
+  }
+
+  // ---- state ----
+
+  /** True after the first complete snapshot (`replace`). */
+  isSynced(): boolean {
+    return this.#synced;
+  }
+
+  /** Resolves true once synced, false after `timeoutMs` or when `signal` aborts. */
+  waitSynced(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.#synced) return Promise.resolve(true);
+    return this.#wait(-1n, timeoutMs, signal);
+  }
+
+  /** What the Reflector last said about the upstream stream's liveness. */
+  isLive(): boolean {
+    return this.#live;
+  }
+
+  /** The current RV; 0n before the first snapshot. */
+  resourceVersion(): bigint {
+    return this.#rv;
+  }
+
+  /**
+   * Resolves true once the cache is synced with RV ≥ `rv` (apiserver `waitUntilFreshAndBlock`),
+   * false after `timeoutMs` or when `signal` aborts.
+   */
+  waitUntilFresh(rv: bigint, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.#synced && this.#rv >= rv) return Promise.resolve(true);
+    return this.#wait(rv, timeoutMs, signal);
+  }
+
+  /** `rv` = -1n waits for the sync only. */
+  #wait(rv: bigint, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    if (signal?.aborted) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      let timer: TimerHandle | undefined;
+      const done = (ok: boolean) => {
+        if (timer !== undefined) this.#clock.clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        resolve(ok);
+      };
+      const onAbort = () => done(false);
+      const waiter: Waiter = { rv, resolve: done };
+      this.#waiters.push(waiter);
+      timer = this.#clock.setTimeout(() => done(false), timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  #wakeWaiters(): void {
+    if (!this.#synced || this.#waiters.length === 0) return;
+    for (const w of [...this.#waiters]) if (this.#rv >= w.rv) w.resolve(true);
+  }
+
+  stats(): WatchCacheStats {
+    const oldest = this.#history.oldest();
+    return {
+      objects: this.#store.size,
+      bytes: this.#store.bytes,
+      historyEvents: this.#history.length,
+      historyBytes: this.#history.bytes,
+      oldestRV: String(this.#history.start),
+      currentRV: String(this.#rv),
+      watchers: this.#watchers.size,
+      synced: this.#synced,
+      live: this.#live,
+      oldestEventAgeMs: oldest ? this.#clock.now() - oldest.at : 0,
+    };
+  }
+
+  // ---- CacheSink (the Reflector's side) ----
+
+  replace(objects: UpstreamObject[], resourceVersion: string): void {
+    const rv = parseRV(resourceVersion);
+    const wasSynced = this.#synced;
+    // Relist: open watchers cannot be told what changed between the old and new snapshot with
+    // distinct increasing RVs, so they end cleanly and resume (cacher.go terminateAllWatchers).
+    this.#endAll('relist');
+    this.#store.clear();
+    for (const o of objects) this.#store.put(this.#store.entry(o));
+    this.#history.reset(rv);
+    this.#rv = rv;
+    this.#synced = true;
+    this.#logger?.debug(
+      {
+        resource: this.resource.gvr.resource,
+        objects: objects.length,
+        rv: resourceVersion,
+        relist: wasSynced,
+      },
+      'watch cache replaced',
+    );
+    this.#wakeWaiters();
+  }
+
+  add(obj: UpstreamObject): void {
+    this.#apply('ADDED', obj);
+  }
+
+  update(obj: UpstreamObject): void {
+    this.#apply('MODIFIED', obj);
+  }
+
+  delete(obj: UpstreamObject): void {
+    this.#apply('DELETED', obj);
+  }
+
+  bookmark(resourceVersion: string): void {
+    const rv = parseRV(resourceVersion);
+    if (rv <= this.#rv) return;
+    this.#rv = rv;
+    this.#wakeWaiters();
+  }
+
+  setLive(live: boolean): void {
+    this.#live = live;
+  }
+
+  #apply(type: ChangeType, obj: UpstreamObject): void {
+    const entry = this.#store.entry(obj);
+    if (!this.#synced) {
+      this.#logger?.warn(
+        { resource: this.resource.gvr.resource, type },
+        'event before the first snapshot dropped',
+      );
+      return;
+    }
+    if (entry.rv <= this.#rv) {
+      // The Reflector guarantees increasing RVs; a duplicate would break resume-by-RV.
+      this.#logger?.warn(
+        { resource: this.resource.gvr.resource, type, rv: String(entry.rv), current: String(this.#rv) },
+        'event with a non-increasing resourceVersion dropped',
+      );
+      return;
+    }
+    const prev = type === 'DELETED' ? this.#store.remove(entry.key) : this.#store.put(entry);
+    const event = new HistoryEvent(type, entry, prev, this.#clock.now());
+    this.#history.append(event, this.#clock.now());
+    this.#rv = entry.rv;
+    for (const w of this.#watchers) w.deliver(event);
+    this.#wakeWaiters();
+  }
+
+  // ---- reads (the server's side) ----
+
+  /**
+   * Objects matching `q` in key order, at the current RV, or at `q.exactRV` when it lies in
+   * the window [start, current] (rebuilt by undoing the newer history events).
+   * @throws StatusError 429 before the first snapshot; 410 Expired when `exactRV` is outside
+   *   the window (below it, or above the current RV) — the caller then forwards upstream.
+   */
+  list(q: ListRequest): ListResult {
+    if (!this.#synced) throw notReady();
+    const ns = this.resource.namespaced ? q.namespace : undefined;
+    const picked: StoreEntry[] = [];
+    const wanted = (e: StoreEntry) =>
+      (ns === undefined || e.namespace === ns) && e.matches(q.labelSelector, q.fieldSelector);
+    let rv = this.#rv;
+    if (q.exactRV !== undefined && q.exactRV !== this.#rv) {
+      if (q.exactRV < this.#history.start || q.exactRV > this.#rv) {
+        throw tooOldResourceVersion(q.exactRV, this.#history.start);
+      }
+      rv = q.exactRV;
+      // The state at rv: for each key changed after rv, its value before the oldest such change.
+      const undo = new Map<string, StoreEntry | null>();
+      for (const e of this.#history.newestFirstAfter(rv)) undo.set(e.cur.key, e.prev ?? null);
+      for (const e of this.#store.candidates(ns, q.fieldSelector))
+        if (!undo.has(e.key) && wanted(e)) picked.push(e);
+      for (const e of undo.values()) if (e && wanted(e)) picked.push(e);
+    } else {
+      for (const e of this.#store.candidates(ns, q.fieldSelector)) if (wanted(e)) picked.push(e);
+    }
+    picked.sort(byKey);
+    return { resourceVersion: String(rv), items: picked.map((e) => e.listItem) };
+  }
+
+  /**
+   * One object (bytes WITH kind/apiVersion, as a GET answer), or undefined when absent.
+   * @throws StatusError 429 before the first snapshot.
+   */
+  get(namespace: string | undefined, name: string): UpstreamObject | undefined {
+    if (!this.#synced) throw notReady();
+    return this.#store.get(objectKey(this.resource.namespaced ? namespace : undefined, name))?.obj;
+  }
+
+  /**
+   * Starts a watch (see {@link WatchRequest}). An RV below the window yields a watcher whose
+   * stream holds one ERROR event (410 Expired "too old resource version: N (start)") and ends,
+   * as the apiserver answers such a watch with HTTP 200. An RV above the current one is
+   * accepted and only events after it are sent.
+   * @throws StatusError 429 "storage is (re)initializing" before the first snapshot (the caller
+   *   waits with {@link waitSynced} or passes the request upstream).
+   */
+  watch(q: WatchRequest): CacheWatcher {
+    if (!this.#synced) throw notReady();
+    const ns = this.resource.namespaced ? q.namespace : undefined;
+    const { labelSelector, fieldSelector } = q;
+    const filter = (e: StoreEntry) =>
+      (ns === undefined || e.namespace === ns) && e.matches(labelSelector, fieldSelector);
+    const current = this.#rv;
+    const requested = q.resourceVersion ?? 0n;
+    let initial: Iterator<Buffer> | undefined;
+    let minRV = current;
+
+    if (q.sendInitialEvents === true) {
+      initial = this.#snapshotLines(ns, filter, fieldSelector, this.#bookmarkBytes(current, true));
+    } else if (requested === 0n) {
+      if (q.sendInitialEvents !== false) initial = this.#snapshotLines(ns, filter, fieldSelector, undefined);
+    } else if (requested < this.#history.start) {
+      const w = new Watcher({ minRV: current, filter, bufferEvents: 1 });
+      const status = tooOldResourceVersion(requested, this.#history.start).status;
+      w.end('expired', eventLine('ERROR', encodeStatus(status)));
+      return w;
+    } else if (requested >= current) {
+      minRV = requested;
+    } else {
+      initial = historyLines(this.#history.since(requested), filter);
+    }
+
+    const w = new Watcher({
+      initial,
+      minRV,
+      filter,
+      bufferEvents: this.#watcherBufferEvents,
+      onClose: (closed, reason) => this.#unregister(closed, reason),
+    });
+    this.#watchers.add(w);
+    if (q.allowWatchBookmarks) this.#scheduleBookmark(w);
+    return w;
+  }
+
+  /** Ends every watcher (SIGTERM) and stops their timers. Reads stay possible. */
+  close(): void {
+    this.#endAll('shutdown');
+  }
+
+  #endAll(reason: CloseReason): void {
+    for (const w of [...this.#watchers]) w.end(reason);
+    this.#watchers.clear();
+  }
+
+  #unregister(w: Watcher, reason: CloseReason): void {
+    this.#watchers.delete(w);
+    if (reason === 'overflow') {
+      this.#logger?.info(
+        { resource: this.resource.gvr.resource },
+        'watcher closed: buffer full (client too slow)',
+      );
+    }
+  }
+
+  #scheduleBookmark(w: Watcher): void {
+    const handle = this.#clock.setTimeout(() => {
+      if (w.closed) return;
+      w.bookmark(this.#rv, this.#bookmarkLine_(this.#rv));
+      if (!w.closed) this.#scheduleBookmark(w);
+    }, this.#bookmarkIntervalMs);
+    w.cleanup = () => this.#clock.clearTimeout(handle);
+  }
+
+  /** The periodic bookmark line at `rv`, encoded once per RV for all watchers. */
+  #bookmarkLine_(rv: bigint): Buffer {
+    if (this.#bookmarkLine?.rv !== rv) this.#bookmarkLine = { rv, line: this.#bookmarkBytes(rv, false) };
+    return this.#bookmarkLine.line;
+  }
+
+  #bookmarkBytes(rv: bigint, initialEventsEnd: boolean): Buffer {
+    return eventLine('BOOKMARK', bookmarkObject(this.resource, rv, initialEventsEnd));
+  }
+
+  /** Synthetic ADDED lines for the matching snapshot (captured now, encoded lazily), then `end`. */
+  #snapshotLines(
+    ns: string | undefined,
+    filter: (e: StoreEntry) => boolean,
+    field: FieldSelector,
+    end: Buffer | undefined,
+  ): Iterator<Buffer> {
+    const entries: StoreEntry[] = [];
+    for (const e of this.#store.candidates(ns, field)) if (filter(e)) entries.push(e);
+    entries.sort(byKey);
+    return (function* () {
+      for (const e of entries) yield eventLine('ADDED', e.obj.raw);
+      if (end) yield end;
+    })();
+  }
+}
+
+function* historyLines(events: HistoryEvent[], filter: (e: StoreEntry) => boolean): Generator<Buffer> {
+  for (const e of events) {
+    const line = e.lineFor(filter);
+    if (line) yield line;
+  }
+}
+
+function byKey(a: StoreEntry, b: StoreEntry): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
