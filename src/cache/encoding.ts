@@ -38,40 +38,101 @@ export function eventLine(type: WatchEventType, object: Buffer): Buffer {
  */
 export function encodeStatus(s: Status): Buffer {
   const parts = [
-    `"kind":"Status","apiVersion":"v1","metadata":{},"status":${JSON.stringify(s.status)}`,
-    `"message":${JSON.stringify(s.message)}`,
-    `"reason":${JSON.stringify(s.reason)}`,
+    `"kind":"Status","apiVersion":"v1","metadata":{},"status":${goJSON(s.status)}`,
+    `"message":${goJSON(s.message)}`,
+    `"reason":${goJSON(s.reason)}`,
   ];
-  if (s.details) parts.push(`"details":${JSON.stringify(s.details)}`);
+  if (s.details) parts.push(`"details":${goJSON(s.details)}`);
   parts.push(`"code":${s.code}`);
   return Buffer.from(`{${parts.join(',')}}`);
 }
 
 /**
- * What Go's encoding/json writes after `metadata` for the zero value of a built-in kind (fields
- * without `omitempty`), so bookmark objects match the apiserver byte for byte. Kinds not listed
- * are written with `kind`, `apiVersion` and `metadata` only (clients read only the RV and
- * annotations of a bookmark, so a mismatch there is cosmetic).
+ * `JSON.stringify` with Go encoding/json's HTML-safe escapes (`<`, `>`, `&`, U+2028, U+2029 as
+ * `\\u003c`…), so messages match the apiserver byte for byte. Key order is the argument's.
  */
-const ZERO_TAIL: ReadonlyMap<string, string> = new Map([
-  ['v1/Pod', ',"spec":{"containers":null},"status":{}'],
-  ['v1/Service', ',"spec":{},"status":{"loadBalancer":{}}'],
-  ['v1/Namespace', ',"spec":{},"status":{}'],
-  ['v1/Endpoints', ''],
-  ['v1/ServiceAccount', ''],
-  ['v1/ConfigMap', ''],
-  ['v1/Secret', ''],
+export function goJSON(v: unknown): string {
+  return JSON.stringify(v).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/**
+ * What the apiserver writes for the zero value of a built-in kind, as observed on kube-apiserver
+ * v1.37.2 (Go's encoding/json keeps fields without `omitempty`; conversion from the internal type
+ * fills a few defaults): `annotations` it always carries, and the fields after `metadata`. Kinds
+ * not listed get `kind`, `apiVersion` and `metadata` only; clients read only the RV and the
+ * annotations of a bookmark, so a kind missing here differs cosmetically, never semantically.
+ */
+interface ZeroShape {
+  annotations?: string;
+  tail: string;
+}
+
+const ZERO: ReadonlyMap<string, ZeroShape> = new Map<string, ZeroShape>([
+  ['v1/Pod', { tail: ',"spec":{"containers":null},"status":{}' }],
+  ['v1/ConfigMap', { tail: '' }],
+  ['v1/Secret', { tail: '' }],
+  ['v1/ServiceAccount', { tail: '' }],
+  ['v1/Endpoints', { tail: '' }],
+  ['v1/Service', { tail: ',"spec":{},"status":{"loadBalancer":{}}' }],
+  ['v1/Namespace', { tail: ',"spec":{},"status":{}' }],
+  [
+    'v1/Event',
+    {
+      tail: ',"involvedObject":{},"source":{},"firstTimestamp":null,"lastTimestamp":null,"eventTime":null,"reportingComponent":"","reportingInstance":""',
+    },
+  ],
+  [
+    'v1/Node',
+    {
+      tail: ',"spec":{},"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":0}},"nodeInfo":{"machineID":"","systemUUID":"","bootID":"","kernelVersion":"","osImage":"","containerRuntimeVersion":"","kubeletVersion":"","kubeProxyVersion":"","operatingSystem":"","architecture":""}}',
+    },
+  ],
   [
     'apps/v1/Deployment',
-    ',"spec":{"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"strategy":{}},"status":{}',
+    {
+      tail: ',"spec":{"replicas":0,"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"strategy":{}},"status":{}',
+    },
+  ],
+  [
+    'apps/v1/ReplicaSet',
+    {
+      tail: ',"spec":{"replicas":0,"selector":null,"template":{"metadata":{},"spec":{"containers":null}}},"status":{"replicas":0}',
+    },
+  ],
+  [
+    'apps/v1/DaemonSet',
+    {
+      annotations: '"deprecated.daemonset.template.generation":"0"',
+      tail: ',"spec":{"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"updateStrategy":{}},"status":{"currentNumberScheduled":0,"numberMisscheduled":0,"desiredNumberScheduled":0,"numberReady":0}',
+    },
+  ],
+  [
+    'apps/v1/StatefulSet',
+    {
+      tail: ',"spec":{"replicas":0,"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"serviceName":"","updateStrategy":{}},"status":{"replicas":0,"availableReplicas":0}',
+    },
+  ],
+  ['batch/v1/Job', { tail: ',"spec":{"template":{"metadata":{},"spec":{"containers":null}}},"status":{}' }],
+  [
+    'events.k8s.io/v1/Event',
+    {
+      tail: ',"eventTime":null,"regarding":{},"deprecatedSource":{},"deprecatedFirstTimestamp":null,"deprecatedLastTimestamp":null',
+    },
+  ],
+  ['discovery.k8s.io/v1/EndpointSlice', { tail: ',"addressType":"","endpoints":null,"ports":null' }],
+  ['coordination.k8s.io/v1/Lease', { tail: ',"spec":{}' }],
+  [
+    'apiextensions.k8s.io/v1/CustomResourceDefinition',
+    {
+      tail: ',"spec":{"group":"","names":{"plural":"","kind":""},"scope":"","versions":null},"status":{"conditions":null,"acceptedNames":{"plural":"","kind":""},"storedVersions":null}',
+    },
   ],
 ]);
 
-/**
- * Whether Go writes `"creationTimestamp":null` for a zero `metav1.Time` in ObjectMeta. The
- * apiserver this project targets (v1.37) marks it `omitzero`, so no.
- */
-const ZERO_CREATION_TIMESTAMP = '';
+const INITIAL_EVENTS_END = '"k8s.io/initial-events-end":"true"';
 
 /**
  * The object of a BOOKMARK event at `rv` (cacher: `newFunc()` with only the RV set). With
@@ -81,14 +142,18 @@ const ZERO_CREATION_TIMESTAMP = '';
 export function bookmarkObject(resource: ResourceInfo, rv: bigint, initialEventsEnd: boolean): Buffer {
   const kind = JSON.stringify(resource.kind);
   const apiVersion = JSON.stringify(resource.apiVersion);
-  const annotations = initialEventsEnd ? '"annotations":{"k8s.io/initial-events-end":"true"}' : '';
   if (!resource.builtIn) {
-    const meta = annotations ? `${annotations},"resourceVersion":"${rv}"` : `"resourceVersion":"${rv}"`;
+    const meta = initialEventsEnd
+      ? `"annotations":{${INITIAL_EVENTS_END}},"resourceVersion":"${rv}"`
+      : `"resourceVersion":"${rv}"`;
     return Buffer.from(`{"apiVersion":${apiVersion},"kind":${kind},"metadata":{${meta}}}`);
   }
-  const tail = ZERO_TAIL.get(`${resource.apiVersion}/${resource.kind}`) ?? '';
-  const meta = `"resourceVersion":"${rv}"${ZERO_CREATION_TIMESTAMP}${annotations ? `,${annotations}` : ''}`;
-  return Buffer.from(`{"kind":${kind},"apiVersion":${apiVersion},"metadata":{${meta}}${tail}}`);
+  const zero = ZERO.get(`${resource.apiVersion}/${resource.kind}`);
+  const annotations = [zero?.annotations, initialEventsEnd ? INITIAL_EVENTS_END : undefined].filter(Boolean);
+  const meta = annotations.length > 0 ? `,"annotations":{${annotations.join(',')}}` : '';
+  return Buffer.from(
+    `{"kind":${kind},"apiVersion":${apiVersion},"metadata":{"resourceVersion":"${rv}"${meta}}${zero?.tail ?? ''}}`,
+  );
 }
 
 /**

@@ -391,14 +391,14 @@ function labelKeyErrors(value: string): string[] {
     }
     if (prefix.length === 0) errs.push('prefix part must be non-empty');
     else {
-      if (prefix.length > 253) errs.push('prefix part must be no more than 253 characters');
+      if (prefix.length > 253) errs.push('prefix part must be no more than 253 bytes');
       if (!DNS1123_SUBDOMAIN.test(prefix)) {
         errs.push(`prefix part ${regexError(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, 'example.com')}`);
       }
     }
   }
   if (name.length === 0) errs.push('name part must be non-empty');
-  else if (name.length > 63) errs.push('name part must be no more than 63 characters');
+  else if (name.length > 63) errs.push('name part must be no more than 63 bytes');
   if (!LABEL_NAME.test(name)) {
     errs.push(`name part ${regexError(LABEL_KEY_MSG, LABEL_KEY_FMT, 'MyName', 'my.name', '123-abc')}`);
   }
@@ -407,7 +407,7 @@ function labelKeyErrors(value: string): string[] {
 
 function labelValueErrors(value: string): string[] {
   const errs: string[] = [];
-  if (value.length > 63) errs.push('must be no more than 63 characters');
+  if (value.length > 63) errs.push('must be no more than 63 bytes');
   if (value.length > 0 && !LABEL_NAME.test(value)) {
     errs.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
   }

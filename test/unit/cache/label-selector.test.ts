@@ -88,7 +88,7 @@ describe('parseLabelSelector', () => {
     );
     assert.equal(
       badRequestMessage('k'.repeat(64)),
-      `unable to parse requirement: <nil>: Invalid value: "${'k'.repeat(64)}": name part must be no more than 63 characters`,
+      `unable to parse requirement: <nil>: Invalid value: "${'k'.repeat(64)}": name part must be no more than 63 bytes`,
     );
     assert.match(
       badRequestMessage('Example.com/a'),
