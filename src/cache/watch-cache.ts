@@ -109,7 +109,9 @@ export class WatchCache implements CacheSink {
   readonly #history: History;
   readonly #watcherBufferEvents: number;
   readonly #bookmarkIntervalMs: number;
+  /** Every open watcher; and the same split by the namespace it watches ("" = all). */
   readonly #watchers = new Set<Watcher>();
+  readonly #watchersByNs = new Map<string, Set<Watcher>>();
   #rv = 0n;
   #synced = false;
   #live = false;
@@ -272,7 +274,11 @@ export class WatchCache implements CacheSink {
     const event = new HistoryEvent(type, entry, prev, this.#clock.now());
     this.#history.append(event, this.#clock.now());
     this.#rv = entry.rv;
-    for (const w of this.#watchers) w.deliver(event);
+    // Like the cacher's namespace trigger: only watchers of this namespace or of all namespaces.
+    const all = this.#watchersByNs.get('');
+    if (all) for (const w of all) w.deliver(event);
+    const own = entry.namespace ? this.#watchersByNs.get(entry.namespace) : undefined;
+    if (own) for (const w of own) w.deliver(event);
     this.#wakeWaiters();
   }
 
@@ -352,14 +358,21 @@ export class WatchCache implements CacheSink {
       initial = historyLines(this.#history.since(requested), filter);
     }
 
+    const nsKey = ns ?? '';
     const w = new Watcher({
       initial,
       minRV,
       filter,
       bufferEvents: this.#watcherBufferEvents,
-      onClose: (closed, reason) => this.#unregister(closed, reason),
+      onClose: (closed, reason) => this.#unregister(closed, nsKey, reason),
     });
     this.#watchers.add(w);
+    let bucket = this.#watchersByNs.get(nsKey);
+    if (!bucket) {
+      bucket = new Set();
+      this.#watchersByNs.set(nsKey, bucket);
+    }
+    bucket.add(w);
     if (q.allowWatchBookmarks) this.#scheduleBookmark(w);
     return w;
   }
@@ -372,10 +385,14 @@ export class WatchCache implements CacheSink {
   #endAll(reason: CloseReason): void {
     for (const w of [...this.#watchers]) w.end(reason);
     this.#watchers.clear();
+    this.#watchersByNs.clear();
   }
 
-  #unregister(w: Watcher, reason: CloseReason): void {
+  #unregister(w: Watcher, nsKey: string, reason: CloseReason): void {
     this.#watchers.delete(w);
+    const bucket = this.#watchersByNs.get(nsKey);
+    bucket?.delete(w);
+    if (bucket?.size === 0) this.#watchersByNs.delete(nsKey);
     if (reason === 'overflow') {
       this.#logger?.info(
         { resource: this.resource.gvr.resource },
