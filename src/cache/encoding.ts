@@ -194,6 +194,10 @@ export interface ListResult {
   resourceVersion: string;
   /** Items as {@link listItemBytes} shapes them, in key order (`namespace/name`) like etcd and the btree cache. */
   items: Buffer[];
+  /** Token for the next page, when a `limit` cut the list. */
+  continue?: string;
+  /** Items after this page, when known exactly (no selector). */
+  remainingItemCount?: number;
 }
 
 const COMMA = Buffer.from(',');
@@ -207,10 +211,13 @@ const COMMA = Buffer.from(',');
 export function encodeList(resource: ResourceInfo, r: ListResult): Buffer[] {
   const chunks: Buffer[] = [];
   const rv = JSON.stringify(r.resourceVersion);
+  const cont = JSON.stringify(r.continue ?? '');
+  const remaining = r.remainingItemCount !== undefined ? `,"remainingItemCount":${r.remainingItemCount}` : '';
   if (resource.builtIn) {
+    const meta = `"resourceVersion":${rv}${r.continue ? `,"continue":${cont}` : ''}${remaining}`;
     chunks.push(
       Buffer.from(
-        `{"kind":${JSON.stringify(resource.listKind)},"apiVersion":${JSON.stringify(resource.apiVersion)},"metadata":{"resourceVersion":${rv}},"items":[`,
+        `{"kind":${JSON.stringify(resource.listKind)},"apiVersion":${JSON.stringify(resource.apiVersion)},"metadata":{${meta}},"items":[`,
       ),
     );
   } else {
@@ -222,11 +229,9 @@ export function encodeList(resource: ResourceInfo, r: ListResult): Buffer[] {
   });
   if (resource.builtIn) chunks.push(Buffer.from(']}\n'));
   else {
-    chunks.push(
-      Buffer.from(
-        `],"kind":${JSON.stringify(resource.listKind)},"metadata":{"continue":"","resourceVersion":${rv}}}\n`,
-      ),
-    );
+    // Unstructured lists: keys sorted, `continue` always present.
+    const meta = `"continue":${cont}${remaining},"resourceVersion":${rv}`;
+    chunks.push(Buffer.from(`],"kind":${JSON.stringify(resource.listKind)},"metadata":{${meta}}}\n`));
   }
   return chunks;
 }

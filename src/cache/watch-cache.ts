@@ -12,6 +12,7 @@ import { type Clock, realClock, type TimerHandle } from '../util/clock.ts';
 import type { ResourceInfo } from '../util/gvr.ts';
 import { type StatusError, tooManyRequests, tooOldResourceVersion } from '../util/status.ts';
 import { type CacheWatcher, type CloseReason, Watcher } from './cache-watcher.ts';
+import { type ContinueToken, encodeContinue } from './continue-token.ts';
 import { bookmarkObject, encodeStatus, eventLine, type ListResult } from './encoding.ts';
 import type { FieldSelector } from './field-selector.ts';
 import { type ChangeType, History, HistoryEvent } from './history.ts';
@@ -20,6 +21,7 @@ import { objectKey, parseRV, Store, type StoreEntry } from './store.ts';
 import type { CacheSink, UpstreamObject } from './types.ts';
 
 export type { CacheWatcher, CloseReason } from './cache-watcher.ts';
+export { type ContinueToken, decodeContinue, encodeContinue } from './continue-token.ts';
 export { encodeList, type ListResult } from './encoding.ts';
 
 /** Construction options of a {@link WatchCache}. */
@@ -49,6 +51,13 @@ export interface ListRequest {
   fieldSelector: FieldSelector;
   /** resourceVersionMatch=Exact: the snapshot AT this RV. */
   exactRV?: bigint;
+  /** Page size (`limit`); unset or 0 = everything. */
+  limit?: number;
+  /**
+   * A decoded `continue` token ({@link decodeContinue}): the page starting at its key, from
+   * the snapshot at its RV (which must still be inside the window; else 410 like `exactRV`).
+   */
+  continueFrom?: ContinueToken;
 }
 
 /** A WATCH from the cache. */
@@ -285,23 +294,29 @@ export class WatchCache implements CacheSink {
   // ---- reads (the server's side) ----
 
   /**
-   * Objects matching `q` in key order, at the current RV, or at `q.exactRV` when it lies in
-   * the window [start, current] (rebuilt by undoing the newer history events).
-   * @throws StatusError 429 before the first snapshot; 410 Expired when `exactRV` is outside
-   *   the window (below it, or above the current RV) — the caller then forwards upstream.
+   * Objects matching `q` in key order, at the current RV, or at `q.exactRV` (or the RV of
+   * `q.continueFrom`) when it lies in the window [start, current] — rebuilt by undoing the newer
+   * history events. With `q.limit`, one page and the token continuing it; `remainingItemCount`
+   * only when no selector filters (as the apiserver: the count is exact only then).
+   * @throws StatusError 429 before the first snapshot; 410 Expired when the RV asked for is
+   *   outside the window (below it, or above the current RV) — the caller then forwards upstream.
    */
   list(q: ListRequest): ListResult {
     if (!this.#synced) throw notReady();
     const ns = this.resource.namespaced ? q.namespace : undefined;
     const picked: StoreEntry[] = [];
+    const start = q.continueFrom?.start;
+    // Keys in a continue token are relative to the listed prefix: the name within a namespace.
+    const rel = (e: StoreEntry) => (ns !== undefined ? e.name : e.key);
     const wanted = (e: StoreEntry) =>
-      (ns === undefined || e.namespace === ns) && e.matches(q.labelSelector, q.fieldSelector);
+      (ns === undefined || e.namespace === ns) &&
+      (start === undefined || rel(e) >= start) &&
+      e.matches(q.labelSelector, q.fieldSelector);
+    const at = q.continueFrom?.rv ?? q.exactRV;
     let rv = this.#rv;
-    if (q.exactRV !== undefined && q.exactRV !== this.#rv) {
-      if (q.exactRV < this.#history.start || q.exactRV > this.#rv) {
-        throw tooOldResourceVersion(q.exactRV, this.#history.start);
-      }
-      rv = q.exactRV;
+    if (at !== undefined && at !== this.#rv) {
+      if (at < this.#history.start || at > this.#rv) throw tooOldResourceVersion(at, this.#history.start);
+      rv = at;
       // The state at rv: for each key changed after rv, its value before the oldest such change.
       const undo = new Map<string, StoreEntry | null>();
       for (const e of this.#history.newestFirstAfter(rv)) undo.set(e.cur.key, e.prev ?? null);
@@ -312,7 +327,15 @@ export class WatchCache implements CacheSink {
       for (const e of this.#store.candidates(ns, q.fieldSelector)) if (wanted(e)) picked.push(e);
     }
     picked.sort(byKey);
-    return { resourceVersion: String(rv), items: picked.map((e) => e.listItem) };
+    const result: ListResult = { resourceVersion: String(rv), items: [] };
+    let page = picked;
+    if (q.limit && q.limit > 0 && picked.length > q.limit) {
+      page = picked.slice(0, q.limit);
+      result.continue = encodeContinue(rel(page[page.length - 1]!), rv);
+      if (q.labelSelector.empty && q.fieldSelector.empty) result.remainingItemCount = picked.length - q.limit;
+    }
+    result.items = page.map((e) => e.listItem);
+    return result;
   }
 
   /**

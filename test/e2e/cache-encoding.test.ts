@@ -15,7 +15,7 @@ import {
   parseLabelSelector,
 } from '../../src/cache/selectors.ts';
 import type { KubeObject, UpstreamObject } from '../../src/cache/types.ts';
-import { encodeList, WatchCache } from '../../src/cache/watch-cache.ts';
+import { decodeContinue, encodeList, WatchCache } from '../../src/cache/watch-cache.ts';
 import type { ResourceInfo } from '../../src/util/gvr.ts';
 import { StatusError } from '../../src/util/status.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
@@ -217,6 +217,33 @@ describe('watch cache bytes equal the apiserver', () => {
       ),
     );
     assert.equal(String(mineWeb), String(webList.body));
+
+    // Pages: the first at the cache's RV, then each continue token on both sides.
+    let directPage = await get(`${base}?limit=2&resourceVersion=${rv}&resourceVersionMatch=Exact`);
+    let myPage = cache.list({
+      namespace: ns,
+      labelSelector: everythingLabels,
+      fieldSelector: everythingFields,
+      limit: 2,
+    });
+    for (let i = 0; ; i++) {
+      assert.equal(
+        String(Buffer.concat(encodeList(CONFIGMAPS, myPage))),
+        String(directPage.body),
+        `page ${i}`,
+      );
+      if (!myPage.continue) break;
+      const token = decodeContinue(myPage.continue);
+      assert.ok(token);
+      directPage = await get(`${base}?limit=2&continue=${myPage.continue}`);
+      myPage = cache.list({
+        namespace: ns,
+        labelSelector: everythingLabels,
+        fieldSelector: everythingFields,
+        limit: 2,
+        continueFrom: token,
+      });
+    }
 
     // Changes: c-d appears (web), c-a leaves app=web, c-b is deleted.
     await kubectl(['apply', '-n', ns, '-f', '-'], cm('c-d', 'web'));
