@@ -21,7 +21,9 @@ export type CloseReason =
   /** It asked for an RV older than the window and got a 410 ERROR event. */
   | 'expired'
   /** The cache shut down. */
-  | 'shutdown';
+  | 'shutdown'
+  /** Its `timeoutMs` elapsed. */
+  | 'timeout';
 
 /** What the server streams to a watching client. */
 export interface CacheWatcher {

@@ -78,6 +78,12 @@ export interface WatchRequest {
   sendInitialEvents?: boolean;
   /** Periodic BOOKMARKs carrying the current RV. */
   allowWatchBookmarks?: boolean;
+  /**
+   * The watch's timeout (`timeoutSeconds` × 1000, or the server's jittered default), ms. When
+   * set, the watcher ends cleanly (reason `timeout`) after it, and a bookmark is sent 2 s before
+   * so the client resumes from a fresh RV (cache_watcher.go `nextBookmarkTime`).
+   */
+  timeoutMs?: number;
 }
 
 /** Snapshot of the cache's state for metrics and `/debug/cache`. */
@@ -396,7 +402,13 @@ export class WatchCache implements CacheSink {
       this.#watchersByNs.set(nsKey, bucket);
     }
     bucket.add(w);
-    if (q.allowWatchBookmarks) this.#scheduleBookmark(w);
+    const deadline = q.timeoutMs !== undefined ? this.#clock.now() + q.timeoutMs : undefined;
+    const timers: TimerHandle[] = [];
+    w.cleanup = () => {
+      for (const t of timers) this.#clock.clearTimeout(t);
+    };
+    if (deadline !== undefined) timers.push(this.#clock.setTimeout(() => w.end('timeout'), q.timeoutMs!));
+    if (q.allowWatchBookmarks) this.#scheduleBookmark(w, deadline, timers);
     return w;
   }
 
@@ -424,13 +436,24 @@ export class WatchCache implements CacheSink {
     }
   }
 
-  #scheduleBookmark(w: Watcher): void {
+  /**
+   * The next bookmark of `w`: every bookmarkIntervalMs, or 2 s before its deadline when that
+   * comes first; none once the pre-deadline moment has passed (cache_watcher.go
+   * `nextBookmarkTime`). `timers` holds the watcher's live timer handles.
+   */
+  #scheduleBookmark(w: Watcher, deadline: number | undefined, timers: TimerHandle[]): void {
+    const now = this.#clock.now();
+    let at = now + this.#bookmarkIntervalMs;
+    if (deadline !== undefined && deadline - 2000 < at) at = deadline - 2000;
+    if (at < now) return;
     const handle = this.#clock.setTimeout(() => {
+      timers.splice(timers.indexOf(handle), 1);
       if (w.closed) return;
       w.bookmark(this.#rv, this.#bookmarkLine_(this.#rv));
-      if (!w.closed) this.#scheduleBookmark(w);
-    }, this.#bookmarkIntervalMs);
-    w.cleanup = () => this.#clock.clearTimeout(handle);
+      if (!w.closed && (deadline === undefined || at < deadline - 2000))
+        this.#scheduleBookmark(w, deadline, timers);
+    }, at - now);
+    timers.push(handle);
   }
 
   /** The periodic bookmark line at `rv`, encoded once per RV for all watchers. */

@@ -361,6 +361,28 @@ describe('WatchCache watch', () => {
     assert.equal(clock.pending(), 0);
   });
 
+  it('timeoutMs: bookmarks every interval and 2 s before the deadline, then a clean end', async () => {
+    const { cache, clock } = seeded({ bookmarkIntervalMs: 60_000 });
+    const w = cache.watch({ ...ALL, resourceVersion: 10n, allowWatchBookmarks: true, timeoutMs: 150_000 });
+    const plain = cache.watch({ ...ALL, resourceVersion: 10n, timeoutMs: 1_000 });
+    const seen: string[] = [];
+    for (const t of [60_000, 120_000, 147_999, 148_000, 149_999, 150_000]) {
+      await clock.step(t - (seen.length ? Number(seen[seen.length - 1]!.split(' ')[0]) : 0));
+      seen.push(`${t} ${summary(drain(w)).join(',')} ${w.closed}`);
+    }
+    assert.deepEqual(seen, [
+      '60000 BOOKMARK @10 false',
+      '120000 BOOKMARK @10 false',
+      '147999  false',
+      '148000 BOOKMARK @10 false',
+      '149999  false',
+      '150000  true',
+    ]);
+    assert.equal(w.closeReason, 'timeout');
+    assert.equal(plain.closeReason, 'timeout');
+    assert.equal(clock.pending(), 0);
+  });
+
   it('a bookmark advances the RV without history: resuming there sends no phantom event', () => {
     const { cache } = seeded();
     cache.add(pod('a', 'p4', 11));
