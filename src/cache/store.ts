@@ -85,6 +85,8 @@ export class Store {
   #byNamespace = new Map<string, Bucket>();
   #byField = new Map<string, Map<string, Bucket>>();
   #bytes = 0;
+  /** All keys in order, rebuilt lazily after a key is added or removed (not on updates). */
+  #sortedKeys: string[] | undefined;
 
   constructor(resource: ResourceInfo) {
     this.#resource = resource;
@@ -114,6 +116,7 @@ export class Store {
   put(e: StoreEntry): StoreEntry | undefined {
     const prev = this.#byKey.get(e.key);
     if (prev) this.#unindex(prev);
+    else this.#sortedKeys = undefined;
     this.#byKey.set(e.key, e);
     this.#bytes += e.size;
     addTo(this.#byNamespace, e.namespace, e);
@@ -127,6 +130,7 @@ export class Store {
     if (prev) {
       this.#unindex(prev);
       this.#byKey.delete(key);
+      this.#sortedKeys = undefined;
     }
     return prev;
   }
@@ -137,6 +141,7 @@ export class Store {
     this.#byNamespace = new Map();
     for (const f of this.#indexed) this.#byField.set(f, new Map());
     this.#bytes = 0;
+    this.#sortedKeys = undefined;
   }
 
   #unindex(e: StoreEntry): void {
@@ -148,13 +153,18 @@ export class Store {
   /**
    * The smallest candidate set that can hold every match of (namespace, field selector): one
    * entry for an exact `metadata.name`, an index bucket for an `=` term on an indexed field, the
-   * namespace bucket, or everything. Callers still filter every candidate.
+   * namespace bucket, or everything — the latter already in key order (`sorted`), so the
+   * frequent cluster-wide LIST / initial watch does not sort the whole store each time.
+   * Callers still filter every candidate.
    */
-  candidates(namespace: string | undefined, field: FieldSelector): Iterable<StoreEntry> {
+  candidates(
+    namespace: string | undefined,
+    field: FieldSelector,
+  ): { entries: Iterable<StoreEntry>; sorted: boolean } {
     const name = field.exact('metadata.name');
     if (name !== undefined && (namespace !== undefined || !this.#resource.namespaced)) {
       const e = this.#byKey.get(objectKey(namespace, name));
-      return e ? [e] : [];
+      return { entries: e ? [e] : [], sorted: true };
     }
     let best: Bucket | undefined =
       namespace !== undefined ? (this.#byNamespace.get(namespace) ?? EMPTY) : undefined;
@@ -164,7 +174,13 @@ export class Store {
       const bucket = this.#byField.get(f)!.get(v) ?? EMPTY;
       if (!best || bucket.size < best.size) best = bucket;
     }
-    return (best ?? this.#byKey).values();
+    if (best) return { entries: best.values(), sorted: false };
+    return { entries: this.#inKeyOrder(), sorted: true };
+  }
+
+  *#inKeyOrder(): Generator<StoreEntry> {
+    if (!this.#sortedKeys) this.#sortedKeys = [...this.#byKey.keys()].sort(compareKeys);
+    for (const k of this.#sortedKeys) yield this.#byKey.get(k)!;
   }
 
   /** All entries (unordered). */
@@ -174,6 +190,11 @@ export class Store {
 }
 
 const EMPTY: Bucket = new Map();
+
+/** Key order of etcd and the apiserver's btree (byte order; keys are ASCII). */
+export function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
 
 function addTo(index: Map<string, Bucket>, value: string, e: StoreEntry): void {
   let b = index.get(value);

@@ -17,7 +17,7 @@ import { bookmarkObject, encodeStatus, eventLine, type ListResult } from './enco
 import type { FieldSelector } from './field-selector.ts';
 import { type ChangeType, History, HistoryEvent } from './history.ts';
 import type { LabelSelector } from './label-selector.ts';
-import { objectKey, parseRV, Store, type StoreEntry } from './store.ts';
+import { compareKeys, objectKey, parseRV, Store, type StoreEntry } from './store.ts';
 import type { CacheSink, UpstreamObject } from './types.ts';
 
 export type { CacheWatcher, CloseReason } from './cache-watcher.ts';
@@ -326,13 +326,15 @@ export class WatchCache implements CacheSink {
       // The state at rv: for each key changed after rv, its value before the oldest such change.
       const undo = new Map<string, StoreEntry | null>();
       for (const e of this.#history.newestFirstAfter(rv)) undo.set(e.cur.key, e.prev ?? null);
-      for (const e of this.#store.candidates(ns, q.fieldSelector))
-        if (!undo.has(e.key) && wanted(e)) picked.push(e);
+      const c = this.#store.candidates(ns, q.fieldSelector);
+      for (const e of c.entries) if (!undo.has(e.key) && wanted(e)) picked.push(e);
       for (const e of undo.values()) if (e && wanted(e)) picked.push(e);
+      picked.sort(byKey);
     } else {
-      for (const e of this.#store.candidates(ns, q.fieldSelector)) if (wanted(e)) picked.push(e);
+      const c = this.#store.candidates(ns, q.fieldSelector);
+      for (const e of c.entries) if (wanted(e)) picked.push(e);
+      if (!c.sorted) picked.sort(byKey);
     }
-    picked.sort(byKey);
     const result: ListResult = { resourceVersion: String(rv), items: [] };
     let page = picked;
     if (q.limit && q.limit > 0 && picked.length > q.limit) {
@@ -474,8 +476,9 @@ export class WatchCache implements CacheSink {
     end: Buffer | undefined,
   ): Iterator<Buffer> {
     const entries: StoreEntry[] = [];
-    for (const e of this.#store.candidates(ns, field)) if (filter(e)) entries.push(e);
-    entries.sort(byKey);
+    const c = this.#store.candidates(ns, field);
+    for (const e of c.entries) if (filter(e)) entries.push(e);
+    if (!c.sorted) entries.sort(byKey);
     return (function* () {
       for (const e of entries) yield eventLine('ADDED', e.obj.raw);
       if (end) yield end;
@@ -491,5 +494,5 @@ function* historyLines(events: HistoryEvent[], filter: (e: StoreEntry) => boolea
 }
 
 function byKey(a: StoreEntry, b: StoreEntry): number {
-  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+  return compareKeys(a.key, b.key);
 }
