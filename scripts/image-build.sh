@@ -72,7 +72,8 @@ cp -R "$work/prod-deps/node_modules" "$app/node_modules"
 cp -R "$work/build/dist" "$app/dist"
 [ -f "$app/dist/src/cli.js" ] ||
   fail "dist/src/cli.js is missing: the build did not produce the image entrypoint (does $ref contain src/cli.ts?)"
-for dev in typescript @biomejs/biome @types/node node; do
+# Dev-only tools (@types/node is NOT listed: @kubernetes/client-node depends on it at run time).
+for dev in typescript @biomejs/biome node; do
   [ ! -e "$app/node_modules/$dev" ] || fail "dev dependency $dev is in the runtime node_modules"
 done
 chmod -R a-w "$app" # readOnlyRootFilesystem: the app must not need to write next to itself
