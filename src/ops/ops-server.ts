@@ -56,8 +56,13 @@ export const DEFAULT_OPS_LISTEN = '127.0.0.1:8081';
 
 const HEALTH_HEADERS = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' };
 
-/** The checks behind each health endpoint, in the order they are listed. */
-export function opsHealthChecks(opts: OpsServerOptions): { livez: HealthCheck[]; readyz: HealthCheck[] } {
+/**
+ * The checks behind each health endpoint, in the order they are listed. Called per request: the
+ * per-resource checks are rebuilt from the status source each time (it is the single truth).
+ */
+export function opsHealthChecks(
+  opts: OpsServerOptions,
+): Record<'livez' | 'readyz' | 'healthz', HealthCheck[]> {
   const maxDelay = opts.maxEventLoopDelayMs ?? 10_000;
   const eventLoop: HealthCheck = {
     name: 'event-loop',
@@ -70,18 +75,14 @@ export function opsHealthChecks(opts: OpsServerOptions): { livez: HealthCheck[];
     name: 'shutdown',
     check: () => (opts.shuttingDown?.() ? 'process is shutting down' : undefined),
   };
-  // One check per resource; names are re-read per request because resources are configured at
-  // start but the source is the single truth (a test or a reload may change the list).
-  const cacheSync = (): HealthCheck[] =>
-    opts.source.resources().map((s) => ({
-      name: `cache-sync/${groupResourceString(s.gvr)}`,
-      check: () => (s.synced ? undefined : s.lastError ? `not synced: ${s.lastError}` : 'not synced'),
-    }));
+  const cacheSync: HealthCheck[] = opts.source.resources().map((s) => ({
+    name: `cache-sync/${groupResourceString(s.gvr)}`,
+    check: () => (s.synced ? undefined : s.lastError ? `not synced: ${s.lastError}` : 'not synced'),
+  }));
   return {
     livez: [pingCheck, eventLoop],
-    get readyz() {
-      return [pingCheck, shutdown, ...cacheSync()];
-    },
+    readyz: [pingCheck, shutdown, ...cacheSync],
+    healthz: [pingCheck, eventLoop, shutdown, ...cacheSync],
   };
 }
 
@@ -92,14 +93,8 @@ export function buildOpsServer(opts: OpsServerOptions): FastifyInstance {
     loggerInstance: (opts.logger ?? silentLogger) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
   });
-  const checks = opsHealthChecks(opts);
-  const endpoints: Record<string, () => HealthCheck[]> = {
-    livez: () => checks.livez,
-    readyz: () => checks.readyz,
-    healthz: () => [...checks.livez, ...checks.readyz.filter((c) => c !== pingCheck)],
-  };
-
-  for (const [name, list] of Object.entries(endpoints)) {
+  for (const name of ['livez', 'readyz', 'healthz'] as const) {
+    const list = () => opsHealthChecks(opts)[name];
     app.get(`/${name}`, (req: FastifyRequest, reply: FastifyReply) => {
       const q = req.query as Record<string, string | string[] | undefined>;
       const exclude = q.exclude === undefined ? [] : ([] as string[]).concat(q.exclude);
