@@ -357,6 +357,11 @@ export class Reflector {
       this.#noteError(err, 'list resource version unavailable; relisting at RV=""');
       result = await this.#pagedList(this.#relistRV(), limit, start);
     }
+    if (result.resourceVersion === '' || result.resourceVersion === '0') {
+      // Without a list RV there is no safe point to watch from (DESIGN.md §3: a resource whose
+      // RVs do not parse is not cached).
+      throw new Error(`${this.#name}: upstream LIST returned no usable resourceVersion`);
+    }
     if (rv === '0' && result.paginated) this.#paginatedResult = true;
     this.#rvUnavailable = false;
     this.#sink.replace(result.items, result.resourceVersion);
@@ -410,6 +415,10 @@ export class Reflector {
    */
   async #watch(handed: WatchStream | undefined): Promise<void> {
     let w = handed;
+    if (this.#lastSyncRV === '' || this.#lastSyncRV === '0') {
+      // Unreachable with a real apiserver (#list rejects an RV-less answer); guards the invariant.
+      throw new Error(`${this.#name}: refusing to watch from unearned resourceVersion "${this.#lastSyncRV}"`);
+    }
     for (;;) {
       if (this.#stopped()) throw new StopRequested();
       const rv = this.#lastSyncRV;
@@ -437,10 +446,8 @@ export class Reflector {
         }
       }
       const start = this.#clock.now();
-      const propagateRVFromStart = handed !== undefined || !(rv === '' || rv === '0');
-      handed = undefined;
       try {
-        await this.#consumeLive(w, start, propagateRVFromStart);
+        await this.#consumeLive(w, start);
       } catch (err) {
         w.close();
         w = undefined;
@@ -476,41 +483,17 @@ export class Reflector {
     }
   }
 
-  /** Live phase of a stream: events go to the sink. */
-  async #consumeLive(w: WatchStream, start: number, propagateRVFromStart: boolean): Promise<void> {
-    if (propagateRVFromStart) {
-      await this.#handleAnyWatch(w, start, false, {
-        store: (op, obj) => this.#sink[op](obj),
-        bookmark: (rv) => this.#sink.bookmark(rv),
-        onRV: (rv) => this.#setLastSyncRV(rv),
-      });
-      return;
-    }
-    // A plain watch from "" or "0" starts with synthetic ADDED in storage order, not RV order.
-    // They are collected until the first MODIFIED/DELETED/BOOKMARK proves the burst is over; that
-    // event's RV is the first one earned, and the collected set (with it applied) is the state
-    // at that RV, delivered as one snapshot.
-    let temp: Map<string, UpstreamObject> | undefined = new Map();
-    const started = this.#clock.now();
+  /**
+   * Live phase of a stream: events go straight to the sink and every event's RV is published.
+   * Safe because a live watch always starts from an earned RV (a LIST's or a watch-list
+   * bookmark's), never "" or "0": only those produce synthetic ADDED in storage order, and
+   * the reflector consumes those exclusively through the watch-list temporary store.
+   */
+  async #consumeLive(w: WatchStream, start: number): Promise<void> {
     await this.#handleAnyWatch(w, start, false, {
-      store: (op, obj) => {
-        if (temp) applyToMap(temp, op, obj);
-        else this.#sink[op](obj);
-      },
-      bookmark: (rv) => {
-        if (!temp) this.#sink.bookmark(rv);
-      },
-      onRV: (rv, besidesAdded) => {
-        if (!besidesAdded) return;
-        if (temp) {
-          const objects = [...temp.values()];
-          temp = undefined;
-          this.#sink.replace(objects, rv);
-          this.#synced('list', objects.length, started);
-        }
-        this.#setLastSyncRV(rv);
-      },
-      progress: () => temp?.size ?? 0,
+      store: (op, obj) => this.#sink[op](obj),
+      bookmark: (rv) => this.#sink.bookmark(rv),
+      onRV: (rv) => this.#setLastSyncRV(rv),
     });
   }
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 
 /** Where to read the upstream's connection settings from. */
 export interface KubeConfigSource {
@@ -24,22 +24,22 @@ export interface LoadedKubeConfig {
 }
 
 /**
- * Loads the upstream's settings via @kubernetes/client-node: an explicit file, else
- * `KUBECONFIG` / `~/.kube/config` / in-cluster (client-node `loadFromDefault`, which tries
+ * Loads the upstream's settings via @kubernetes/client-node: an explicit file, else a single
+ * `KUBECONFIG` file, else client-node's `loadFromDefault` (merged `KUBECONFIG`, `~/.kube/config`,
  * in-cluster when no file exists). Throws when nothing usable is found (no current cluster).
  */
 export function loadKubeConfig(src: KubeConfigSource = {}): LoadedKubeConfig {
   const kc = new KubeConfig();
   let tokenFile: string | undefined;
-  if (src.kubeconfig) {
-    kc.loadFromFile(src.kubeconfig);
-    tokenFile = findTokenFile(src.kubeconfig, kc, src.context);
+  const envFiles = process.env.KUBECONFIG?.split(path.delimiter).filter((p) => p !== '') ?? [];
+  const file = src.kubeconfig ?? (src.inCluster || envFiles.length !== 1 ? undefined : envFiles[0]);
+  if (file) {
+    loadFile(kc, file);
+    tokenFile = findTokenFile(file, kc, src.context);
   } else if (src.inCluster) {
     kc.loadFromCluster();
   } else {
     kc.loadFromDefault();
-    const env = process.env.KUBECONFIG?.split(path.delimiter).find((p) => p !== '');
-    if (env) tokenFile = findTokenFile(env, kc, src.context);
   }
   if (src.context) kc.setCurrentContext(src.context);
   const cluster = kc.getCurrentCluster();
@@ -51,6 +51,21 @@ export function loadKubeConfig(src: KubeConfigSource = {}): LoadedKubeConfig {
     if (provider?.name === 'tokenFile' && provider.config?.tokenFile) tokenFile = provider.config.tokenFile;
   }
   return { kc, tokenFile };
+}
+
+/**
+ * client-node reads `token-file` while parsing, relative to the process's cwd; kubectl resolves
+ * every path relative to the kubeconfig file. Make token-file absolute first.
+ */
+function loadFile(kc: KubeConfig, file: string): void {
+  const dir = path.dirname(path.resolve(file));
+  const raw = parse(readFileSync(file, 'utf8')) as { users?: { user?: Record<string, unknown> }[] } | null;
+  for (const u of raw?.users ?? []) {
+    const tf = u.user?.['token-file'];
+    if (typeof tf === 'string' && !path.isAbsolute(tf)) u.user!['token-file'] = path.join(dir, tf);
+  }
+  kc.loadFromString(stringify(raw ?? {}));
+  kc.makePathsAbsolute(dir);
 }
 
 /** The current user's `token-file` from the raw kubeconfig (relative paths resolved against it). */
@@ -65,7 +80,7 @@ function findTokenFile(file: string, kc: KubeConfig, context: string | undefined
     const userName = raw.contexts?.find((c) => c.name === ctxName)?.context?.user;
     const tf = raw.users?.find((u) => u.name === userName)?.user?.['token-file'];
     if (!tf) return undefined;
-    return path.isAbsolute(tf) ? tf : path.join(path.dirname(file), tf);
+    return path.isAbsolute(tf) ? tf : path.join(path.dirname(path.resolve(file)), tf);
   } catch {
     return undefined;
   }
