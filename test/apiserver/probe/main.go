@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -57,6 +58,7 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Second, "how long to run after the initial sync")
 	syncTimeout := flag.Duration("sync-timeout", 60*time.Second, "fail if not synced within this time")
 	quiet := flag.Bool("quiet", false, "do not print individual events")
+	labelSelector := flag.String("label-selector", "", "label selector for the informer's LIST/WATCH")
 	flag.Parse()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
@@ -77,7 +79,9 @@ func main() {
 	if err != nil {
 		fail("client: %v", err)
 	}
-	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, *namespace, nil)
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, *namespace, func(o *metav1.ListOptions) {
+		o.LabelSelector = *labelSelector
+	})
 	informer := factory.ForResource(gvr).Informer()
 
 	synced := false
