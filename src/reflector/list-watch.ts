@@ -46,7 +46,7 @@ export interface ListerWatcher {
 }
 
 /**
- * The HTTP {@link ListerWatcher} for one resource across all namespaces, through the upstream's
+ * The HTTP {@link ListerWatcher} for one resource (all namespaces by default), through the upstream's
  * undici Agent. LIST bodies are decoded with {@link decodeList} (item bytes kept verbatim,
  * kind/apiVersion put back); watch bodies are split line by line as they arrive.
  */
@@ -55,10 +55,15 @@ export class HttpListerWatcher implements ListerWatcher {
   readonly #info: ResourceInfo;
   readonly #path: string;
 
-  constructor(up: Upstream, info: ResourceInfo) {
+  /**
+   * `namespace` restricts a namespaced resource to one namespace (an identity that may only
+   * read one namespace; tests); default all namespaces.
+   */
+  constructor(up: Upstream, info: ResourceInfo, namespace?: string) {
     this.#up = up;
     this.#info = info;
-    this.#path = `${groupVersionPath(info.gvr)}/${info.gvr.resource}`;
+    const ns = namespace && info.namespaced ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+    this.#path = `${groupVersionPath(info.gvr)}${ns}/${info.gvr.resource}`;
   }
 
   async list(opts: ListOptions, signal?: AbortSignal): Promise<DecodedList> {
