@@ -527,7 +527,14 @@ export class Reflector {
         } catch (err) {
           if (this.#stopped()) throw new StopRequested();
           if (this.#livenessExpired) throw new LivenessExpired();
-          throw err;
+          if (err instanceof SyntaxError) {
+            // client-go StreamWatcher: an undecodable event is an internal error event.
+            throw new UpstreamError(500, `unable to decode an event from the watch stream: ${err.message}`);
+          }
+          // client-go StreamWatcher: a broken connection (EOF, reset, timeout) ends the watch
+          // like a normal close; the caller re-watches from the last RV.
+          this.#log.debug({ err: errText(err) }, 'watch stream broken; treating as closed');
+          ev = undefined;
         }
         if (this.#stopped()) throw new StopRequested();
         if (this.#livenessExpired) throw new LivenessExpired();

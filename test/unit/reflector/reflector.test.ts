@@ -450,3 +450,45 @@ describe('Reflector: isolation', () => {
     await Promise.all([d1, d2]);
   });
 });
+
+describe('Reflector: broken streams (client-go StreamWatcher semantics)', () => {
+  it('a connection broken mid-watch re-watches from the last RV without relisting', async () => {
+    const t = setup({ useWatchList: false });
+    t.lw.listReturns(page('100', [cm('a', 90)]));
+    const s = new FakeStream();
+    t.lw.watchReturns(s);
+    await t.flush();
+    s.push(ev('MODIFIED', cm('a', 101))).fail(
+      Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+    );
+    t.lw.watchReturns(new FakeStream());
+    await t.flush();
+    assert.deepEqual(
+      t.lw.watches.map((w) => w.resourceVersion),
+      ['100', '101'],
+    );
+    assert.equal(t.lw.lists.length, 1);
+    assert.deepEqual(t.clock.pendingDelays(), [180_000], 'only the liveness timer: no backoff');
+    await t.finish();
+  });
+
+  it('an undecodable line is an internal error: re-watch after backoff without relisting', async () => {
+    const t = setup({ useWatchList: false });
+    t.lw.listReturns(page('100', [cm('a', 90)]));
+    const s = new FakeStream();
+    t.lw.watchReturns(s);
+    await t.flush();
+    s.push(ev('MODIFIED', cm('a', 101))).fail(new SyntaxError('Unexpected token'));
+    t.lw.watchReturns(new FakeStream());
+    await t.flush();
+    assert.deepEqual(t.clock.pendingDelays(), [1200]);
+    await t.clock.step(1200);
+    assert.deepEqual(
+      t.lw.watches.map((w) => w.resourceVersion),
+      ['100', '101'],
+    );
+    assert.equal(t.lw.lists.length, 1);
+    assert.match(t.r.status().lastError ?? '', /unable to decode an event from the watch stream/);
+    await t.finish();
+  });
+});
