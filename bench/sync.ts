@@ -40,7 +40,7 @@ function run(kubeconfig: string, namespace: string, mode: string): Promise<Row> 
         if (err) return reject(new Error(`${mode}: ${err.message}\n${stderr.slice(-2000)}`));
         const progress = stderr.split('\n').filter((l) => l.includes('sync in progress')).length;
         const row = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Row;
-        process.stderr.write(`bench: ${mode} done (${progress} progress log lines)\n`);
+        process.stderr.write(`bench: ${JSON.stringify(row)} (${progress} progress log lines)\n`);
         resolve(row);
       },
     );
@@ -77,7 +77,7 @@ const header = [
   'peak RSS MiB',
 ];
 const lines = rows.map((r) =>
-  [r.n, r.mode, r.objects, r.ms, r.listRequests, r.rssBeforeMiB, r.peakRssMiB].map(String),
+  [r.n, r.round, r.mode, r.objects, r.ms, r.listRequests, r.rssBeforeMiB, r.peakRssMiB].map(String),
 );
 const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
 const fmt = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
