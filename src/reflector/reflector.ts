@@ -444,6 +444,9 @@ export class Reflector {
           this.#pendingRelistReason = 'watch-open-error';
           throw err;
         }
+        // The upstream just accepted a stream that resumes exactly at our RV: that is as good a
+        // proof of liveness as an event (a half-open connection never gets this far).
+        if (this.#status.synced) this.#setLive(true);
       }
       const start = this.#clock.now();
       try {

@@ -32,6 +32,11 @@ export interface UpstreamOptions extends KubeConfigSource {
   clock?: Clock;
   /** Max connections per origin; default 64 (watches hold one each). */
   connections?: number;
+  /**
+   * Time to wait for response headers (ms); default 60 000. Bounds a request to a frozen
+   * upstream; a LIST's headers come only once the apiserver has built the answer.
+   */
+  headersTimeoutMs?: number;
 }
 
 /**
@@ -71,7 +76,7 @@ export async function createUpstream(opts: UpstreamOptions = {}): Promise<Upstre
     // Watches are long-lived and may be idle between bookmarks: the reflector has its own
     // liveness window, so undici must not cut idle bodies.
     bodyTimeout: 0,
-    headersTimeout: 60_000,
+    headersTimeout: opts.headersTimeoutMs ?? 60_000,
   });
   const fileToken = loaded.tokenFile ? new FileTokenSource(loaded.tokenFile, clock) : undefined;
   return {

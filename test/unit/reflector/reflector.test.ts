@@ -275,10 +275,17 @@ describe('Reflector: watch errors', () => {
       ['100', '101', '101'],
     );
     assert.equal(t.lw.lists.length, 1);
-    assert.deepEqual(t.sink.calls, ['replace[a@90]@100', 'live true', 'update a@101', 'live false']);
+    // Not live while backing off; live again once the upstream accepted the new stream.
+    assert.deepEqual(t.sink.calls, [
+      'replace[a@90]@100',
+      'live true',
+      'update a@101',
+      'live false',
+      'live true',
+    ]);
     s2.push(bookmark(105));
     await t.flush();
-    assert.deepEqual(t.sink.calls.slice(4), ['live true', 'bookmark 105']);
+    assert.deepEqual(t.sink.calls.slice(5), ['bookmark 105']);
     assert.equal(t.r.status().watchRestarts, 2);
     await t.finish();
   });
@@ -381,22 +388,25 @@ describe('Reflector: watch errors', () => {
     await t.clock.step(60_000);
     t.s.push(bookmark(110));
     await t.flush();
-    const s2 = new FakeStream();
-    t.lw.watchReturns(s2);
     await t.clock.step(179_999);
     assert.equal(t.s.closed, false);
     await t.clock.step(1);
     await t.flush();
     assert.equal(t.s.closed, true);
+    // The re-watch hangs (upstream frozen): not live meanwhile.
     assert.deepEqual(t.sink.calls, ['replace[a@90]@100', 'live true', 'bookmark 110', 'live false']);
     assert.deepEqual(
       t.lw.watches.map((w) => w.resourceVersion),
       ['100', '110'],
     );
+    const s2 = new FakeStream();
+    t.lw.watchReturns(s2);
+    await t.flush();
     assert.equal(t.lw.lists.length, 1);
     s2.push(ev('MODIFIED', cm('a', 120)));
     await t.flush();
     assert.deepEqual(t.sink.calls.slice(4), ['live true', 'update a@120']);
+    assert.equal(t.r.status().watchRestarts, 1);
     await t.finish();
   });
 
