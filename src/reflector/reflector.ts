@@ -87,7 +87,11 @@ export class WatchListIncompleteError extends Error {
 class StopRequested extends Error {}
 class LivenessExpired extends Error {}
 
-/** The deadline retry of client-go `retryWithDeadline` (resets after 1 min without errors). */
+/**
+ * client-go `retryWithDeadline` for internal errors: retry while the first error of the current
+ * run is at most `deadlineMs` old; a run ends after 1 min without errors, or when the deadline
+ * is passed (`ShouldRetry` then resets).
+ */
 class RetryWithDeadline {
   readonly #clock: Clock;
   readonly #deadlineMs: number;
@@ -97,11 +101,17 @@ class RetryWithDeadline {
     this.#clock = clock;
     this.#deadlineMs = deadlineMs;
   }
-  shouldRetry(): boolean {
+  /** Records an internal error (client-go `After`) and says whether to retry (`ShouldRetry`). */
+  afterInternalError(): boolean {
     const now = this.#clock.now();
-    if (this.#last === undefined || now - this.#last > 60_000) this.#first = now;
+    if (this.#last !== undefined && now - this.#last > 60_000) this.#first = undefined;
+    this.#first ??= now;
     this.#last = now;
-    return this.#deadlineMs > 0 && now - (this.#first ?? now) < this.#deadlineMs;
+    if (this.#deadlineMs <= 0) return false;
+    if (now - this.#first <= this.#deadlineMs) return true;
+    this.#first = undefined;
+    this.#last = undefined;
+    return false;
   }
 }
 
@@ -412,6 +422,10 @@ export class Reflector {
    * client-go `watch`: consume the handed-over watch-list stream, or open watches from the
    * last RV, until an error that needs a relist. 429 / connection refused / 5xx (within the
    * deadline) re-watch after backoff without relisting; a clean end re-watches at once.
+   * Deliberate deviations from client-go: a 5xx is retried after a backoff sleep (client-go
+   * re-watches at once, i.e. up to 30 s of back-to-back requests against a failing upstream),
+   * and a 5xx answer to the watch request itself gets the same deadline retry (client-go
+   * relists at once).
    */
   async #watch(handed: WatchStream | undefined): Promise<void> {
     let w = handed;
@@ -422,6 +436,8 @@ export class Reflector {
     for (;;) {
       if (this.#stopped()) throw new StopRequested();
       const rv = this.#lastSyncRV;
+      // Started before the request: some proxies hold the headers until the first event.
+      const start = this.#clock.now();
       if (!w) {
         try {
           w = await this.#lw.watch(
@@ -433,7 +449,7 @@ export class Reflector {
           if (
             isConnectionRefused(err) ||
             isTooManyRequests(err) ||
-            (isInternalError(err) && this.#retry.shouldRetry())
+            (isInternalError(err) && this.#retry.afterInternalError())
           ) {
             this.#noteError(err, 'watch request failed; backing off without relisting');
             this.#setLive(false);
@@ -448,7 +464,6 @@ export class Reflector {
         // proof of liveness as an event (a half-open connection never gets this far).
         if (this.#status.synced) this.#setLive(true);
       }
-      const start = this.#clock.now();
       try {
         await this.#consumeLive(w, start);
       } catch (err) {
@@ -470,7 +485,7 @@ export class Reflector {
           this.#log.info({ err: errText(err) }, 'watch resource version expired; relisting');
           return;
         }
-        if (isTooManyRequests(err) || (isInternalError(err) && this.#retry.shouldRetry())) {
+        if (isTooManyRequests(err) || (isInternalError(err) && this.#retry.afterInternalError())) {
           this.#noteError(err, 'watch ended with a retriable error; backing off without relisting');
           if (!(await this.#sleep(this.#backoff.next()))) throw new StopRequested();
           this.#status.watchRestarts++;
