@@ -11,6 +11,8 @@ export interface KubeConfigSource {
   inCluster?: boolean;
   /** Context to use instead of the file's `current-context`. */
   context?: string;
+  /** Prefix of the service-account mount path for in-cluster config (tests); default "". */
+  inClusterPathPrefix?: string;
 }
 
 /** A loaded kubeconfig plus what client-node drops on load that we need for rotation. */
@@ -37,7 +39,7 @@ export function loadKubeConfig(src: KubeConfigSource = {}): LoadedKubeConfig {
     loadFile(kc, file);
     tokenFile = findTokenFile(file, kc, src.context);
   } else if (src.inCluster) {
-    kc.loadFromCluster();
+    kc.loadFromCluster(src.inClusterPathPrefix);
   } else {
     kc.loadFromDefault();
   }

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadKubeConfig } from '../../../src/upstream/kubeconfig.ts';
 import { createUpstream } from '../../../src/upstream/upstream.ts';
+import { FakeClock } from '../../../src/util/clock.ts';
 
 describe('loadKubeConfig / createUpstream', () => {
   it('finds a relative token-file, resolves it against the kubeconfig and re-reads it', async () => {
@@ -66,6 +67,38 @@ current-context: x
       assert.equal(await up.authorization(), undefined);
       await up.close();
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('loadKubeConfig: in-cluster', () => {
+  it('uses KUBERNETES_SERVICE_HOST/PORT, the mounted CA, and re-reads the rotating service-account token', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kcp-sa-'));
+    const saved = { host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT };
+    try {
+      const sa = path.join(dir, 'var/run/secrets/kubernetes.io/serviceaccount');
+      mkdirSync(sa, { recursive: true });
+      writeFileSync(path.join(sa, 'token'), 'sa-token-1');
+      writeFileSync(path.join(sa, 'ca.crt'), 'not-a-real-ca');
+      writeFileSync(path.join(sa, 'namespace'), 'kube-system');
+      process.env.KUBERNETES_SERVICE_HOST = '10.0.0.1';
+      process.env.KUBERNETES_SERVICE_PORT = '443';
+      const clock = new FakeClock();
+      const loaded = loadKubeConfig({ inCluster: true, inClusterPathPrefix: dir });
+      assert.equal(loaded.tokenFile, path.join(sa, 'token'));
+      const up = await createUpstream({ loaded, clock });
+      assert.equal(up.baseUrl, 'https://10.0.0.1'); // default port dropped by URL
+      assert.equal(await up.authorization(), 'Bearer sa-token-1');
+      writeFileSync(path.join(sa, 'token'), 'sa-token-2-rotated');
+      await clock.step(10_000);
+      assert.equal(await up.authorization(), 'Bearer sa-token-2-rotated');
+      await up.close();
+    } finally {
+      process.env.KUBERNETES_SERVICE_HOST = saved.host;
+      process.env.KUBERNETES_SERVICE_PORT = saved.port;
+      if (saved.host === undefined) delete process.env.KUBERNETES_SERVICE_HOST;
+      if (saved.port === undefined) delete process.env.KUBERNETES_SERVICE_PORT;
       rmSync(dir, { recursive: true, force: true });
     }
   });
