@@ -365,6 +365,23 @@ describe('watch cache bytes equal the apiserver', () => {
       cache.list({ namespace: ns, labelSelector: everythingLabels, fieldSelector: everythingFields }),
     );
     assert.equal(String(Buffer.concat(mine)), String(direct.body));
+
+    // The CRD's watch cache starts at its creation: RV 1 is below its window. The apiserver
+    // answers HTTP 200, one ERROR event, end; a cache whose window starts at the same RV must
+    // send the same line.
+    const tooOld = await watch(`/apis/${group}/v1/widgets?watch=1&resourceVersion=1`);
+    const errorLine = await tooOld.next();
+    const m = /too old resource version: 1 \((\d+)\)/.exec(errorLine);
+    assert.ok(m, errorLine);
+    const expired = new WatchCache({ resource: WIDGETS });
+    expired.replace([], m[1]!);
+    const ew = expired.watch({
+      labelSelector: everythingLabels,
+      fieldSelector: everythingFields,
+      resourceVersion: 1n,
+    });
+    assert.deepEqual(drain(ew), [errorLine]);
+    assert.equal(ew.closed, true);
     await kubectl(['delete', 'crd', `widgets.${group}`, '--wait=false']);
   });
 
