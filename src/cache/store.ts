@@ -161,6 +161,7 @@ export class Store {
     namespace: string | undefined,
     field: FieldSelector,
   ): { entries: Iterable<StoreEntry>; sorted: boolean } {
+    if (namespace === undefined && this.#resource.namespaced) namespace = field.exact('metadata.namespace');
     const name = field.exact('metadata.name');
     if (name !== undefined && (namespace !== undefined || !this.#resource.namespaced)) {
       const e = this.#byKey.get(objectKey(namespace, name));

@@ -44,6 +44,8 @@ describe('Store', () => {
     assert.deepEqual(keys(s.candidates('a', f('metadata.name=p2'))), ['a/p2']);
     assert.deepEqual(keys(s.candidates('a', f('metadata.name=zz'))), []);
     assert.deepEqual(keys(s.candidates('b', everythingFields)), ['b/p3']);
+    assert.deepEqual(keys(s.candidates(undefined, f('metadata.namespace=b'))), ['b/p3']);
+    assert.deepEqual(keys(s.candidates(undefined, f('metadata.namespace=a,metadata.name=p1'))), ['a/p1']);
     assert.deepEqual(keys(s.candidates(undefined, f('spec.nodeName=n1'))).sort(), ['a/p1', 'b/p3']);
     assert.deepEqual(keys(s.candidates(undefined, f('spec.nodeName=n9'))), []);
     // != is not served by the index
