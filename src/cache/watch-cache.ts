@@ -42,6 +42,13 @@ export interface WatchCacheOptions {
   watcherBufferEvents?: number;
   /** Period of BOOKMARKs to watchers that allow them. ms, default 60 000 (apiserver `bookmarkFrequency`). */
   bookmarkIntervalMs?: number;
+  /**
+   * Called once per change handed to the fan-out, whatever the number of watchers
+   * (`apiserver_watch_cache_events_dispatched_total`). Must be cheap.
+   */
+  onEventDispatched?: () => void;
+  /** Called when a watcher is closed for not keeping up (`apiserver_terminated_watchers_total`). */
+  onWatcherTerminated?: () => void;
 }
 
 /** A LIST from the cache. `namespace` undefined = all namespaces (or a cluster-scoped resource). */
@@ -100,6 +107,16 @@ export interface WatchCacheStats {
   live: boolean;
   /** Age of the oldest buffered event, ms (0 when none). */
   oldestEventAgeMs: number;
+  /** When the oldest buffered event was recorded, ms since the epoch; null when none. */
+  oldestEventTimeMs: number | null;
+  /** The history's hard cap on events (the ring grows up to it; `historyMaxEvents`). */
+  historyCapacity: number;
+  /** When the last snapshot was stored (`replace`), ms since the epoch; null before. */
+  lastSyncTimeMs: number | null;
+  /** When the last event or bookmark arrived, ms since the epoch; null before. */
+  lastProgressTimeMs: number | null;
+  /** Watchers closed so far for not keeping up (buffer full). */
+  terminatedWatchers: number;
 }
 
 interface Waiter {
@@ -132,16 +149,25 @@ export class WatchCache implements CacheSink {
   #live = false;
   #waiters: Waiter[] = [];
   #bookmarkLine: { rv: bigint; line: Buffer } | undefined;
+  readonly #historyMaxEvents: number;
+  readonly #onEventDispatched: (() => void) | undefined;
+  readonly #onWatcherTerminated: (() => void) | undefined;
+  #lastSyncTimeMs: number | null = null;
+  #lastProgressTimeMs: number | null = null;
+  #terminatedWatchers = 0;
 
   constructor(opts: WatchCacheOptions) {
     this.resource = opts.resource;
     this.#clock = opts.clock ?? realClock;
     this.#logger = opts.logger;
     this.#store = new Store(opts.resource);
+    this.#historyMaxEvents = opts.historyMaxEvents ?? 102_400;
+    this.#onEventDispatched = opts.onEventDispatched;
+    this.#onWatcherTerminated = opts.onWatcherTerminated;
     this.#history = new History({
       minAgeMs: opts.historyMinAgeMs ?? 75_000,
       minEvents: opts.historyMinEvents ?? 100,
-      maxEvents: opts.historyMaxEvents ?? 102_400,
+      maxEvents: this.#historyMaxEvents,
       maxBytes: opts.historyMaxBytes ?? 64 * 1024 * 1024,
     });
     this.#watcherBufferEvents = opts.watcherBufferEvents ?? 1000;
@@ -217,6 +243,11 @@ export class WatchCache implements CacheSink {
       synced: this.#synced,
       live: this.#live,
       oldestEventAgeMs: oldest ? this.#clock.now() - oldest.at : 0,
+      oldestEventTimeMs: oldest ? oldest.at : null,
+      historyCapacity: this.#historyMaxEvents,
+      lastSyncTimeMs: this.#lastSyncTimeMs,
+      lastProgressTimeMs: this.#lastProgressTimeMs,
+      terminatedWatchers: this.#terminatedWatchers,
     };
   }
 
@@ -233,6 +264,7 @@ export class WatchCache implements CacheSink {
     this.#history.reset(rv);
     this.#rv = rv;
     this.#synced = true;
+    this.#lastSyncTimeMs = this.#clock.now();
     this.#logger?.debug(
       {
         resource: this.resource.gvr.resource,
@@ -259,6 +291,7 @@ export class WatchCache implements CacheSink {
 
   bookmark(resourceVersion: string): void {
     const rv = parseRV(resourceVersion);
+    this.#lastProgressTimeMs = this.#clock.now();
     if (rv <= this.#rv) return;
     this.#rv = rv;
     this.#wakeWaiters();
@@ -270,6 +303,7 @@ export class WatchCache implements CacheSink {
 
   #apply(type: ChangeType, obj: UpstreamObject): void {
     const entry = this.#store.entry(obj);
+    this.#lastProgressTimeMs = this.#clock.now();
     if (!this.#synced) {
       this.#logger?.warn(
         { resource: this.resource.gvr.resource, type },
@@ -294,6 +328,7 @@ export class WatchCache implements CacheSink {
     if (all) for (const w of all) w.deliver(event);
     const own = entry.namespace ? this.#watchersByNs.get(entry.namespace) : undefined;
     if (own) for (const w of own) w.deliver(event);
+    this.#onEventDispatched?.();
     this.#wakeWaiters();
   }
 
@@ -431,6 +466,8 @@ export class WatchCache implements CacheSink {
     bucket?.delete(w);
     if (bucket?.size === 0) this.#watchersByNs.delete(nsKey);
     if (reason === 'overflow') {
+      this.#terminatedWatchers++;
+      this.#onWatcherTerminated?.();
       this.#logger?.info(
         { resource: this.resource.gvr.resource },
         'watcher closed: buffer full (client too slow)',

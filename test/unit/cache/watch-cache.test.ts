@@ -407,7 +407,13 @@ describe('WatchCache watch', () => {
 
 describe('WatchCache fan-out and relist', () => {
   it('closes a watcher whose buffer is full without affecting the others', async () => {
-    const { cache } = seeded({ watcherBufferEvents: 3 });
+    let dispatched = 0;
+    let terminated = 0;
+    const { cache } = seeded({
+      watcherBufferEvents: 3,
+      onEventDispatched: () => dispatched++,
+      onWatcherTerminated: () => terminated++,
+    });
     const stalled = cache.watch({ ...ALL, resourceVersion: 10n });
     const reader = cache.watch({ ...ALL, resourceVersion: 10n });
     const got: string[] = [];
@@ -421,6 +427,9 @@ describe('WatchCache fan-out and relist', () => {
     assert.equal(stalled.closeReason, 'overflow');
     assert.equal(reader.closed, false);
     assert.equal(cache.stats().watchers, 1);
+    assert.equal(dispatched, 50);
+    assert.equal(terminated, 1);
+    assert.equal(cache.stats().terminatedWatchers, 1);
     // Nothing was handed to the stalled stream: it just ends, and its client resumes by RV.
     assert.deepEqual(drain(stalled), []);
     await new Promise((r) => setImmediate(r));
@@ -459,6 +468,11 @@ describe('WatchCache fan-out and relist', () => {
       synced: true,
       live: false,
       oldestEventAgeMs: 0,
+      oldestEventTimeMs: null,
+      historyCapacity: 102_400,
+      lastSyncTimeMs: 1_700_000_000_000,
+      lastProgressTimeMs: 1_700_000_000_000,
+      terminatedWatchers: 0,
     });
     const old = cache.watch({ ...ALL, resourceVersion: 11n });
     assert.deepEqual(summary(drain(old)), ['ERROR @undefined']);
