@@ -157,6 +157,45 @@ export function bookmarkObject(resource: ResourceInfo, rv: bigint, initialEvents
 }
 
 /**
+ * Bookmark objects learnt from the upstream: the bytes around the RV of a plain bookmark and of
+ * an initial-events-end one. Either may be missing until such a bookmark was seen.
+ */
+export interface BookmarkShape {
+  plain?: readonly [string, string];
+  end?: readonly [string, string];
+}
+
+/**
+ * Learns the bookmark shape of a kind from one upstream bookmark `object` at `rv`: the exact
+ * bytes around its RV, with and (when it carried the annotation) without
+ * `k8s.io/initial-events-end`. Returns undefined for bytes it cannot take apart safely.
+ */
+export function learnBookmarkShape(
+  resource: ResourceInfo,
+  object: Buffer,
+  rv: string,
+): BookmarkShape | undefined {
+  const s = object.toString('utf8');
+  const token = `"resourceVersion":"${rv}"`;
+  const at = s.indexOf(token);
+  if (at < 0 || s.indexOf(token, at + 1) >= 0 || !s.includes(`"kind":${JSON.stringify(resource.kind)}`))
+    return undefined;
+  const split = (t: string): [string, string] => {
+    const i = t.indexOf(token);
+    return [`${t.slice(0, i)}"resourceVersion":"`, `"${t.slice(i + token.length)}`];
+  };
+  const annotation = INITIAL_EVENTS_END;
+  const alone = `"annotations":{${annotation}}`;
+  let plain: string | undefined;
+  if (s.includes(`,${alone}`)) plain = s.replace(`,${alone}`, '');
+  else if (s.includes(`${alone},`)) plain = s.replace(`${alone},`, '');
+  else if (s.includes(`,${annotation}`)) plain = s.replace(`,${annotation}`, '');
+  else if (s.includes(`${annotation},`)) plain = s.replace(`${annotation},`, '');
+  if (plain === undefined) return { plain: split(s) };
+  return { plain: split(plain), end: split(s) };
+}
+
+/**
  * An object's bytes as a LIST item. Built-in kinds lose `kind`/`apiVersion` (the apiserver
  * clears TypeMeta of list items; custom resources keep it). Fast path: the upstream writes them
  * first, so the item is `{` + the bytes after that prefix, no parsing. Otherwise the object is

@@ -13,7 +13,14 @@ import type { ResourceInfo } from '../util/gvr.ts';
 import { type StatusError, tooManyRequests, tooOldResourceVersion } from '../util/status.ts';
 import { type CacheWatcher, type CloseReason, Watcher } from './cache-watcher.ts';
 import { type ContinueToken, encodeContinue } from './continue-token.ts';
-import { bookmarkObject, encodeStatus, eventLine, type ListResult } from './encoding.ts';
+import {
+  type BookmarkShape,
+  bookmarkObject,
+  encodeStatus,
+  eventLine,
+  type ListResult,
+  learnBookmarkShape,
+} from './encoding.ts';
 import type { FieldSelector } from './field-selector.ts';
 import { type ChangeType, History, HistoryEvent } from './history.ts';
 import type { LabelSelector } from './label-selector.ts';
@@ -155,6 +162,7 @@ export class WatchCache implements CacheSink {
   #lastSyncTimeMs: number | null = null;
   #lastProgressTimeMs: number | null = null;
   #terminatedWatchers = 0;
+  #bookmarkShape: BookmarkShape = {};
 
   constructor(opts: WatchCacheOptions) {
     this.resource = opts.resource;
@@ -253,8 +261,9 @@ export class WatchCache implements CacheSink {
 
   // ---- CacheSink (the Reflector's side) ----
 
-  replace(objects: UpstreamObject[], resourceVersion: string): void {
+  replace(objects: UpstreamObject[], resourceVersion: string, bookmarkObject?: Buffer): void {
     const rv = parseRV(resourceVersion);
+    if (bookmarkObject) this.#learnBookmark(bookmarkObject, resourceVersion);
     const wasSynced = this.#synced;
     // Relist: open watchers cannot be told what changed between the old and new snapshot with
     // distinct increasing RVs, so they end cleanly and resume (cacher.go terminateAllWatchers).
@@ -289,12 +298,25 @@ export class WatchCache implements CacheSink {
     this.#apply('DELETED', obj);
   }
 
-  bookmark(resourceVersion: string): void {
+  bookmark(resourceVersion: string, object?: Buffer): void {
     const rv = parseRV(resourceVersion);
+    if (object) this.#learnBookmark(object, resourceVersion);
     this.#lastProgressTimeMs = this.#clock.now();
     if (rv <= this.#rv) return;
     this.#rv = rv;
     this.#wakeWaiters();
+  }
+
+  /** Keeps the first shape learnt for each variant (they never change for a kind). */
+  #learnBookmark(object: Buffer, rv: string): void {
+    if (this.#bookmarkShape.plain && this.#bookmarkShape.end) return;
+    const shape = learnBookmarkShape(this.resource, object, rv);
+    if (!shape) return;
+    this.#bookmarkShape = {
+      plain: this.#bookmarkShape.plain ?? shape.plain,
+      end: this.#bookmarkShape.end ?? shape.end,
+    };
+    this.#bookmarkLine = undefined;
   }
 
   setLive(live: boolean): void {
@@ -502,7 +524,11 @@ export class WatchCache implements CacheSink {
   }
 
   #bookmarkBytes(rv: bigint, initialEventsEnd: boolean): Buffer {
-    return eventLine('BOOKMARK', bookmarkObject(this.resource, rv, initialEventsEnd));
+    const learnt = initialEventsEnd ? this.#bookmarkShape.end : this.#bookmarkShape.plain;
+    const object = learnt
+      ? Buffer.from(`${learnt[0]}${rv}${learnt[1]}`)
+      : bookmarkObject(this.resource, rv, initialEventsEnd);
+    return eventLine('BOOKMARK', object);
   }
 
   /** Synthetic ADDED lines for the matching snapshot (captured now, encoded lazily), then `end`. */

@@ -6,9 +6,12 @@ import {
   encodeStatus,
   eventLine,
   goJSON,
+  learnBookmarkShape,
   listItemBytes,
 } from '../../../src/cache/encoding.ts';
 import { withResourceVersion } from '../../../src/cache/history.ts';
+import { everythingFields, everythingLabels } from '../../../src/cache/selectors.ts';
+import { WatchCache } from '../../../src/cache/watch-cache.ts';
 import type { ResourceInfo } from '../../../src/util/gvr.ts';
 import { tooOldResourceVersion } from '../../../src/util/status.ts';
 import { PODS, WIDGETS } from './helpers.ts';
@@ -104,5 +107,44 @@ describe('encoding', () => {
       String(withResourceVersion(raw, 5n, 8n)),
       '{"kind":"Event","apiVersion":"v1","metadata":{"name":"e","resourceVersion":"8"},"involvedObject":{"resourceVersion":"5"}}',
     );
+  });
+
+  it('learns the bookmark shape of any kind from the upstream bookmarks', () => {
+    const INGRESSES: ResourceInfo = { ...PODS, kind: 'Ingress', apiVersion: 'networking.k8s.io/v1' };
+    const end =
+      '{"kind":"Ingress","apiVersion":"networking.k8s.io/v1","metadata":{"resourceVersion":"5","annotations":{"k8s.io/initial-events-end":"true"}},"spec":{},"status":{"loadBalancer":{}}}';
+    assert.deepEqual(learnBookmarkShape(INGRESSES, Buffer.from(end), '5'), {
+      plain: [
+        '{"kind":"Ingress","apiVersion":"networking.k8s.io/v1","metadata":{"resourceVersion":"',
+        '"},"spec":{},"status":{"loadBalancer":{}}}',
+      ],
+      end: [
+        '{"kind":"Ingress","apiVersion":"networking.k8s.io/v1","metadata":{"resourceVersion":"',
+        '","annotations":{"k8s.io/initial-events-end":"true"}},"spec":{},"status":{"loadBalancer":{}}}',
+      ],
+    });
+    const ds =
+      '{"kind":"DaemonSet","apiVersion":"apps/v1","metadata":{"resourceVersion":"9","annotations":{"deprecated.daemonset.template.generation":"0","k8s.io/initial-events-end":"true"}},"spec":{}}';
+    assert.deepEqual(learnBookmarkShape(DAEMONSETS, Buffer.from(ds), '9')?.plain, [
+      '{"kind":"DaemonSet","apiVersion":"apps/v1","metadata":{"resourceVersion":"',
+      '","annotations":{"deprecated.daemonset.template.generation":"0"}},"spec":{}}',
+    ]);
+    const cr =
+      '{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"annotations":{"k8s.io/initial-events-end":"true"},"resourceVersion":"3"}}';
+    assert.deepEqual(learnBookmarkShape(WIDGETS, Buffer.from(cr), '3')?.plain, [
+      '{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"resourceVersion":"',
+      '"}}',
+    ]);
+    assert.equal(learnBookmarkShape(WIDGETS, Buffer.from(end), '5'), undefined);
+    assert.equal(learnBookmarkShape(INGRESSES, Buffer.from(end), '6'), undefined);
+
+    const cache = new WatchCache({ resource: INGRESSES });
+    cache.replace([], '5', Buffer.from(end));
+    const w = cache.watch({
+      labelSelector: everythingLabels,
+      fieldSelector: everythingFields,
+      sendInitialEvents: true,
+    });
+    assert.equal(String(w.stream.read()), `{"type":"BOOKMARK","object":${end}}\n`);
   });
 });
