@@ -510,7 +510,7 @@ export class WatchCache implements CacheSink {
     const handle = this.#clock.setTimeout(() => {
       timers.splice(timers.indexOf(handle), 1);
       if (w.closed) return;
-      w.bookmark(this.#rv, this.#bookmarkLine_(this.#rv));
+      w.bookmark(this.#rv, this.#periodicBookmarkLine(this.#rv));
       if (!w.closed && (deadline === undefined || at < deadline - 2000))
         this.#scheduleBookmark(w, deadline, timers);
     }, at - now);
@@ -518,7 +518,7 @@ export class WatchCache implements CacheSink {
   }
 
   /** The periodic bookmark line at `rv`, encoded once per RV for all watchers. */
-  #bookmarkLine_(rv: bigint): Buffer {
+  #periodicBookmarkLine(rv: bigint): Buffer {
     if (this.#bookmarkLine?.rv !== rv) this.#bookmarkLine = { rv, line: this.#bookmarkBytes(rv, false) };
     return this.#bookmarkLine.line;
   }
