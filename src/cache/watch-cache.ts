@@ -154,7 +154,7 @@ export class WatchCache implements CacheSink {
   #rv = 0n;
   #synced = false;
   #live = false;
-  #waiters: Waiter[] = [];
+  readonly #waiters = new Set<Waiter>();
   #bookmarkLine: { rv: bigint; line: Buffer } | undefined;
   readonly #historyMaxEvents: number;
   readonly #onEventDispatched: (() => void) | undefined;
@@ -222,19 +222,19 @@ export class WatchCache implements CacheSink {
       const done = (ok: boolean) => {
         if (timer !== undefined) this.#clock.clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
-        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        this.#waiters.delete(waiter);
         resolve(ok);
       };
       const onAbort = () => done(false);
       const waiter: Waiter = { rv, resolve: done };
-      this.#waiters.push(waiter);
+      this.#waiters.add(waiter);
       timer = this.#clock.setTimeout(() => done(false), timeoutMs);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
   #wakeWaiters(): void {
-    if (!this.#synced || this.#waiters.length === 0) return;
+    if (!this.#synced || this.#waiters.size === 0) return;
     for (const w of [...this.#waiters]) if (this.#rv >= w.rv) w.resolve(true);
   }
 
