@@ -50,16 +50,22 @@ export interface CacheSink {
    * Atomically replace the whole contents with `objects` at `resourceVersion`. On a cache that
    * already served watchers this is a relist: open watchers are ended cleanly and the history
    * window restarts at `resourceVersion` (apiserver cacher behaviour, DESIGN.md §3 "Relist").
+   * `bookmarkObject`, when the snapshot came from a watch-list, is the `object` bytes of the
+   * `k8s.io/initial-events-end` BOOKMARK as received: the cache learns from it the exact shape the
+   * upstream gives bookmark objects of this kind, so its own bookmarks match byte for byte.
    */
-  replace(objects: UpstreamObject[], resourceVersion: string): void;
+  replace(objects: UpstreamObject[], resourceVersion: string, bookmarkObject?: Buffer): void;
   /** An ADDED event; the object's RV becomes the cache's RV. */
   add(obj: UpstreamObject): void;
   /** A MODIFIED event. */
   update(obj: UpstreamObject): void;
   /** A DELETED event; `obj` is the last state, with the deletion's RV. */
   delete(obj: UpstreamObject): void;
-  /** Progress without a change (a BOOKMARK): the cache's RV becomes `resourceVersion`. */
-  bookmark(resourceVersion: string): void;
+  /**
+   * Progress without a change (a BOOKMARK): the cache's RV becomes `resourceVersion`. `object`,
+   * optional, is the bookmark's `object` bytes as received (see `replace`).
+   */
+  bookmark(resourceVersion: string, object?: Buffer): void;
   /**
    * Whether the upstream stream is proven live (an event or bookmark arrived within the
    * liveness window). RV="" ("consistent") reads are served from the cache only while true.

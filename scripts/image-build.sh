@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Performs the install and build steps of the Dockerfile in a clean temporary folder, without a
+# Docker engine, then starts the result the way the image's ENTRYPOINT does:
+#   1. export the committed tree (`git archive REF`, the equivalent of a clean build context);
+#   2. stage `build`:     npm ci → npm run build            (dev dependencies, produces dist/)
+#   3. stage `prod-deps`: npm ci --omit=dev                  (production dependencies only)
+#   4. runtime:           package.json + node_modules + dist/, read-only, as UID 65532;
+#   5. `node dist/src/cli.js --version` must print the package version;
+#   6. with `-- ARGS...`: start `node dist/src/cli.js ARGS...` and wait for the ops listener's
+#      /readyz to answer 200 (e.g. against the test fixture), then stop it.
+# The `npm` commands here and in the Dockerfile must stay identical
+# (test/unit/ops/image-steps.test.ts checks it).
+#
+# usage: scripts/image-build.sh [--ref REF] [--keep] [-- ARGS...]
+# env:   KCP_IMAGE_UID        UID:GID to run as when root (default 65532:65532; "" keeps root)
+#        KCP_IMAGE_READY_URL  readiness URL for step 6 (default http://127.0.0.1:8081/readyz)
+#        KCP_IMAGE_TIMEOUT    seconds to wait for readiness (default 60)
+set -euo pipefail
+
+ref=HEAD
+keep=0
+run_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ref) ref="$2"; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --) shift; run_args=("$@"); break ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    *) echo "image-build: unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+
+fail() { echo "image-build: FAILED: $*" >&2; exit 1; }
+step() { echo "image-build: == $*" >&2; }
+
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/kcp-image.XXXXXX")"
+chmod 755 "$work"
+pid=""
+cleanup() {
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  if [ "$keep" = 1 ]; then echo "image-build: kept $work" >&2; else chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+step "context: git archive $ref"
+mkdir "$work/context"
+git -C "$repo" archive --format=tar "$ref" | tar -x -C "$work/context"
+ctx="$work/context"
+
+step "stage build"
+mkdir "$work/build"
+cp "$ctx/package.json" "$ctx/package-lock.json" "$work/build/"
+# step: npm ci --no-audit --no-fund
+(cd "$work/build" && npm ci --no-audit --no-fund) >&2 || fail "npm ci (build stage)"
+cp "$ctx/tsconfig.json" "$ctx/tsconfig.build.json" "$work/build/"
+cp -R "$ctx/src" "$work/build/src"
+# step: npm run build
+(cd "$work/build" && npm run build) >&2 || fail "npm run build (see the compiler errors above)"
+
+step "stage prod-deps"
+mkdir "$work/prod-deps"
+cp "$ctx/package.json" "$ctx/package-lock.json" "$work/prod-deps/"
+# step: npm ci --omit=dev --no-audit --no-fund
+(cd "$work/prod-deps" && npm ci --omit=dev --no-audit --no-fund) >&2 || fail "npm ci --omit=dev (prod-deps stage)"
+
+step "runtime"
+app="$work/app"
+mkdir "$app"
+cp "$work/prod-deps/package.json" "$app/package.json"
+cp -R "$work/prod-deps/node_modules" "$app/node_modules"
+cp -R "$work/build/dist" "$app/dist"
+[ -f "$app/dist/src/cli.js" ] ||
+  fail "dist/src/cli.js is missing: the build did not produce the image entrypoint (does $ref contain src/cli.ts?)"
+# Dev-only tools (@types/node is NOT listed: @kubernetes/client-node depends on it at run time).
+for dev in typescript @biomejs/biome node; do
+  [ ! -e "$app/node_modules/$dev" ] || fail "dev dependency $dev is in the runtime node_modules"
+done
+chmod -R a-w "$app" # readOnlyRootFilesystem: the app must not need to write next to itself
+
+# The image runs the base image's Node 24; here that is the node@24 devDependency's binary.
+node_bin="$(readlink -f "$work/build/node_modules/.bin/node")"
+"$node_bin" --version | grep -q '^v24\.' || fail "expected Node 24 at $node_bin, got $("$node_bin" --version)"
+as_user=()
+uid="${KCP_IMAGE_UID-65532:65532}"
+if [ "$(id -u)" = 0 ] && [ -n "$uid" ]; then
+  as_user=(setpriv "--reuid=${uid%%:*}" "--regid=${uid##*:}" --clear-groups --)
+fi
+
+step "entrypoint: node dist/src/cli.js --version (as ${uid:-$(id -u)})"
+want="$(cd "$app" && "$node_bin" -p 'require("./package.json").version')"
+got="$(cd "$app" && env -i PATH=/usr/bin:/bin HOME=/nonexistent NODE_ENV=production "${as_user[@]}" "$node_bin" dist/src/cli.js --version 2>&1)" ||
+  fail "node dist/src/cli.js --version exited non-zero: $got"
+case "$got" in *"$want"*) ;; *) fail "--version printed '$got', expected it to contain '$want'" ;; esac
+echo "image-build: --version: $got" >&2
+
+if [ ${#run_args[@]} -gt 0 ]; then
+  ready_url="${KCP_IMAGE_READY_URL:-http://127.0.0.1:8081/readyz}"
+  timeout_s="${KCP_IMAGE_TIMEOUT:-60}"
+  step "start: node dist/src/cli.js ${run_args[*]}; waiting for $ready_url"
+  log="$work/run.log"
+  (cd "$app" && exec env -i PATH=/usr/bin:/bin HOME=/nonexistent NODE_ENV=production "${as_user[@]}" \
+    "$node_bin" dist/src/cli.js "${run_args[@]}") >"$log" 2>&1 &
+  pid=$!
+  deadline=$((SECONDS + timeout_s))
+  until [ "$(curl -s -o /dev/null -w '%{http_code}' "$ready_url" 2>/dev/null)" = 200 ]; do
+    if ! kill -0 "$pid" 2>/dev/null; then tail -n 40 "$log" >&2; fail "the proxy exited before it was ready"; fi
+    if [ $SECONDS -ge $deadline ]; then
+      curl -s "$ready_url?verbose" >&2 || true
+      tail -n 40 "$log" >&2
+      fail "not ready within ${timeout_s}s"
+    fi
+    sleep 0.5
+  done
+  curl -s "$ready_url?verbose" >&2
+  kill -TERM "$pid"
+  wait "$pid" || true
+  pid=""
+  echo "image-build: the proxy became ready and stopped on SIGTERM" >&2
+fi
+echo "image-build: OK"

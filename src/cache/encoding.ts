@@ -1,0 +1,276 @@
+/**
+ * Wire bytes the cache serves, built from the upstream's verbatim object bytes without
+ * re-encoding: watch event lines (apimachinery `watch/versioned` + the apiserver's JSON
+ * serializer, one `Encode` per event so each line ends with `\n`), LIST bodies (apiserver
+ * `endpoints/handlers/responsewriters` streaming collection encoder: built-in items without
+ * `kind`/`apiVersion`), bookmark objects (cacher `cacher.go` bookmark events: an empty object of
+ * the kind carrying only the RV, plus the `k8s.io/initial-events-end` annotation for the
+ * watch-list end marker) and `metav1.Status` for ERROR events.
+ */
+import type { ResourceInfo } from '../util/gvr.ts';
+import type { Status } from '../util/status.ts';
+
+/** Watch event types as on the wire. */
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+const PREFIX: Record<WatchEventType, Buffer> = {
+  ADDED: Buffer.from('{"type":"ADDED","object":'),
+  MODIFIED: Buffer.from('{"type":"MODIFIED","object":'),
+  DELETED: Buffer.from('{"type":"DELETED","object":'),
+  BOOKMARK: Buffer.from('{"type":"BOOKMARK","object":'),
+  ERROR: Buffer.from('{"type":"ERROR","object":'),
+};
+const LINE_END = Buffer.from('}\n');
+
+/** `{"type":T,"object":<object>}\n`: one allocation, the object bytes copied once. */
+export function eventLine(type: WatchEventType, object: Buffer): Buffer {
+  const prefix = PREFIX[type];
+  const out = Buffer.allocUnsafe(prefix.length + object.length + LINE_END.length);
+  prefix.copy(out, 0);
+  object.copy(out, prefix.length);
+  LINE_END.copy(out, prefix.length + object.length);
+  return out;
+}
+
+/**
+ * `metav1.Status` JSON in Go field order (kind, apiVersion, metadata, status, message, reason,
+ * details, code), as the apiserver encodes an ERROR event's object.
+ */
+export function encodeStatus(s: Status): Buffer {
+  const parts = [
+    `"kind":"Status","apiVersion":"v1","metadata":{},"status":${goJSON(s.status)}`,
+    `"message":${goJSON(s.message)}`,
+    `"reason":${goJSON(s.reason)}`,
+  ];
+  if (s.details) parts.push(`"details":${goJSON(s.details)}`);
+  parts.push(`"code":${s.code}`);
+  return Buffer.from(`{${parts.join(',')}}`);
+}
+
+/**
+ * `JSON.stringify` with Go encoding/json's HTML-safe escapes (`<`, `>`, `&`, U+2028, U+2029 as
+ * `\\u003c`…), so messages match the apiserver byte for byte. Key order is the argument's.
+ */
+export function goJSON(v: unknown): string {
+  return JSON.stringify(v).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/**
+ * What the apiserver writes for the zero value of a built-in kind, as observed on kube-apiserver
+ * v1.37.2 (Go's encoding/json keeps fields without `omitempty`; conversion from the internal type
+ * fills a few defaults): `annotations` it always carries, and the fields after `metadata`. Kinds
+ * not listed get `kind`, `apiVersion` and `metadata` only; clients read only the RV and the
+ * annotations of a bookmark, so a kind missing here differs cosmetically, never semantically.
+ */
+interface ZeroShape {
+  annotations?: string;
+  tail: string;
+}
+
+const ZERO: ReadonlyMap<string, ZeroShape> = new Map<string, ZeroShape>([
+  ['v1/Pod', { tail: ',"spec":{"containers":null},"status":{}' }],
+  ['v1/ConfigMap', { tail: '' }],
+  ['v1/Secret', { tail: '' }],
+  ['v1/ServiceAccount', { tail: '' }],
+  ['v1/Endpoints', { tail: '' }],
+  ['v1/Service', { tail: ',"spec":{},"status":{"loadBalancer":{}}' }],
+  ['v1/Namespace', { tail: ',"spec":{},"status":{}' }],
+  [
+    'v1/Event',
+    {
+      tail: ',"involvedObject":{},"source":{},"firstTimestamp":null,"lastTimestamp":null,"eventTime":null,"reportingComponent":"","reportingInstance":""',
+    },
+  ],
+  [
+    'v1/Node',
+    {
+      tail: ',"spec":{},"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":0}},"nodeInfo":{"machineID":"","systemUUID":"","bootID":"","kernelVersion":"","osImage":"","containerRuntimeVersion":"","kubeletVersion":"","kubeProxyVersion":"","operatingSystem":"","architecture":""}}',
+    },
+  ],
+  [
+    'apps/v1/Deployment',
+    {
+      tail: ',"spec":{"replicas":0,"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"strategy":{}},"status":{}',
+    },
+  ],
+  [
+    'apps/v1/ReplicaSet',
+    {
+      tail: ',"spec":{"replicas":0,"selector":null,"template":{"metadata":{},"spec":{"containers":null}}},"status":{"replicas":0}',
+    },
+  ],
+  [
+    'apps/v1/DaemonSet',
+    {
+      annotations: '"deprecated.daemonset.template.generation":"0"',
+      tail: ',"spec":{"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"updateStrategy":{}},"status":{"currentNumberScheduled":0,"numberMisscheduled":0,"desiredNumberScheduled":0,"numberReady":0}',
+    },
+  ],
+  [
+    'apps/v1/StatefulSet',
+    {
+      tail: ',"spec":{"replicas":0,"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"serviceName":"","updateStrategy":{}},"status":{"replicas":0,"availableReplicas":0}',
+    },
+  ],
+  ['batch/v1/Job', { tail: ',"spec":{"template":{"metadata":{},"spec":{"containers":null}}},"status":{}' }],
+  [
+    'events.k8s.io/v1/Event',
+    {
+      tail: ',"eventTime":null,"regarding":{},"deprecatedSource":{},"deprecatedFirstTimestamp":null,"deprecatedLastTimestamp":null',
+    },
+  ],
+  ['discovery.k8s.io/v1/EndpointSlice', { tail: ',"addressType":"","endpoints":null,"ports":null' }],
+  ['coordination.k8s.io/v1/Lease', { tail: ',"spec":{}' }],
+  [
+    'apiextensions.k8s.io/v1/CustomResourceDefinition',
+    {
+      tail: ',"spec":{"group":"","names":{"plural":"","kind":""},"scope":"","versions":null},"status":{"conditions":null,"acceptedNames":{"plural":"","kind":""},"storedVersions":null}',
+    },
+  ],
+]);
+
+const INITIAL_EVENTS_END = '"k8s.io/initial-events-end":"true"';
+
+/**
+ * The object of a BOOKMARK event at `rv` (cacher: `newFunc()` with only the RV set). With
+ * `initialEventsEnd`, it carries the `k8s.io/initial-events-end: "true"` annotation that ends a
+ * watch-list's initial burst (KEP-3157). Custom resources are unstructured: keys sorted.
+ */
+export function bookmarkObject(resource: ResourceInfo, rv: bigint, initialEventsEnd: boolean): Buffer {
+  const kind = JSON.stringify(resource.kind);
+  const apiVersion = JSON.stringify(resource.apiVersion);
+  if (!resource.builtIn) {
+    const meta = initialEventsEnd
+      ? `"annotations":{${INITIAL_EVENTS_END}},"resourceVersion":"${rv}"`
+      : `"resourceVersion":"${rv}"`;
+    return Buffer.from(`{"apiVersion":${apiVersion},"kind":${kind},"metadata":{${meta}}}`);
+  }
+  const zero = ZERO.get(`${resource.apiVersion}/${resource.kind}`);
+  const annotations = [zero?.annotations, initialEventsEnd ? INITIAL_EVENTS_END : undefined].filter(Boolean);
+  const meta = annotations.length > 0 ? `,"annotations":{${annotations.join(',')}}` : '';
+  return Buffer.from(
+    `{"kind":${kind},"apiVersion":${apiVersion},"metadata":{"resourceVersion":"${rv}"${meta}}${zero?.tail ?? ''}}`,
+  );
+}
+
+/**
+ * Bookmark objects learnt from the upstream: the bytes around the RV of a plain bookmark and of
+ * an initial-events-end one. Either may be missing until such a bookmark was seen.
+ */
+export interface BookmarkShape {
+  plain?: readonly [string, string];
+  end?: readonly [string, string];
+}
+
+/**
+ * Learns the bookmark shape of a kind from one upstream bookmark `object` at `rv`: the exact
+ * bytes around its RV, with and (when it carried the annotation) without
+ * `k8s.io/initial-events-end`. Returns undefined for bytes it cannot take apart safely.
+ */
+export function learnBookmarkShape(
+  resource: ResourceInfo,
+  object: Buffer,
+  rv: string,
+): BookmarkShape | undefined {
+  const s = object.toString('utf8');
+  const token = `"resourceVersion":"${rv}"`;
+  const at = s.indexOf(token);
+  if (at < 0 || s.indexOf(token, at + 1) >= 0 || !s.includes(`"kind":${JSON.stringify(resource.kind)}`))
+    return undefined;
+  const split = (t: string): [string, string] => {
+    const i = t.indexOf(token);
+    return [`${t.slice(0, i)}"resourceVersion":"`, `"${t.slice(i + token.length)}`];
+  };
+  const annotation = INITIAL_EVENTS_END;
+  const alone = `"annotations":{${annotation}}`;
+  let plain: string | undefined;
+  if (s.includes(`,${alone}`)) plain = s.replace(`,${alone}`, '');
+  else if (s.includes(`${alone},`)) plain = s.replace(`${alone},`, '');
+  else if (s.includes(`,${annotation}`)) plain = s.replace(`,${annotation}`, '');
+  else if (s.includes(`${annotation},`)) plain = s.replace(`${annotation},`, '');
+  if (plain === undefined) return { plain: split(s) };
+  return { plain: split(plain), end: split(s) };
+}
+
+/**
+ * An object's bytes as a LIST item. Built-in kinds lose `kind`/`apiVersion` (the apiserver
+ * clears TypeMeta of list items; custom resources keep it). Fast path: the upstream writes them
+ * first, so the item is `{` + the bytes after that prefix, no parsing. Otherwise the object is
+ * re-encoded without them (slow, keeps JSON.stringify's key order; not seen with real apiservers).
+ */
+export function listItemBytes(resource: ResourceInfo, raw: Buffer, object: unknown): Buffer {
+  if (!resource.builtIn) return raw;
+  const prefix = typeMetaPrefix(resource);
+  if (raw.length > prefix.length && raw.subarray(0, prefix.length).equals(prefix)) {
+    const out = Buffer.allocUnsafe(raw.length - prefix.length + 1);
+    out[0] = 0x7b; // '{'
+    raw.copy(out, 1, prefix.length);
+    return out;
+  }
+  const { kind: _k, apiVersion: _a, ...rest } = object as Record<string, unknown>;
+  return Buffer.from(JSON.stringify(rest));
+}
+
+const prefixCache = new WeakMap<ResourceInfo, Buffer>();
+
+function typeMetaPrefix(resource: ResourceInfo): Buffer {
+  let p = prefixCache.get(resource);
+  if (!p) {
+    p = Buffer.from(
+      `{"kind":${JSON.stringify(resource.kind)},"apiVersion":${JSON.stringify(resource.apiVersion)},`,
+    );
+    prefixCache.set(resource, p);
+  }
+  return p;
+}
+
+/** Result of a LIST served from the cache. */
+export interface ListResult {
+  /** The list's `metadata.resourceVersion` (decimal). */
+  resourceVersion: string;
+  /** Items as {@link listItemBytes} shapes them, in key order (`namespace/name`) like etcd and the btree cache. */
+  items: Buffer[];
+  /** Token for the next page, when a `limit` cut the list. */
+  continue?: string;
+  /** Items after this page, when known exactly (no selector). */
+  remainingItemCount?: number;
+}
+
+const COMMA = Buffer.from(',');
+
+/**
+ * The LIST response body as chunks: `{"kind":"PodList","apiVersion":"v1","metadata":
+ * {"resourceVersion":"N"},"items":[…]}\n` for built-in kinds; custom resources (unstructured)
+ * as `{"apiVersion":…,"items":[…],"kind":"WidgetList","metadata":{"continue":"","resourceVersion":"N"}}\n`.
+ * Chunks share the item Buffers (no copy); write them in order.
+ */
+export function encodeList(resource: ResourceInfo, r: ListResult): Buffer[] {
+  const chunks: Buffer[] = [];
+  const rv = JSON.stringify(r.resourceVersion);
+  const cont = JSON.stringify(r.continue ?? '');
+  const remaining = r.remainingItemCount !== undefined ? `,"remainingItemCount":${r.remainingItemCount}` : '';
+  if (resource.builtIn) {
+    const meta = `"resourceVersion":${rv}${r.continue ? `,"continue":${cont}` : ''}${remaining}`;
+    chunks.push(
+      Buffer.from(
+        `{"kind":${JSON.stringify(resource.listKind)},"apiVersion":${JSON.stringify(resource.apiVersion)},"metadata":{${meta}},"items":[`,
+      ),
+    );
+  } else {
+    chunks.push(Buffer.from(`{"apiVersion":${JSON.stringify(resource.apiVersion)},"items":[`));
+  }
+  r.items.forEach((item, i) => {
+    if (i > 0) chunks.push(COMMA);
+    chunks.push(item);
+  });
+  if (resource.builtIn) chunks.push(Buffer.from(']}\n'));
+  else {
+    // Unstructured lists: keys sorted, `continue` always present.
+    const meta = `"continue":${cont}${remaining},"resourceVersion":${rv}`;
+    chunks.push(Buffer.from(`],"kind":${JSON.stringify(resource.listKind)},"metadata":{${meta}}}\n`));
+  }
+  return chunks;
+}

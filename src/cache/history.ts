@@ -1,0 +1,204 @@
+/**
+ * The ring of recent events that decides how far back a WATCH can resume: apiserver
+ * `storage/cacher/watch_cache.go` (the cyclic `cache` buffer, `resizeCacheLocked`: keep events
+ * younger than `eventFreshDuration` (75 s), grow while they are that fresh) and
+ * `watch_cache_interval.go` (the interval of events after an RV). Each event's wire line is
+ * encoded once here and shared by every watcher (apiserver `caching_object.go`).
+ */
+import { eventLine } from './encoding.ts';
+import type { StoreEntry } from './store.ts';
+
+/** ADDED / MODIFIED / DELETED as received from upstream. */
+export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/**
+ * One change. `cur` is the object the upstream sent (for DELETED, its last state at the
+ * deletion's RV); `prev` the stored state it replaced (undefined for a first ADDED). Must not be
+ * modified after creation, except for the lazily built transition lines.
+ */
+export class HistoryEvent {
+  readonly type: ChangeType;
+  readonly rv: bigint;
+  readonly cur: StoreEntry;
+  readonly prev: StoreEntry | undefined;
+  /** Clock time (ms) the event was recorded. */
+  readonly at: number;
+  /** The event as received, encoded once for every watcher. */
+  readonly line: Buffer;
+  #addedLine: Buffer | undefined;
+  #deletedPrevLine: Buffer | undefined;
+
+  constructor(type: ChangeType, cur: StoreEntry, prev: StoreEntry | undefined, at: number) {
+    this.type = type;
+    this.rv = cur.rv;
+    this.cur = cur;
+    this.prev = prev;
+    this.at = at;
+    this.line = eventLine(type, cur.obj.raw);
+  }
+
+  /** Bytes this event keeps alive (its line plus the replaced object). */
+  get size(): number {
+    return this.line.length + (this.prev?.size ?? 0);
+  }
+
+  /** The object newly matching a watcher's selector: sent as ADDED (cache_watcher.go). */
+  get addedLine(): Buffer {
+    if (this.type === 'ADDED') return this.line;
+    if (!this.#addedLine) this.#addedLine = eventLine('ADDED', this.cur.obj.raw);
+    return this.#addedLine;
+  }
+
+  /**
+   * The object no longer matching a watcher's selector: sent as DELETED carrying the PREVIOUS
+   * object's content with the event's RV (cache_watcher.go `convertToWatchEvent`).
+   */
+  get deletedPrevLine(): Buffer {
+    if (this.type === 'DELETED') return this.line;
+    if (!this.#deletedPrevLine) {
+      const src = this.prev
+        ? withResourceVersion(this.prev.obj.raw, this.prev.rv, this.rv)
+        : this.cur.obj.raw;
+      this.#deletedPrevLine = eventLine('DELETED', src);
+    }
+    return this.#deletedPrevLine;
+  }
+
+  /**
+   * The line a watcher whose selector is `passes` receives, or undefined when the event does
+   * not concern it (cache_watcher.go `convertToWatchEvent`): a DELETED is sent when the object
+   * it removes matched; a MODIFIED into the selector becomes ADDED, out of it DELETED.
+   */
+  lineFor(passes: (e: StoreEntry) => boolean): Buffer | undefined {
+    if (this.type === 'DELETED') return this.prev && passes(this.prev) ? this.line : undefined;
+    const cur = passes(this.cur);
+    const prev = this.prev !== undefined && passes(this.prev);
+    if (cur && prev) return this.line;
+    if (cur) return this.addedLine;
+    if (prev) return this.deletedPrevLine;
+    return undefined;
+  }
+}
+
+/**
+ * `raw` with its `metadata.resourceVersion` replaced. The first `"resourceVersion":"<old>"` is
+ * the object's own: ObjectMeta comes before any nested object reference (e.g. an Event's
+ * `involvedObject`), and the byte pattern cannot occur inside a JSON string (its quotes would be
+ * escaped).
+ */
+export function withResourceVersion(raw: Buffer, oldRV: bigint, newRV: bigint): Buffer {
+  const needle = Buffer.from(`"resourceVersion":"${oldRV}"`);
+  const at = raw.indexOf(needle);
+  if (at < 0) return raw;
+  const replacement = Buffer.from(`"resourceVersion":"${newRV}"`);
+  return Buffer.concat([raw.subarray(0, at), replacement, raw.subarray(at + needle.length)]);
+}
+
+/** Limits of a {@link History}. */
+export interface HistoryLimits {
+  /** Events younger than this are never evicted except by the hard caps. ms. */
+  minAgeMs: number;
+  /** Older events are kept while there are at most this many events. */
+  minEvents: number;
+  /** Hard cap on events. */
+  maxEvents: number;
+  /** Hard cap on bytes (see {@link HistoryEvent.size}). */
+  maxBytes: number;
+}
+
+/**
+ * Events in strictly increasing RV order, and the window (start, current] they cover: a watch
+ * may resume from any RV ≥ `start`. Invariant: every event after `start` that the cache applied
+ * is in the ring, so a resume never skips one.
+ */
+export class History {
+  readonly #limits: HistoryLimits;
+  #events: HistoryEvent[] = [];
+  #head = 0;
+  #bytes = 0;
+  #start = 0n;
+
+  constructor(limits: HistoryLimits) {
+    this.#limits = limits;
+  }
+
+  /** The window's exclusive lower bound: the oldest RV a watch may resume from. */
+  get start(): bigint {
+    return this.#start;
+  }
+
+  get length(): number {
+    return this.#events.length - this.#head;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** The oldest buffered event, if any. */
+  oldest(): HistoryEvent | undefined {
+    return this.#events[this.#head];
+  }
+
+  /** Empties the ring and restarts the window at `rv` (a new snapshot). */
+  reset(rv: bigint): void {
+    this.#events = [];
+    this.#head = 0;
+    this.#bytes = 0;
+    this.#start = rv;
+  }
+
+  /** Appends (RV must exceed every buffered one), then evicts per the limits at time `now`. */
+  append(e: HistoryEvent, now: number): void {
+    this.#events.push(e);
+    this.#bytes += e.size;
+    this.#evict(now);
+  }
+
+  #evict(now: number): void {
+    const { minAgeMs, minEvents, maxEvents, maxBytes } = this.#limits;
+    let evicted: HistoryEvent | undefined;
+    for (;;) {
+      const head = this.#events[this.#head];
+      if (!head) break;
+      const n = this.length;
+      const over = n > maxEvents || this.#bytes > maxBytes || (n > minEvents && now - head.at > minAgeMs);
+      if (!over) break;
+      this.#events[this.#head] = undefined as unknown as HistoryEvent;
+      this.#head++;
+      this.#bytes -= head.size;
+      evicted = head;
+    }
+    if (!evicted) return;
+    // As the apiserver: the window starts just below the oldest event still buffered.
+    const next = this.#events[this.#head];
+    this.#start = next ? next.rv - 1n : evicted.rv;
+    if (this.#head > 1024 && this.#head * 2 > this.#events.length) {
+      this.#events = this.#events.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+
+  /** Index of the first buffered event with RV > `rv` (binary search). */
+  #firstAfter(rv: bigint): number {
+    let lo = this.#head;
+    let hi = this.#events.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.#events[mid]!.rv > rv) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  /** The buffered events with RV > `rv`, oldest first (a copy: later evictions do not affect it). */
+  since(rv: bigint): HistoryEvent[] {
+    return this.#events.slice(this.#firstAfter(rv));
+  }
+
+  /** The same, newest first, without copying. */
+  *newestFirstAfter(rv: bigint): Generator<HistoryEvent> {
+    const stop = this.#firstAfter(rv);
+    for (let i = this.#events.length - 1; i >= stop; i--) yield this.#events[i]!;
+  }
+}

@@ -1,0 +1,445 @@
+/**
+ * Kubernetes label selectors: the lexer, parser and matcher of apimachinery
+ * `pkg/labels/selector.go` (`labels.Parse`), with its error messages word for word, and the key /
+ * value validation of `pkg/api/validate/content` (`IsLabelKey`, `IsLabelValue`) and
+ * `pkg/util/validation/field` (`field.Invalid(...).Error()`), because a bad `labelSelector` must
+ * be answered with the same 400 message the apiserver gives.
+ */
+import { badRequest } from '../util/status.ts';
+
+/** `selection.Operator` as spelled in the Go source (the `>`/`<` operators are `gt`/`lt`). */
+export type LabelOperator = 'in' | 'notin' | '=' | '==' | '!=' | 'gt' | 'lt' | 'exists' | '!';
+
+/** One `Requirement`: values are sorted and de-duplicated, like the Go parser's `sets.String`. */
+export interface LabelRequirement {
+  readonly key: string;
+  readonly operator: LabelOperator;
+  readonly values: readonly string[];
+}
+
+/** A parsed label selector: the AND of its requirements, sorted by key like `labels.Parse`. */
+export class LabelSelector {
+  readonly requirements: readonly LabelRequirement[];
+  constructor(requirements: readonly LabelRequirement[]) {
+    this.requirements = requirements;
+  }
+
+  /** True when the selector selects everything (`Selector.Empty()`). */
+  get empty(): boolean {
+    return this.requirements.length === 0;
+  }
+
+  /** `Selector.Matches`: `labels` may be undefined (an object without labels). */
+  matches(labels: Readonly<Record<string, string>> | undefined): boolean {
+    for (const r of this.requirements) if (!requirementMatches(r, labels)) return false;
+    return true;
+  }
+
+  /** `Selector.String()`: canonical form (`a in (x,y),!b,c=d`). */
+  toString(): string {
+    return this.requirements.map(requirementString).join(',');
+  }
+}
+
+/** The selector that selects everything (`labels.Everything()`). */
+export const everythingLabels = new LabelSelector([]);
+
+const INT64 = /^[+-]?\d+$/;
+
+function lookup(labels: Readonly<Record<string, string>> | undefined, key: string): string | undefined {
+  if (!labels || !Object.hasOwn(labels, key)) return undefined;
+  return labels[key];
+}
+
+function requirementMatches(
+  r: LabelRequirement,
+  labels: Readonly<Record<string, string>> | undefined,
+): boolean {
+  const v = lookup(labels, r.key);
+  switch (r.operator) {
+    case 'in':
+    case '=':
+    case '==':
+      return v !== undefined && r.values.includes(v);
+    case 'notin':
+    case '!=':
+      return v === undefined || !r.values.includes(v);
+    case 'exists':
+      return v !== undefined;
+    case '!':
+      return v === undefined;
+    case 'gt':
+    case 'lt': {
+      if (v === undefined || !INT64.test(v) || r.values.length !== 1) return false;
+      const lhs = BigInt(v);
+      const rhs = BigInt(r.values[0]!);
+      return r.operator === 'gt' ? lhs > rhs : lhs < rhs;
+    }
+  }
+}
+
+function requirementString(r: LabelRequirement): string {
+  switch (r.operator) {
+    case 'exists':
+      return r.key;
+    case '!':
+      return `!${r.key}`;
+    case 'in':
+    case 'notin':
+      return `${r.key} ${r.operator} (${r.values.join(',')})`;
+    case 'gt':
+      return `${r.key}>${r.values[0]}`;
+    case 'lt':
+      return `${r.key}<${r.values[0]}`;
+    default:
+      return `${r.key}${r.operator}${r.values[0]}`;
+  }
+}
+
+// ---- lexer (selector.go `Lexer`) ----
+
+const enum_ = {
+  Error: 0,
+  EndOfString: 1,
+  ClosedPar: 2,
+  Comma: 3,
+  DoesNotExist: 4,
+  DoubleEquals: 5,
+  Equals: 6,
+  GreaterThan: 7,
+  Identifier: 8,
+  In: 9,
+  LessThan: 10,
+  NotEquals: 11,
+  NotIn: 12,
+  OpenPar: 13,
+} as const;
+type Token = (typeof enum_)[keyof typeof enum_];
+const T = enum_;
+
+const STRING_TO_TOKEN: ReadonlyMap<string, Token> = new Map<string, Token>([
+  [')', T.ClosedPar],
+  [',', T.Comma],
+  ['!', T.DoesNotExist],
+  ['==', T.DoubleEquals],
+  ['=', T.Equals],
+  ['>', T.GreaterThan],
+  ['in', T.In],
+  ['<', T.LessThan],
+  ['!=', T.NotEquals],
+  ['notin', T.NotIn],
+  ['(', T.OpenPar],
+]);
+
+interface Item {
+  tok: Token;
+  lit: string;
+}
+
+function isWhitespace(c: string): boolean {
+  return c === ' ' || c === '\t' || c === '\r' || c === '\n';
+}
+
+function isSpecial(c: string): boolean {
+  return c === '=' || c === '!' || c === '(' || c === ')' || c === ',' || c === '>' || c === '<';
+}
+
+/** Tokenises like the Go lexer, which works on bytes; a JS string index is close enough for ASCII. */
+function lex(s: string): Item[] {
+  const items: Item[] = [];
+  let pos = 0;
+  for (;;) {
+    while (pos < s.length && isWhitespace(s[pos]!)) pos++;
+    if (pos >= s.length) {
+      items.push({ tok: T.EndOfString, lit: '' });
+      return items;
+    }
+    if (isSpecial(s[pos]!)) {
+      // scanSpecialSymbol: the longest run of special symbols that is still a known token.
+      let buffer = '';
+      let last: Item | undefined;
+      while (pos < s.length && isSpecial(s[pos]!)) {
+        buffer += s[pos];
+        pos++;
+        const tok = STRING_TO_TOKEN.get(buffer);
+        if (tok !== undefined) {
+          last = { tok, lit: buffer };
+        } else if (last) {
+          pos--;
+          break;
+        }
+      }
+      items.push(last ?? { tok: T.Error, lit: `error expected: keyword found '${buffer}'` });
+      continue;
+    }
+    const start = pos;
+    while (pos < s.length && !isSpecial(s[pos]!) && !isWhitespace(s[pos]!)) pos++;
+    const lit = s.slice(start, pos);
+    items.push({ tok: STRING_TO_TOKEN.get(lit) ?? T.Identifier, lit });
+  }
+}
+
+// ---- parser (selector.go `Parser`) ----
+
+const BINARY_OPERATORS = 'in, notin, =, ==, !=, gt, lt';
+
+class SelectorSyntaxError extends Error {}
+
+class Parser {
+  #items: Item[];
+  #pos = 0;
+  constructor(items: Item[]) {
+    this.#items = items;
+  }
+
+  /** `lookahead`/`consume` in the Values context: `in`/`notin` read as identifiers. */
+  #peek(values: boolean): Item {
+    return asContext(this.#items[this.#pos]!, values);
+  }
+  #next(values: boolean): Item {
+    return asContext(this.#items[this.#pos++]!, values);
+  }
+
+  parse(): LabelRequirement[] {
+    const reqs: LabelRequirement[] = [];
+    for (;;) {
+      const { tok, lit } = this.#peek(true);
+      if (tok === T.Identifier || tok === T.DoesNotExist) {
+        let r: LabelRequirement;
+        try {
+          r = this.#requirement();
+        } catch (e) {
+          throw new SelectorSyntaxError(`unable to parse requirement: ${(e as Error).message}`);
+        }
+        reqs.push(r);
+        const t = this.#next(true);
+        if (t.tok === T.EndOfString) return reqs;
+        if (t.tok === T.Comma) {
+          const t2 = this.#peek(true);
+          if (t2.tok !== T.Identifier && t2.tok !== T.DoesNotExist) {
+            throw new SelectorSyntaxError(`found '${t2.lit}', expected: identifier after ','`);
+          }
+          continue;
+        }
+        throw new SelectorSyntaxError(`found '${t.lit}', expected: ',' or 'end of string'`);
+      }
+      if (tok === T.EndOfString) return reqs;
+      throw new SelectorSyntaxError(`found '${lit}', expected: !, identifier, or 'end of string'`);
+    }
+  }
+
+  #requirement(): LabelRequirement {
+    let op: LabelOperator | undefined;
+    let t = this.#next(true);
+    if (t.tok === T.DoesNotExist) {
+      op = '!';
+      t = this.#next(true);
+    }
+    if (t.tok !== T.Identifier) throw new Error(`found '${t.lit}', expected: identifier`);
+    const key = t.lit;
+    const keyErr = validateLabelKey(key, '<nil>');
+    if (keyErr) throw new Error(keyErr);
+    const after = this.#peek(true).tok;
+    if (after === T.EndOfString || after === T.Comma) {
+      if (op !== '!') op = 'exists';
+    }
+    if (op === 'exists' || op === '!') return newRequirement(key, op, []);
+
+    const o = this.#next(false);
+    switch (o.tok) {
+      case T.In:
+        op = 'in';
+        break;
+      case T.Equals:
+        op = '=';
+        break;
+      case T.DoubleEquals:
+        op = '==';
+        break;
+      case T.GreaterThan:
+        op = 'gt';
+        break;
+      case T.LessThan:
+        op = 'lt';
+        break;
+      case T.NotIn:
+        op = 'notin';
+        break;
+      case T.NotEquals:
+        op = '!=';
+        break;
+      default:
+        throw new Error(`found '${o.lit}', expected: ${BINARY_OPERATORS}`);
+    }
+    const values = op === 'in' || op === 'notin' ? this.#values() : this.#exactValue();
+    return newRequirement(key, op, [...values].sort());
+  }
+
+  #values(): Set<string> {
+    const open = this.#next(true);
+    if (open.tok !== T.OpenPar) throw new Error(`found '${open.lit}' expected: '('`);
+    const { tok, lit } = this.#peek(true);
+    if (tok === T.Identifier || tok === T.Comma) {
+      const s = this.#identifiers();
+      if (this.#next(true).tok !== T.ClosedPar) throw new Error(`found '${lit}', expected: ')'`);
+      return s;
+    }
+    if (tok === T.ClosedPar) {
+      this.#next(true);
+      return new Set(['']);
+    }
+    throw new Error(`found '${lit}', expected: ',', ')' or identifier`);
+  }
+
+  #identifiers(): Set<string> {
+    const s = new Set<string>();
+    for (;;) {
+      const t = this.#next(true);
+      if (t.tok === T.Identifier) {
+        s.add(t.lit);
+        const t2 = this.#peek(true);
+        if (t2.tok === T.Comma) continue;
+        if (t2.tok === T.ClosedPar) return s;
+        throw new Error(`found '${t2.lit}', expected: ',' or ')'`);
+      }
+      if (t.tok === T.Comma) {
+        if (s.size === 0) s.add('');
+        const t2 = this.#peek(true);
+        if (t2.tok === T.ClosedPar) {
+          s.add('');
+          return s;
+        }
+        if (t2.tok === T.Comma) s.add('');
+        continue;
+      }
+      throw new Error(`found '${t.lit}', expected: ',', or identifier`);
+    }
+  }
+
+  #exactValue(): Set<string> {
+    const t = this.#peek(true);
+    if (t.tok === T.EndOfString || t.tok === T.Comma) return new Set(['']);
+    const v = this.#next(true);
+    if (v.tok === T.Identifier) return new Set([v.lit]);
+    throw new Error(`found '${v.lit}', expected: identifier`);
+  }
+}
+
+function asContext(item: Item, values: boolean): Item {
+  if (values && (item.tok === T.In || item.tok === T.NotIn)) return { tok: T.Identifier, lit: item.lit };
+  return item;
+}
+
+/** `labels.NewRequirement` validation (operator arity is guaranteed by the parser). */
+function newRequirement(key: string, operator: LabelOperator, values: string[]): LabelRequirement {
+  const errs: string[] = [];
+  const keyErr = validateLabelKey(key, 'key');
+  if (keyErr) errs.push(keyErr);
+  if (operator === 'gt' || operator === 'lt') {
+    values.forEach((v, i) => {
+      if (!INT64.test(v) || !fitsInt64(v)) {
+        errs.push(
+          `values[${i}]: Invalid value: ${goQuote(v)}: for 'Gt', 'Lt' operators, the value must be an integer`,
+        );
+      }
+    });
+  }
+  values.forEach((v, i) => {
+    const msgs = labelValueErrors(v);
+    if (msgs.length > 0) errs.push(`values[${i}][${key}]: Invalid value: ${goQuote(v)}: ${msgs.join('; ')}`);
+  });
+  if (errs.length === 1) throw new Error(errs[0]);
+  if (errs.length > 1) throw new Error(`[${errs.join(', ')}]`);
+  return { key, operator, values };
+}
+
+function fitsInt64(v: string): boolean {
+  const n = BigInt(v);
+  return n >= -(2n ** 63n) && n < 2n ** 63n;
+}
+
+// ---- validation messages (apimachinery `api/validate/content`, `util/validation`) ----
+
+const LABEL_KEY_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
+const LABEL_KEY_MSG =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const LABEL_VALUE_FMT = `(${LABEL_KEY_FMT})?`;
+const LABEL_VALUE_MSG =
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const DNS1123_SUBDOMAIN_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*';
+const DNS1123_SUBDOMAIN = new RegExp(`^${DNS1123_SUBDOMAIN_FMT}$`);
+const DNS1123_SUBDOMAIN_MSG =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+
+/** `validation.RegexError`. */
+function regexError(msg: string, fmt: string, ...examples: string[]): string {
+  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${fmt}')`;
+}
+
+function labelKeyErrors(value: string): string[] {
+  const errs: string[] = [];
+  let name = value;
+  const slash = value.indexOf('/');
+  if (slash >= 0) {
+    const prefix = value.slice(0, slash);
+    name = value.slice(slash + 1);
+    if (name.includes('/')) {
+      return [
+        `a valid label key ${regexError(LABEL_KEY_MSG, LABEL_KEY_FMT, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+      ];
+    }
+    if (prefix.length === 0) errs.push('prefix part must be non-empty');
+    else {
+      if (prefix.length > 253) errs.push('prefix part must be no more than 253 bytes');
+      if (!DNS1123_SUBDOMAIN.test(prefix)) {
+        errs.push(`prefix part ${regexError(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, 'example.com')}`);
+      }
+    }
+  }
+  if (name.length === 0) errs.push('name part must be non-empty');
+  else if (name.length > 63) errs.push('name part must be no more than 63 bytes');
+  if (!LABEL_NAME.test(name)) {
+    errs.push(`name part ${regexError(LABEL_KEY_MSG, LABEL_KEY_FMT, 'MyName', 'my.name', '123-abc')}`);
+  }
+  return errs;
+}
+
+function labelValueErrors(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > 63) errs.push('must be no more than 63 bytes');
+  if (value.length > 0 && !LABEL_NAME.test(value)) {
+    errs.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
+  }
+  return errs;
+}
+
+/** A `field.Invalid(path, key, …).Error()` message, or undefined when the key is valid. */
+function validateLabelKey(key: string, path: string): string | undefined {
+  const errs = labelKeyErrors(key);
+  if (errs.length === 0) return undefined;
+  return `${path}: Invalid value: ${goQuote(key)}: ${errs.join('; ')}`;
+}
+
+/** Go's `%q` for the printable strings a selector can hold (JSON escaping matches it there). */
+function goQuote(s: string): string {
+  return JSON.stringify(s);
+}
+
+/**
+ * Parses a `labelSelector` query value (`labels.Parse`). An empty string selects everything.
+ * @throws StatusError 400 BadRequest with the apiserver's message on a syntax or validation error.
+ */
+export function parseLabelSelector(s: string): LabelSelector {
+  if (s === '') return everythingLabels;
+  let reqs: LabelRequirement[];
+  try {
+    reqs = new Parser(lex(s)).parse();
+  } catch (e) {
+    if (e instanceof SelectorSyntaxError) throw badRequest(e.message);
+    throw e;
+  }
+  // sort.Sort(ByKey): not stable in Go, but equal keys AND together so order does not matter.
+  reqs.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return new LabelSelector(reqs);
+}

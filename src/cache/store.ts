@@ -1,0 +1,214 @@
+/**
+ * The keyed store of the watch cache with its secondary indexes: apiserver
+ * `storage/cacher/store.go` (`storeElement`: key, object, labels, fields) and the
+ * `threadSafeMap` indexers of client-go (`namespace`, and per-kind indexes such as pods by
+ * `spec.nodeName`). Entries hold the upstream's verbatim bytes so answers never re-encode.
+ */
+import type { ResourceInfo } from '../util/gvr.ts';
+import { listItemBytes } from './encoding.ts';
+import type { FieldSelector } from './field-selector.ts';
+import { type FieldSet, indexedFields, selectableFields } from './field-sets.ts';
+import type { LabelSelector } from './label-selector.ts';
+import type { UpstreamObject } from './types.ts';
+
+/**
+ * One stored object. Immutable once created except for the lazily computed list-item bytes
+ * (computed once, then shared by every LIST).
+ */
+export class StoreEntry {
+  /** `namespace/name`, or `name` for cluster-scoped objects. */
+  readonly key: string;
+  /** "" for cluster-scoped objects. */
+  readonly namespace: string;
+  readonly name: string;
+  readonly rv: bigint;
+  readonly obj: UpstreamObject;
+  readonly labels: Readonly<Record<string, string>> | undefined;
+  readonly fields: FieldSet;
+  #listItem: Buffer | undefined;
+  readonly #resource: ResourceInfo;
+
+  constructor(resource: ResourceInfo, obj: UpstreamObject) {
+    const meta = obj.object.metadata;
+    this.#resource = resource;
+    this.namespace = meta.namespace ?? '';
+    this.name = meta.name;
+    this.key = objectKey(this.namespace, this.name);
+    this.rv = parseRV(meta.resourceVersion);
+    this.obj = obj;
+    this.labels = meta.labels;
+    this.fields = selectableFields(resource, obj.object);
+  }
+
+  /** Bytes as an item of a LIST answer (see `listItemBytes`), computed on first use. */
+  get listItem(): Buffer {
+    if (!this.#listItem) this.#listItem = listItemBytes(this.#resource, this.obj.raw, this.obj.object);
+    return this.#listItem;
+  }
+
+  /** Bytes accounted to this entry (raw object; list-item copies are not counted). */
+  get size(): number {
+    return this.obj.raw.length;
+  }
+
+  matches(label: LabelSelector, field: FieldSelector): boolean {
+    return label.matches(this.labels) && field.matches(this.fields);
+  }
+}
+
+/** The store key of an object. */
+export function objectKey(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+/**
+ * A resourceVersion as an unsigned 64-bit integer.
+ * @throws Error when it is not a decimal uint64 (such resources cannot be cached).
+ */
+export function parseRV(rv: string): bigint {
+  if (!/^\d{1,20}$/.test(rv)) throw new Error(`resourceVersion ${JSON.stringify(rv)} is not a uint64`);
+  const n = BigInt(rv);
+  if (n > 0xffff_ffff_ffff_ffffn) throw new Error(`resourceVersion ${JSON.stringify(rv)} is not a uint64`);
+  return n;
+}
+
+type Bucket = Map<string, StoreEntry>;
+
+/**
+ * `key → entry` plus indexes. Invariant: every entry is in `#byKey`, in exactly one namespace
+ * bucket, and in one bucket per indexed field; buckets are deleted when they become empty.
+ */
+export class Store {
+  readonly #resource: ResourceInfo;
+  readonly #indexed: readonly string[];
+  #byKey: Bucket = new Map();
+  #byNamespace = new Map<string, Bucket>();
+  #byField = new Map<string, Map<string, Bucket>>();
+  #bytes = 0;
+  /** All keys in order, rebuilt lazily after a key is added or removed (not on updates). */
+  #sortedKeys: string[] | undefined;
+
+  constructor(resource: ResourceInfo) {
+    this.#resource = resource;
+    this.#indexed = indexedFields(resource);
+    for (const f of this.#indexed) this.#byField.set(f, new Map());
+  }
+
+  get size(): number {
+    return this.#byKey.size;
+  }
+
+  /** Sum of the entries' raw bytes. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Builds an entry for `obj` (parses its RV, labels and fields). */
+  entry(obj: UpstreamObject): StoreEntry {
+    return new StoreEntry(this.#resource, obj);
+  }
+
+  get(key: string): StoreEntry | undefined {
+    return this.#byKey.get(key);
+  }
+
+  /** Inserts or replaces; returns the previous entry. */
+  put(e: StoreEntry): StoreEntry | undefined {
+    const prev = this.#byKey.get(e.key);
+    if (prev) this.#unindex(prev);
+    else this.#sortedKeys = undefined;
+    this.#byKey.set(e.key, e);
+    this.#bytes += e.size;
+    addTo(this.#byNamespace, e.namespace, e);
+    for (const f of this.#indexed) addTo(this.#byField.get(f)!, e.fields[f] ?? '', e);
+    return prev;
+  }
+
+  /** Removes `key`; returns the removed entry. */
+  remove(key: string): StoreEntry | undefined {
+    const prev = this.#byKey.get(key);
+    if (prev) {
+      this.#unindex(prev);
+      this.#byKey.delete(key);
+      this.#sortedKeys = undefined;
+    }
+    return prev;
+  }
+
+  /** Drops everything. */
+  clear(): void {
+    this.#byKey = new Map();
+    this.#byNamespace = new Map();
+    for (const f of this.#indexed) this.#byField.set(f, new Map());
+    this.#bytes = 0;
+    this.#sortedKeys = undefined;
+  }
+
+  #unindex(e: StoreEntry): void {
+    this.#bytes -= e.size;
+    removeFrom(this.#byNamespace, e.namespace, e.key);
+    for (const f of this.#indexed) removeFrom(this.#byField.get(f)!, e.fields[f] ?? '', e.key);
+  }
+
+  /**
+   * The smallest candidate set that can hold every match of (namespace, field selector): one
+   * entry for an exact `metadata.name`, an index bucket for an `=` term on an indexed field, the
+   * namespace bucket, or everything — the latter already in key order (`sorted`), so the
+   * frequent cluster-wide LIST / initial watch does not sort the whole store each time.
+   * Callers still filter every candidate.
+   */
+  candidates(
+    namespace: string | undefined,
+    field: FieldSelector,
+  ): { entries: Iterable<StoreEntry>; sorted: boolean } {
+    if (namespace === undefined && this.#resource.namespaced) namespace = field.exact('metadata.namespace');
+    const name = field.exact('metadata.name');
+    if (name !== undefined && (namespace !== undefined || !this.#resource.namespaced)) {
+      const e = this.#byKey.get(objectKey(namespace, name));
+      return { entries: e ? [e] : [], sorted: true };
+    }
+    let best: Bucket | undefined =
+      namespace !== undefined ? (this.#byNamespace.get(namespace) ?? EMPTY) : undefined;
+    for (const f of this.#indexed) {
+      const v = field.exact(f);
+      if (v === undefined) continue;
+      const bucket = this.#byField.get(f)!.get(v) ?? EMPTY;
+      if (!best || bucket.size < best.size) best = bucket;
+    }
+    if (best) return { entries: best.values(), sorted: false };
+    return { entries: this.#inKeyOrder(), sorted: true };
+  }
+
+  *#inKeyOrder(): Generator<StoreEntry> {
+    if (!this.#sortedKeys) this.#sortedKeys = [...this.#byKey.keys()].sort(compareKeys);
+    for (const k of this.#sortedKeys) yield this.#byKey.get(k)!;
+  }
+
+  /** All entries (unordered). */
+  values(): IterableIterator<StoreEntry> {
+    return this.#byKey.values();
+  }
+}
+
+const EMPTY: Bucket = new Map();
+
+/** Key order of etcd and the apiserver's btree (byte order; keys are ASCII). */
+export function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function addTo(index: Map<string, Bucket>, value: string, e: StoreEntry): void {
+  let b = index.get(value);
+  if (!b) {
+    b = new Map();
+    index.set(value, b);
+  }
+  b.set(e.key, e);
+}
+
+function removeFrom(index: Map<string, Bucket>, value: string, key: string): void {
+  const b = index.get(value);
+  if (!b) return;
+  b.delete(key);
+  if (b.size === 0) index.delete(value);
+}

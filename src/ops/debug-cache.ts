@@ -1,0 +1,67 @@
+import { groupResourceString } from '../util/gvr.ts';
+import type { ResourceStatus } from '../util/metrics.ts';
+
+/** One resource in the `/debug/cache` answer. Times are RFC 3339 (UTC), ages in seconds. */
+export interface DebugCacheResource {
+  /** `pods`, `deployments.apps`: the name used by `--resources` and `/readyz` checks. */
+  name: string;
+  group: string;
+  version: string;
+  resource: string;
+  synced: boolean;
+  /** Upstream watch stream proven live. */
+  live: boolean;
+  resourceVersion: string;
+  lastSyncTime: string | null;
+  lastProgressTime: string | null;
+  objects: number;
+  bytes: number;
+  window: {
+    events: number;
+    capacity: number;
+    bytes: number;
+    /** Watches resuming below this RV get 410. */
+    oldestResourceVersion: string;
+    oldestEventAgeSeconds: number | null;
+  };
+  watchers: number;
+  lastError: string | null;
+}
+
+/** The `/debug/cache` JSON body. */
+export interface DebugCache {
+  /** Every resource synced once (the `/readyz` condition). */
+  ready: boolean;
+  resources: DebugCacheResource[];
+}
+
+/** Renders the status snapshot for `/debug/cache` at time `nowMs`. */
+export function debugCacheView(statuses: readonly ResourceStatus[], nowMs: number): DebugCache {
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    ready: statuses.every((s) => s.synced),
+    resources: statuses.map((s) => ({
+      name: groupResourceString(s.gvr),
+      group: s.gvr.group,
+      version: s.gvr.version,
+      resource: s.gvr.resource,
+      synced: s.synced,
+      live: s.live,
+      resourceVersion: s.resourceVersion,
+      lastSyncTime: iso(s.lastSyncTimeMs),
+      lastProgressTime: iso(s.lastProgressTimeMs),
+      objects: s.objects,
+      bytes: s.bytes,
+      window: {
+        events: s.historyEvents,
+        capacity: s.historyCapacity,
+        bytes: s.historyBytes,
+        oldestResourceVersion: s.oldestResourceVersion,
+        oldestEventAgeSeconds:
+          s.oldestEventTimeMs === null ? null : Math.max(0, nowMs - s.oldestEventTimeMs) / 1000,
+      },
+      watchers: s.watchers,
+      lastError: s.lastError ?? null,
+    })),
+  };
+}

@@ -1,0 +1,162 @@
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
+import { type Clock, realClock } from '../util/clock.ts';
+import { groupResourceString } from '../util/gvr.ts';
+import { type Logger, silentLogger } from '../util/logger.ts';
+import type { CacheStatusSource, Metrics } from '../util/metrics.ts';
+import { debugCacheView } from './debug-cache.ts';
+import { type EventLoopMonitor, startEventLoopMonitor } from './event-loop-monitor.ts';
+import { type HealthCheck, pingCheck, runCheck, runHealthChecks } from './health-checks.ts';
+import { parseListenAddress } from './listen-address.ts';
+
+/**
+ * The ops listener (DESIGN.md §5): the proxy's own endpoints, apart from the main listener which
+ * is pure Kubernetes API and passes the apiserver's `/metrics`, `/healthz`, `/readyz`, `/livez`
+ * through. Routes:
+ * - `GET /metrics`: Prometheus text exposition of {@link Metrics.registry};
+ * - `GET /livez`: checks `ping`, `event-loop` (delay below `maxEventLoopDelayMs`);
+ * - `GET /readyz`: checks `ping`, `shutdown` (fails once shutdown began, like the apiserver's
+ *   readyz `shutdown` check, so endpoints drop the pod before watches are closed), and one
+ *   `cache-sync/<resource>` per configured resource (fails until its first snapshot);
+ * - `GET /healthz`: all checks of both;
+ * - `GET /{livez,readyz,healthz}/<check>`: one check (`ok` or `internal server error: reason`);
+ * - `GET /debug/cache`: {@link debugCacheView} JSON.
+ * Health bodies are the apiserver's (`ok`, `?verbose`, `?exclude=`); failures answer 503.
+ */
+export interface OpsServerOptions {
+  metrics: Metrics;
+  source: CacheStatusSource;
+  /** Errors only: probes are not request-logged (the kubelet polls every few seconds). */
+  logger?: Logger;
+  clock?: Clock;
+  /** Event-loop delay source for `/livez`; {@link startOpsServer} starts a real one when omitted. */
+  eventLoop?: Pick<EventLoopMonitor, 'maxDelayMs'>;
+  /** `/livez` fails when the event loop was late by more than this (ms). Default 10 000. */
+  maxEventLoopDelayMs?: number;
+  /** True once graceful shutdown began: `/readyz` then fails its `shutdown` check. */
+  shuttingDown?: () => boolean;
+}
+
+/** A listening ops server. */
+export interface OpsServer {
+  readonly app: FastifyInstance;
+  /** `http://host:port` actually bound (the real port when 0 was asked). */
+  readonly url: string;
+  /** Stops listening (and the event-loop monitor it started). Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Default `--ops-listen`. */
+export const DEFAULT_OPS_LISTEN = '127.0.0.1:8081';
+
+const HEALTH_HEADERS = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' };
+
+/**
+ * The checks behind each health endpoint, in the order they are listed. Called per request: the
+ * per-resource checks are rebuilt from the status source each time (it is the single truth).
+ */
+export function opsHealthChecks(
+  opts: OpsServerOptions,
+): Record<'livez' | 'readyz' | 'healthz', HealthCheck[]> {
+  const maxDelay = opts.maxEventLoopDelayMs ?? 10_000;
+  const eventLoop: HealthCheck = {
+    name: 'event-loop',
+    check() {
+      const d = opts.eventLoop?.maxDelayMs() ?? 0;
+      return d > maxDelay ? `event loop delayed ${Math.round(d)}ms (limit ${maxDelay}ms)` : undefined;
+    },
+  };
+  const shutdown: HealthCheck = {
+    name: 'shutdown',
+    check: () => (opts.shuttingDown?.() ? 'process is shutting down' : undefined),
+  };
+  const cacheSync: HealthCheck[] = opts.source.resources().map((s) => ({
+    name: `cache-sync/${groupResourceString(s.gvr)}`,
+    check: () => (s.synced ? undefined : s.lastError ? `not synced: ${s.lastError}` : 'not synced'),
+  }));
+  return {
+    livez: [pingCheck, eventLoop],
+    readyz: [pingCheck, shutdown, ...cacheSync],
+    healthz: [pingCheck, eventLoop, shutdown, ...cacheSync],
+  };
+}
+
+/** Builds the ops app without listening (tests use `app.inject`). */
+export function buildOpsServer(opts: OpsServerOptions): FastifyInstance {
+  const clock = opts.clock ?? realClock;
+  const app = Fastify({
+    loggerInstance: (opts.logger ?? silentLogger) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  for (const name of ['livez', 'readyz', 'healthz'] as const) {
+    const list = () => opsHealthChecks(opts)[name];
+    app.get(`/${name}`, (req: FastifyRequest, reply: FastifyReply) => {
+      const q = req.query as Record<string, string | string[] | undefined>;
+      const exclude = q.exclude === undefined ? [] : ([] as string[]).concat(q.exclude);
+      const report = runHealthChecks(name, list(), { verbose: 'verbose' in q, exclude });
+      return reply
+        .code(report.healthy ? 200 : 503)
+        .headers(HEALTH_HEADERS)
+        .send(report.body);
+    });
+    app.get(`/${name}/*`, (req: FastifyRequest, reply: FastifyReply) => {
+      const checkName = (req.params as { '*': string })['*'];
+      const check = list().find((c) => c.name === checkName);
+      if (!check) return reply.code(404).headers(HEALTH_HEADERS).send('404 page not found\n');
+      // The apiserver's per-check handler (`adaptCheckToHandler`).
+      const reason = runCheck(check);
+      return reply
+        .code(reason === undefined ? 200 : 503)
+        .headers(HEALTH_HEADERS)
+        .send(reason === undefined ? 'ok' : `internal server error: ${reason}\n`);
+    });
+  }
+
+  app.get('/metrics', async (_req, reply) => {
+    const body = await opts.metrics.scrape();
+    return reply.code(200).header('content-type', opts.metrics.registry.contentType).send(body);
+  });
+
+  app.get('/debug/cache', (_req, reply) => {
+    return reply.code(200).send(debugCacheView(opts.source.resources(), clock.now()));
+  });
+
+  return app;
+}
+
+/**
+ * Starts the ops listener on `listen` (`host:port`, default {@link DEFAULT_OPS_LISTEN}).
+ * Starts an event-loop monitor unless `opts.eventLoop` is given. Rejects when the address is
+ * invalid or cannot be bound (EADDRINUSE, EACCES).
+ */
+export async function startOpsServer(opts: OpsServerOptions & { listen?: string }): Promise<OpsServer> {
+  const { host, port } = parseListenAddress(opts.listen ?? DEFAULT_OPS_LISTEN);
+  const monitor = opts.eventLoop ? undefined : startEventLoopMonitor();
+  const app = buildOpsServer(monitor ? { ...opts, eventLoop: monitor } : opts);
+  try {
+    await app.listen({ host, port });
+  } catch (err) {
+    monitor?.stop();
+    throw err;
+  }
+  const addr = app.server.address();
+  const boundPort = typeof addr === 'object' && addr ? addr.port : port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  let closed: Promise<void> | undefined;
+  return {
+    app,
+    url: `http://${urlHost}:${boundPort}`,
+    close() {
+      closed ??= (async () => {
+        monitor?.stop();
+        await app.close();
+      })();
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,25 @@
+export { Backoff, type BackoffOptions } from './backoff.ts';
+export {
+  HttpListerWatcher,
+  type ListerWatcher,
+  type ListOptions,
+  type WatchOptions,
+  type WatchStream,
+} from './list-watch.ts';
+export {
+  DEFAULT_PAGE_SIZE,
+  INITIAL_EVENTS_END_ANNOTATION,
+  Reflector,
+  type ReflectorOptions,
+  type ReflectorStatus,
+  VeryShortWatchError,
+  WatchListIncompleteError,
+} from './reflector.ts';
+export { ReflectorSet, type ReflectorSetOptions, type ResourceState } from './reflector-set.ts';
+export {
+  type DecodedList,
+  decodeList,
+  decodeWatchLine,
+  type WatchEvent,
+  type WatchEventType,
+} from './watch-decoder.ts';

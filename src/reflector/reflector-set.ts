@@ -1,0 +1,149 @@
+import type { CacheSink } from '../cache/types.ts';
+import { DiscoveryError, discoverResource } from '../upstream/discovery.ts';
+import type { Upstream } from '../upstream/upstream.ts';
+import { type Clock, realClock } from '../util/clock.ts';
+import type { ResourceInfo } from '../util/gvr.ts';
+import { type Logger, silentLogger } from '../util/logger.ts';
+import { Backoff } from './backoff.ts';
+import { HttpListerWatcher, type ListerWatcher } from './list-watch.ts';
+import { Reflector, type ReflectorOptions, type ReflectorStatus } from './reflector.ts';
+
+/** State of one configured resource. */
+export interface ResourceState {
+  /** As configured (`pods`, `deployments.apps`, …). */
+  name: string;
+  /** `discovering` until discovery succeeded (retried with backoff), then `running`. */
+  phase: 'discovering' | 'running' | 'stopped';
+  info: ResourceInfo | undefined;
+  /** The last discovery error (e.g. a CRD not installed yet). */
+  discoveryError: string | undefined;
+  reflector: ReflectorStatus | undefined;
+}
+
+/** Options for {@link ReflectorSet}. */
+export interface ReflectorSetOptions {
+  upstream: Upstream;
+  /** Resources to cache, as the CLI names them. */
+  resources: string[];
+  /** The sink of a resource, called once its discovery succeeded. */
+  sinkFor: (info: ResourceInfo, name: string) => CacheSink;
+  clock?: Clock;
+  random?: () => number;
+  logger?: Logger;
+  /** Passed to every reflector. */
+  reflector?: Partial<Omit<ReflectorOptions, 'info' | 'lw' | 'sink'>>;
+  /** Discovery override (tests). */
+  discover?: (name: string, signal: AbortSignal) => Promise<ResourceInfo>;
+  /** ListerWatcher override (tests). */
+  listerWatcherFor?: (info: ResourceInfo) => ListerWatcher;
+}
+
+/**
+ * One reflector per configured resource, each in its own loop: a resource that fails
+ * (discovery, upstream errors) never delays the others. Discovery failures are logged with the
+ * resource's name and retried with the reflector backoff (800 ms … [30, 60) s), so a CRD
+ * installed after start is picked up.
+ */
+export class ReflectorSet {
+  readonly #opts: ReflectorSetOptions;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #ac = new AbortController();
+  readonly #states = new Map<string, { state: ResourceState; reflector?: Reflector; done?: Promise<void> }>();
+
+  constructor(opts: ReflectorSetOptions) {
+    this.#opts = opts;
+    this.#clock = opts.clock ?? realClock;
+    this.#log = opts.logger ?? silentLogger;
+    for (const name of opts.resources) {
+      this.#states.set(name, {
+        state: {
+          name,
+          phase: 'discovering',
+          info: undefined,
+          discoveryError: undefined,
+          reflector: undefined,
+        },
+      });
+    }
+  }
+
+  /** Starts every resource's loop; returns at once. */
+  start(): void {
+    for (const [name, entry] of this.#states) entry.done = this.#runOne(name);
+  }
+
+  /** Stops every reflector and waits for their loops to end. */
+  async stop(): Promise<void> {
+    this.#ac.abort(new Error('stopped'));
+    for (const e of this.#states.values()) e.reflector?.stop();
+    await Promise.all([...this.#states.values()].map((e) => e.done));
+  }
+
+  /** A snapshot of every resource's state. */
+  states(): ResourceState[] {
+    return [...this.#states.values()].map(({ state, reflector }) => ({
+      ...state,
+      reflector: reflector?.status(),
+    }));
+  }
+
+  /** The reflector of a configured resource once running. */
+  reflector(name: string): Reflector | undefined {
+    return this.#states.get(name)?.reflector;
+  }
+
+  async #runOne(name: string): Promise<void> {
+    const entry = this.#states.get(name)!;
+    const backoff = new Backoff({
+      clock: this.#clock,
+      ...(this.#opts.random ? { random: this.#opts.random } : {}),
+    });
+    const discover =
+      this.#opts.discover ??
+      ((n: string, signal: AbortSignal) => discoverResource(this.#opts.upstream, n, signal));
+    let info: ResourceInfo | undefined;
+    while (!this.#ac.signal.aborted && !info) {
+      try {
+        info = await discover(name, this.#ac.signal);
+      } catch (err) {
+        if (this.#ac.signal.aborted) break;
+        entry.state.discoveryError = (err as Error).message;
+        const delay = backoff.next();
+        this.#log.error(
+          {
+            resource: name,
+            code: err instanceof DiscoveryError ? err.code : undefined,
+            retryInMs: Math.round(delay),
+          },
+          `cannot cache ${name}: ${(err as Error).message}`,
+        );
+        try {
+          await this.#clock.sleep(delay, this.#ac.signal);
+        } catch {
+          break;
+        }
+      }
+    }
+    if (!info || this.#ac.signal.aborted) {
+      entry.state.phase = 'stopped';
+      return;
+    }
+    entry.state.info = info;
+    entry.state.discoveryError = undefined;
+    entry.state.phase = 'running';
+    const lw = this.#opts.listerWatcherFor?.(info) ?? new HttpListerWatcher(this.#opts.upstream, info);
+    const reflector = new Reflector({
+      ...this.#opts.reflector,
+      clock: this.#clock,
+      logger: this.#log,
+      ...(this.#opts.random ? { random: this.#opts.random } : {}),
+      info,
+      lw,
+      sink: this.#opts.sinkFor(info, name),
+    });
+    entry.reflector = reflector;
+    await reflector.run();
+    entry.state.phase = 'stopped';
+  }
+}

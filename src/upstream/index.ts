@@ -1,0 +1,20 @@
+export { DiscoveryError, discoverResource, isBuiltInGroup, parseResourceName } from './discovery.ts';
+export {
+  isConnectionRefused,
+  isExpired,
+  isInternalError,
+  isTooLargeResourceVersion,
+  isTooManyRequests,
+  UpstreamError,
+} from './errors.ts';
+export { type KubeConfigSource, type LoadedKubeConfig, loadKubeConfig } from './kubeconfig.ts';
+export {
+  type Query,
+  readLines,
+  type StreamingResponse,
+  upstreamGet,
+  upstreamGetBuffer,
+  upstreamUrl,
+} from './request.ts';
+export { FileTokenSource } from './token-source.ts';
+export { createUpstream, type Upstream, type UpstreamOptions } from './upstream.ts';

@@ -1,0 +1,89 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { parse, stringify } from 'yaml';
+
+/** Where to read the upstream's connection settings from. */
+export interface KubeConfigSource {
+  /** Path of a kubeconfig file; wins over `KUBECONFIG` and in-cluster. */
+  kubeconfig?: string;
+  /** Use the pod's service account (`/var/run/secrets/kubernetes.io/serviceaccount`). */
+  inCluster?: boolean;
+  /** Context to use instead of the file's `current-context`. */
+  context?: string;
+  /** Prefix of the service-account mount path for in-cluster config (tests); default "". */
+  inClusterPathPrefix?: string;
+}
+
+/** A loaded kubeconfig plus what client-node drops on load that we need for rotation. */
+export interface LoadedKubeConfig {
+  kc: KubeConfig;
+  /**
+   * Path of the bearer-token file to re-read as it rotates: the kubeconfig user's `token-file`
+   * (client-node reads it once at load) or the in-cluster service-account token.
+   */
+  tokenFile: string | undefined;
+}
+
+/**
+ * Loads the upstream's settings via @kubernetes/client-node: an explicit file, else a single
+ * `KUBECONFIG` file, else client-node's `loadFromDefault` (merged `KUBECONFIG`, `~/.kube/config`,
+ * in-cluster when no file exists). Throws when nothing usable is found (no current cluster).
+ */
+export function loadKubeConfig(src: KubeConfigSource = {}): LoadedKubeConfig {
+  const kc = new KubeConfig();
+  let tokenFile: string | undefined;
+  const envFiles = process.env.KUBECONFIG?.split(path.delimiter).filter((p) => p !== '') ?? [];
+  const file = src.kubeconfig ?? (src.inCluster || envFiles.length !== 1 ? undefined : envFiles[0]);
+  if (file) {
+    loadFile(kc, file);
+    tokenFile = findTokenFile(file, kc, src.context);
+  } else if (src.inCluster) {
+    kc.loadFromCluster(src.inClusterPathPrefix);
+  } else {
+    kc.loadFromDefault();
+  }
+  if (src.context) kc.setCurrentContext(src.context);
+  const cluster = kc.getCurrentCluster();
+  if (!cluster?.server) throw new Error('kubeconfig: no current cluster with a server URL');
+  if (!tokenFile) {
+    const provider = kc.getCurrentUser()?.authProvider as
+      | { name?: string; config?: { tokenFile?: string } }
+      | undefined;
+    if (provider?.name === 'tokenFile' && provider.config?.tokenFile) tokenFile = provider.config.tokenFile;
+  }
+  return { kc, tokenFile };
+}
+
+/**
+ * client-node reads `token-file` while parsing, relative to the process's cwd; kubectl resolves
+ * every path relative to the kubeconfig file. Make token-file absolute first.
+ */
+function loadFile(kc: KubeConfig, file: string): void {
+  const dir = path.dirname(path.resolve(file));
+  const raw = parse(readFileSync(file, 'utf8')) as { users?: { user?: Record<string, unknown> }[] } | null;
+  for (const u of raw?.users ?? []) {
+    const tf = u.user?.['token-file'];
+    if (typeof tf === 'string' && !path.isAbsolute(tf)) u.user!['token-file'] = path.join(dir, tf);
+  }
+  kc.loadFromString(stringify(raw ?? {}));
+  kc.makePathsAbsolute(dir);
+}
+
+/** The current user's `token-file` from the raw kubeconfig (relative paths resolved against it). */
+function findTokenFile(file: string, kc: KubeConfig, context: string | undefined): string | undefined {
+  try {
+    const raw = parse(readFileSync(file, 'utf8')) as {
+      'current-context'?: string;
+      contexts?: { name: string; context?: { user?: string } }[];
+      users?: { name: string; user?: { 'token-file'?: string } }[];
+    };
+    const ctxName = context ?? kc.getCurrentContext();
+    const userName = raw.contexts?.find((c) => c.name === ctxName)?.context?.user;
+    const tf = raw.users?.find((u) => u.name === userName)?.user?.['token-file'];
+    if (!tf) return undefined;
+    return path.isAbsolute(tf) ? tf : path.join(path.dirname(path.resolve(file)), tf);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,111 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Agent, type Dispatcher } from 'undici';
+import { type Clock, realClock } from '../util/clock.ts';
+import { type KubeConfigSource, type LoadedKubeConfig, loadKubeConfig } from './kubeconfig.ts';
+import { FileTokenSource } from './token-source.ts';
+
+/**
+ * One upstream apiserver: where it is, how to reach it (one undici Agent, so every request of
+ * every reflector and of the pass-through shares its connection pool and TLS settings) and the
+ * credentials to present.
+ */
+export interface Upstream {
+  /** e.g. `https://10.0.0.1:6443`, no trailing slash (a path prefix of the server URL is kept). */
+  readonly baseUrl: string;
+  /** The undici dispatcher carrying TLS (CA, client cert/key, skip-verify) for this upstream. */
+  readonly dispatcher: Dispatcher;
+  /**
+   * The current `Authorization` header value (`Bearer …`, or `Basic …`), or undefined when the
+   * identity is a client certificate (or anonymous). Re-evaluated per call: rotating token
+   * files are re-read on change, exec plugins are re-run by client-node when their credential
+   * expires. May reject when an exec plugin fails.
+   */
+  authorization(): Promise<string | undefined>;
+  /** Closes every pooled connection. */
+  close(): Promise<void>;
+}
+
+/** Options for {@link createUpstream}. */
+export interface UpstreamOptions extends KubeConfigSource {
+  /** Already loaded config (tests); otherwise loaded from the source fields. */
+  loaded?: LoadedKubeConfig;
+  clock?: Clock;
+  /** Max connections per origin; default 64 (watches hold one each). */
+  connections?: number;
+  /**
+   * Time to wait for response headers (ms); default 60 000. Bounds a request to a frozen
+   * upstream; a LIST's headers come only once the apiserver has built the answer.
+   */
+  headersTimeoutMs?: number;
+}
+
+/**
+ * Builds the {@link Upstream} from a kubeconfig. TLS material comes from client-node's own
+ * resolution (`applyToHTTPSOptions`: CA/cert/key from file or inline data, `insecure-skip-tls-verify`
+ * honoured only when the kubeconfig sets it, `tls-server-name`). Throws when the kubeconfig has
+ * no current cluster or its files cannot be read.
+ */
+export async function createUpstream(opts: UpstreamOptions = {}): Promise<Upstream> {
+  const loaded = opts.loaded ?? loadKubeConfig(opts);
+  const clock = opts.clock ?? realClock;
+  const { kc } = loaded;
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig: no current cluster');
+  const https: {
+    ca?: Buffer;
+    cert?: Buffer;
+    key?: Buffer;
+    rejectUnauthorized?: boolean;
+    servername?: string;
+    headers?: Record<string, string>;
+  } = {};
+  await kc.applyToHTTPSOptions(https as never);
+  const url = new URL(cluster.server);
+  const connect: Record<string, unknown> = {};
+  if (url.protocol === 'https:') {
+    if (https.ca) connect.ca = https.ca;
+    if (https.cert) connect.cert = https.cert;
+    if (https.key) connect.key = https.key;
+    if (https.servername) connect.servername = https.servername;
+    // Only a kubeconfig saying insecure-skip-tls-verify turns verification off.
+    connect.rejectUnauthorized = cluster.skipTLSVerify !== true;
+  }
+  const dispatcher = new Agent({
+    connect,
+    connections: opts.connections ?? 64,
+    // Watches are long-lived and may be idle between bookmarks: the reflector has its own
+    // liveness window, so undici must not cut idle bodies.
+    bodyTimeout: 0,
+    headersTimeout: opts.headersTimeoutMs ?? 60_000,
+  });
+  const fileToken = loaded.tokenFile ? new FileTokenSource(loaded.tokenFile, clock) : undefined;
+  return {
+    baseUrl: `${url.origin}${url.pathname.replace(/\/+$/, '')}`,
+    dispatcher,
+    authorization: () => currentAuthorization(kc, fileToken),
+    close: () => dispatcher.close(),
+  };
+}
+
+async function currentAuthorization(
+  kc: KubeConfig,
+  fileToken: FileTokenSource | undefined,
+): Promise<string | undefined> {
+  if (fileToken) {
+    const t = fileToken.token();
+    if (t) return `Bearer ${t}`;
+  }
+  const user = kc.getCurrentUser();
+  if (!user) return undefined;
+  // Static credentials need no call into client-node (which re-reads CA files on each call).
+  if (!user.exec && !user.authProvider) {
+    if (user.token) return `Bearer ${user.token}`;
+    if (user.username)
+      return `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
+    return undefined;
+  }
+  const opts: { headers?: Record<string, string>; auth?: string } = {};
+  // client-node runs exec plugins (cached until the credential expires) and auth providers.
+  await kc.applyToHTTPSOptions(opts as never);
+  return opts.headers?.Authorization ?? opts.headers?.authorization;
+}

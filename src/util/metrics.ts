@@ -1,0 +1,382 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { type Clock, realClock } from './clock.ts';
+import type { GroupVersionResource } from './gvr.ts';
+
+/**
+ * Every Prometheus metric of kube-cache-proxy, in one registry served on the ops listener's
+ * `/metrics` (DESIGN.md §5). Names carry the `kube_cache_proxy_` prefix and copy the apiserver's
+ * where the concept is the same, so dashboards and alerts written for the apiserver's watch cache
+ * read naturally:
+ * - `staging/src/k8s.io/apiserver/pkg/storage/cacher/metrics/metrics.go`
+ *   (`apiserver_watch_cache_events_dispatched_total`, `apiserver_terminated_watchers_total`,
+ *   `apiserver_watch_cache_resource_version`, `apiserver_watch_cache_capacity`,
+ *   `apiserver_watch_cache_read_wait_seconds`), labelled `group`, `resource`;
+ * - `staging/src/k8s.io/apiserver/pkg/endpoints/metrics/metrics.go`
+ *   (`apiserver_request_total`, `apiserver_request_duration_seconds`,
+ *   `apiserver_registered_watchers`);
+ * - client-go `tools/metrics` (`rest_client_requests_total`, whose `code` is `<error>` when no
+ *   HTTP answer arrived) for the upstream side.
+ *
+ * Counters and histograms are pushed by the code that sees the event (reflector, watch cache,
+ * server). Gauges that merely mirror state (synced, RV, object counts, window, watchers) are
+ * NOT pushed on the hot path: they are computed at scrape time from a {@link CacheStatusSource}.
+ */
+
+/** Metric name prefix. */
+export const METRIC_PREFIX = 'kube_cache_proxy_';
+
+/**
+ * Latency buckets (seconds) of `apiserver_request_duration_seconds`, reused for downstream and
+ * upstream request latency so both sides of the proxy compare bucket for bucket.
+ */
+export const REQUEST_DURATION_BUCKETS = [
+  0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60,
+];
+
+/** Buckets (seconds) of `apiserver_watch_cache_read_wait_seconds` (the wait is capped at 3 s). */
+export const READ_WAIT_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3];
+
+/**
+ * Why a reflector relisted (label `reason` of `kube_cache_proxy_reflector_relists_total`):
+ * - `initial`: the first list of the process;
+ * - `expired`: 410 Gone / `Expired` on a watch or a paginated list (client-go `isExpiredError`);
+ * - `too_large_resource_version`: the "Too large resource version" answer (client-go
+ *   `isTooLargeResourceVersionError`);
+ * - `watch_list_fallback`: watch-list failed and the reflector fell back to LIST + WATCH;
+ * - `error`: any other failure that forces a new snapshot.
+ */
+export type RelistReason =
+  | 'initial'
+  | 'expired'
+  | 'too_large_resource_version'
+  | 'watch_list_fallback'
+  | 'error';
+
+/**
+ * Why an upstream watch stream was re-established without relisting (label `reason` of
+ * `kube_cache_proxy_reflector_watch_restarts_total`):
+ * - `timeout`: the server ended the watch at its `timeoutSeconds` (normal);
+ * - `closed`: the stream ended early (EOF, very short watch);
+ * - `throttled`: 429 (client-go re-watches after backoff without relisting);
+ * - `unreachable`: connection refused / reset;
+ * - `stale`: no event nor bookmark within the liveness window (presumed half-open);
+ * - `error`: anything else (500s retried within the deadline, decode errors).
+ */
+export type WatchRestartReason = 'timeout' | 'closed' | 'throttled' | 'unreachable' | 'stale' | 'error';
+
+/** Where a downstream request was answered from (label `served_from`). */
+export type ServedFrom = 'cache' | 'upstream';
+
+/**
+ * Outcome of a request that waited for the cache to become fresh enough (label `result` of
+ * `kube_cache_proxy_watch_cache_read_wait_seconds`): `fresh` when the cache caught up and
+ * answered, `timeout` when the bounded wait (3 s) ran out and the request was forwarded.
+ */
+export type ReadWaitResult = 'fresh' | 'timeout';
+
+/**
+ * What the ops listener and the state-mirroring gauges read about one cached resource. The
+ * watch cache (store, history, watchers) and the reflector (synced, live, sync times) together
+ * provide it; all fields are a snapshot taken when {@link CacheStatusSource.resources} is called.
+ */
+export interface ResourceStatus {
+  gvr: GroupVersionResource;
+  /** True once the first complete snapshot was stored (stays true across relists). */
+  synced: boolean;
+  /** The upstream stream is proven live (event or bookmark within the liveness window). */
+  live: boolean;
+  /** Current RV of the cache (decimal uint64 string); "" before the first snapshot. */
+  resourceVersion: string;
+  /** When the last complete snapshot was stored (`replace`), ms since the epoch; null before. */
+  lastSyncTimeMs: number | null;
+  /** When the last event or bookmark arrived from upstream, ms since the epoch; null before. */
+  lastProgressTimeMs: number | null;
+  /** Objects in the store. */
+  objects: number;
+  /** Serialized bytes of the objects in the store. */
+  bytes: number;
+  /** Events currently buffered in the history window. */
+  historyEvents: number;
+  /** Capacity of the history ring (events) at this moment (it grows and shrinks). */
+  historyCapacity: number;
+  /** Bytes held by the buffered history events. */
+  historyBytes: number;
+  /**
+   * Start of the window (exclusive): a WATCH resuming at this RV or later can be served; below
+   * it the answer is 410. "" before the first snapshot.
+   */
+  oldestResourceVersion: string;
+  /** When the oldest buffered event was received, ms since the epoch; null when none is buffered. */
+  oldestEventTimeMs: number | null;
+  /** Open downstream watchers served from the cache. */
+  watchers: number;
+  /** Last reflector error, as a short human sentence (no credentials); undefined when none. */
+  lastError?: string | undefined;
+}
+
+/** Read-only view of every configured resource, in configuration order. Must be cheap (no I/O). */
+export interface CacheStatusSource {
+  resources(): ResourceStatus[];
+}
+
+/** An empty source: no resource configured yet. */
+export const emptyStatusSource: CacheStatusSource = { resources: () => [] };
+
+type GR = 'group' | 'resource';
+
+/** The typed metric handles of kube-cache-proxy. See {@link createMetrics}. */
+export interface Metrics {
+  /** The registry holding every metric below plus the default Node.js process metrics. */
+  readonly registry: Registry;
+
+  // --- upstream (the proxy as an apiserver client) ---
+  /**
+   * `kube_cache_proxy_upstream_requests_total{verb,group,resource,code}`: requests the proxy
+   * sent upstream (reflector lists/watches and pass-through). `verb` is the Kubernetes verb in
+   * upper case as in `apiserver_request_total` (`LIST`, `WATCH`, `GET`, `CREATE`, `UPDATE`,
+   * `PATCH`, `DELETE`, `DELETECOLLECTION`, `PROXY`, or the HTTP method for non-resource paths);
+   * `resource` is "" for non-resource paths; `code` is the HTTP status or `<error>` when no
+   * response arrived (client-go `rest_client_requests_total`).
+   */
+  readonly upstreamRequests: Counter<'verb' | GR | 'code'>;
+  /**
+   * `kube_cache_proxy_upstream_request_duration_seconds{verb,group,resource}`: seconds until the
+   * upstream response headers arrived (for watches: until the stream was established).
+   */
+  readonly upstreamRequestDuration: Histogram<'verb' | GR>;
+
+  // --- reflector ---
+  /** `kube_cache_proxy_reflector_relists_total{group,resource,reason}`; reason is a {@link RelistReason}. */
+  readonly relists: Counter<GR | 'reason'>;
+  /**
+   * `kube_cache_proxy_reflector_watch_restarts_total{group,resource,reason}`: upstream watches
+   * re-established without a relist; reason is a {@link WatchRestartReason}.
+   */
+  readonly watchRestarts: Counter<GR | 'reason'>;
+  /** `kube_cache_proxy_watch_cache_events_received_total{group,resource}`: events from upstream (not bookmarks). */
+  readonly eventsReceived: Counter<GR>;
+
+  // --- watch cache fan-out ---
+  /**
+   * `kube_cache_proxy_watch_cache_events_dispatched_total{group,resource}`: events handed to
+   * the fan-out, counted once per event whatever the number of watchers (as the apiserver).
+   */
+  readonly eventsDispatched: Counter<GR>;
+  /** `kube_cache_proxy_terminated_watchers_total{group,resource}`: watchers closed for not keeping up. */
+  readonly terminatedWatchers: Counter<GR>;
+
+  // --- downstream (the proxy as an apiserver) ---
+  /**
+   * `kube_cache_proxy_requests_total{verb,group,version,resource,subresource,code,served_from}`:
+   * every request answered on the main listener. Labels as `apiserver_request_total`, plus
+   * `served_from` (`cache` | `upstream`, a {@link ServedFrom}).
+   */
+  readonly requests: Counter<'verb' | GR | 'version' | 'subresource' | 'code' | 'served_from'>;
+  /**
+   * `kube_cache_proxy_request_duration_seconds{verb,group,version,resource,subresource,served_from}`:
+   * latency until the complete answer was written. Not observed for WATCH (long-running; the
+   * open ones are `kube_cache_proxy_registered_watchers`).
+   */
+  readonly requestDuration: Histogram<'verb' | GR | 'version' | 'subresource' | 'served_from'>;
+  /**
+   * `kube_cache_proxy_watch_cache_read_wait_seconds{group,resource,result}`: requests that had to
+   * wait for the cache to reach a resourceVersion (RV=N NotOlderThan, read-your-writes,
+   * sendInitialEvents with RV=N), and how long; `result` is a {@link ReadWaitResult}. Requests
+   * that did not wait are not observed.
+   */
+  readonly readWait: Histogram<GR | 'result'>;
+
+  /**
+   * Sets where the state-mirroring gauges read from (usually once, after the caches exist).
+   * Until set, those gauges export no series.
+   */
+  setStatusSource(source: CacheStatusSource): void;
+  /** The Prometheus text exposition of everything (what `/metrics` serves). */
+  scrape(): Promise<string>;
+}
+
+/** Options for {@link createMetrics}. */
+export interface MetricsOptions {
+  /** Where state-mirroring gauges read from; can also be set later with `setStatusSource`. */
+  source?: CacheStatusSource;
+  /** Time source for ages and timestamps (tests pass a FakeClock). Default real time. */
+  clock?: Clock;
+  /**
+   * Register prom-client's default Node.js process metrics (`process_*`, `nodejs_*`, without
+   * prefix, as every Prometheus client library names them). Default true.
+   */
+  processMetrics?: boolean;
+}
+
+/**
+ * The apiserver truncates the watch cache RV to its 15 least significant decimal digits so the
+ * float64 gauge stays exact (cacher/metrics `RecordResourceVersion`). Same here; returns
+ * undefined for an RV that does not parse as a decimal integer (nothing is exported then).
+ */
+export function resourceVersionGaugeValue(rv: string): number | undefined {
+  if (!/^[0-9]{1,20}$/.test(rv)) return undefined;
+  return Number(BigInt(rv) % 1_000_000_000_000_000n);
+}
+
+/**
+ * Creates a fresh registry with every kube-cache-proxy metric (a new one per call, so tests and
+ * several proxies in one process never share state). Never throws for valid options.
+ */
+export function createMetrics(opts: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  const clock = opts.clock ?? realClock;
+  let source: CacheStatusSource = opts.source ?? emptyStatusSource;
+  const registers = [registry];
+  const name = (n: string) => METRIC_PREFIX + n;
+  const gr = ['group', 'resource'] as const;
+
+  /** A gauge recomputed from the status source on each scrape. */
+  const stateGauge = (
+    n: string,
+    help: string,
+    value: (s: ResourceStatus, nowMs: number) => number | undefined,
+  ) =>
+    new Gauge<GR>({
+      name: name(n),
+      help,
+      labelNames: gr,
+      registers,
+      collect() {
+        this.reset();
+        const now = clock.now();
+        for (const s of source.resources()) {
+          const v = value(s, now);
+          if (v !== undefined) this.set({ group: s.gvr.group, resource: s.gvr.resource }, v);
+        }
+      },
+    });
+
+  const seconds = (ms: number | null) => (ms === null ? undefined : ms / 1000);
+
+  stateGauge(
+    'reflector_synced',
+    'Whether the resource has completed its first snapshot (1) or not (0).',
+    (s) => (s.synced ? 1 : 0),
+  );
+  stateGauge(
+    'reflector_upstream_live',
+    'Whether the upstream watch stream is proven live (an event or bookmark within the liveness window).',
+    (s) => (s.live ? 1 : 0),
+  );
+  stateGauge(
+    'reflector_last_sync_timestamp_seconds',
+    'Unix time of the last complete snapshot (list or watch-list) stored in the cache.',
+    (s) => seconds(s.lastSyncTimeMs),
+  );
+  stateGauge(
+    'reflector_last_progress_timestamp_seconds',
+    'Unix time of the last event or bookmark received from upstream; time() minus this is the staleness bound.',
+    (s) => seconds(s.lastProgressTimeMs),
+  );
+  stateGauge(
+    'watch_cache_resource_version',
+    'Current resource version of the watch cache, truncated to the 15 least significant digits.',
+    (s) => resourceVersionGaugeValue(s.resourceVersion),
+  );
+  stateGauge('watch_cache_objects', 'Objects in the watch cache store.', (s) => s.objects);
+  stateGauge(
+    'watch_cache_bytes',
+    'Serialized bytes of the objects in the watch cache store.',
+    (s) => s.bytes,
+  );
+  stateGauge(
+    'watch_cache_capacity',
+    'Capacity of the watch cache event history (events).',
+    (s) => s.historyCapacity,
+  );
+  stateGauge(
+    'watch_cache_history_events',
+    'Events buffered in the watch cache history.',
+    (s) => s.historyEvents,
+  );
+  stateGauge(
+    'watch_cache_history_bytes',
+    'Bytes held by the events buffered in the history.',
+    (s) => s.historyBytes,
+  );
+  stateGauge(
+    'watch_cache_oldest_resource_version_age_seconds',
+    'Age of the oldest event in the history window: how far back a WATCH can resume.',
+    (s, now) => (s.oldestEventTimeMs === null ? undefined : Math.max(0, now - s.oldestEventTimeMs) / 1000),
+  );
+  stateGauge('registered_watchers', 'Open watchers served from the watch cache.', (s) => s.watchers);
+
+  const metrics: Metrics = {
+    registry,
+    upstreamRequests: new Counter({
+      name: name('upstream_requests_total'),
+      help: 'Requests sent to the upstream apiserver, by verb, resource and HTTP code (<error> when none).',
+      labelNames: ['verb', 'group', 'resource', 'code'],
+      registers,
+    }),
+    upstreamRequestDuration: new Histogram({
+      name: name('upstream_request_duration_seconds'),
+      help: 'Seconds until the upstream response headers arrived.',
+      labelNames: ['verb', 'group', 'resource'],
+      buckets: REQUEST_DURATION_BUCKETS,
+      registers,
+    }),
+    relists: new Counter({
+      name: name('reflector_relists_total'),
+      help: 'Complete snapshots (list or watch-list) taken from upstream, by reason.',
+      labelNames: ['group', 'resource', 'reason'],
+      registers,
+    }),
+    watchRestarts: new Counter({
+      name: name('reflector_watch_restarts_total'),
+      help: 'Upstream watches re-established without a relist, by reason.',
+      labelNames: ['group', 'resource', 'reason'],
+      registers,
+    }),
+    eventsReceived: new Counter({
+      name: name('watch_cache_events_received_total'),
+      help: 'Events received from upstream by the watch cache.',
+      labelNames: gr,
+      registers,
+    }),
+    eventsDispatched: new Counter({
+      name: name('watch_cache_events_dispatched_total'),
+      help: 'Events dispatched to watchers by the watch cache (once per event).',
+      labelNames: gr,
+      registers,
+    }),
+    terminatedWatchers: new Counter({
+      name: name('terminated_watchers_total'),
+      help: 'Watchers closed because they did not keep up with the event stream.',
+      labelNames: gr,
+      registers,
+    }),
+    requests: new Counter({
+      name: name('requests_total'),
+      help: 'Requests answered on the main listener, by verb, resource, HTTP code and where they were served from.',
+      labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'code', 'served_from'],
+      registers,
+    }),
+    requestDuration: new Histogram({
+      name: name('request_duration_seconds'),
+      help: 'Seconds to answer a request on the main listener (WATCH excluded).',
+      labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'served_from'],
+      buckets: REQUEST_DURATION_BUCKETS,
+      registers,
+    }),
+    readWait: new Histogram({
+      name: name('watch_cache_read_wait_seconds'),
+      help: 'Seconds requests waited for the watch cache to become fresh enough, by result (fresh|timeout).',
+      labelNames: ['group', 'resource', 'result'],
+      buckets: READ_WAIT_BUCKETS,
+      registers,
+    }),
+    setStatusSource(s) {
+      source = s;
+    },
+    scrape: () => registry.metrics(),
+  };
+
+  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  return metrics;
+}

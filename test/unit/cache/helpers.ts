@@ -1,0 +1,69 @@
+/** Builders shared by the cache unit tests. */
+import type { CacheWatcher } from '../../../src/cache/cache-watcher.ts';
+import type { KubeObject, UpstreamObject } from '../../../src/cache/types.ts';
+import type { ResourceInfo } from '../../../src/util/gvr.ts';
+
+export const PODS: ResourceInfo = {
+  gvr: { group: '', version: 'v1', resource: 'pods' },
+  kind: 'Pod',
+  listKind: 'PodList',
+  apiVersion: 'v1',
+  namespaced: true,
+  verbs: ['list', 'watch', 'get'],
+  builtIn: true,
+};
+
+export const NODES: ResourceInfo = {
+  gvr: { group: '', version: 'v1', resource: 'nodes' },
+  kind: 'Node',
+  listKind: 'NodeList',
+  apiVersion: 'v1',
+  namespaced: false,
+  verbs: ['list', 'watch', 'get'],
+  builtIn: true,
+};
+
+export const WIDGETS: ResourceInfo = {
+  gvr: { group: 'example.com', version: 'v1', resource: 'widgets' },
+  kind: 'Widget',
+  listKind: 'WidgetList',
+  apiVersion: 'example.com/v1',
+  namespaced: true,
+  verbs: ['list', 'watch', 'get'],
+  builtIn: false,
+};
+
+export interface PodSpec {
+  labels?: Record<string, string>;
+  nodeName?: string;
+  phase?: string;
+}
+
+/** A Pod as the apiserver encodes it: kind, apiVersion, metadata, spec, status. */
+export function pod(ns: string, name: string, rv: number | string, p: PodSpec = {}): UpstreamObject {
+  const metadata: KubeObject['metadata'] = { name, namespace: ns, resourceVersion: String(rv) };
+  if (p.labels) metadata.labels = p.labels;
+  const object: KubeObject = {
+    kind: 'Pod',
+    apiVersion: 'v1',
+    metadata,
+    spec: p.nodeName ? { nodeName: p.nodeName } : {},
+    status: p.phase ? { phase: p.phase } : {},
+  };
+  return { raw: Buffer.from(JSON.stringify(object)), object };
+}
+
+/** Reads every line available now, without waiting. */
+export function drain(w: CacheWatcher): string[] {
+  const out: string[] = [];
+  for (let c = w.stream.read(); c !== null; c = w.stream.read()) out.push(String(c));
+  return out;
+}
+
+/** `{type, rv, name}` of each line, for compact assertions. */
+export function summary(lines: string[]): string[] {
+  return lines.map((l) => {
+    const e = JSON.parse(l) as { type: string; object: KubeObject };
+    return `${e.type} ${e.object.metadata.name ?? ''}@${e.object.metadata.resourceVersion}`;
+  });
+}

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseLabelSelector } from '../../../src/cache/selectors.ts';
+import { StatusError } from '../../../src/util/status.ts';
+
+function badRequestMessage(s: string): string {
+  try {
+    parseLabelSelector(s);
+  } catch (e) {
+    assert.ok(e instanceof StatusError);
+    assert.equal(e.code, 400);
+    assert.equal(e.status.reason, 'BadRequest');
+    return e.message;
+  }
+  assert.fail(`selector ${JSON.stringify(s)} parsed`);
+}
+
+describe('parseLabelSelector', () => {
+  it('parses every operator and prints the canonical form, sorted by key', () => {
+    const s = parseLabelSelector('x in (foo,,baz),y,z notin (),!w, a=1 ,b==2,c!=3,d>4,e<5');
+    assert.equal(s.toString(), 'a=1,b==2,c!=3,d>4,e<5,!w,x in (,baz,foo),y,z notin ()');
+    assert.equal(s.empty, false);
+    assert.equal(parseLabelSelector('').empty, true);
+    assert.equal(parseLabelSelector('  ').empty, true);
+  });
+
+  it('matches like labels.Requirement.Matches', () => {
+    const cases: [string, Record<string, string> | undefined, boolean][] = [
+      ['app=web', { app: 'web' }, true],
+      ['app=web', { app: 'db' }, false],
+      ['app=web', undefined, false],
+      ['app==web', { app: 'web' }, true],
+      ['app!=web', { app: 'db' }, true],
+      ['app!=web', {}, true],
+      ['app!=web', { app: 'web' }, false],
+      ['app in (a,b)', { app: 'b' }, true],
+      ['app in (a,b)', { app: 'c' }, false],
+      ['app notin (a,b)', {}, true],
+      ['app notin (a,b)', { app: 'a' }, false],
+      ['app', { app: '' }, true],
+      ['app', {}, false],
+      ['!app', {}, true],
+      ['!app', { app: 'x' }, false],
+      ['n>5', { n: '6' }, true],
+      ['n>5', { n: '5' }, false],
+      ['n>5', { n: 'x' }, false],
+      ['n<5', { n: '-1' }, true],
+      ['a=,b', { a: '', b: 'x' }, true],
+      ['a=1,b=2', { a: '1', b: '3' }, false],
+      ['toString', {}, false],
+      ['x in (in)', { x: 'in' }, true],
+    ];
+    for (const [sel, labels, want] of cases) {
+      assert.equal(parseLabelSelector(sel).matches(labels), want, `${sel} on ${JSON.stringify(labels)}`);
+    }
+  });
+
+  it('rejects bad syntax with the apiserver messages', () => {
+    assert.equal(
+      badRequestMessage('a b'),
+      "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt",
+    );
+    assert.equal(badRequestMessage('a=b,'), "found '', expected: identifier after ','");
+    assert.equal(badRequestMessage(',a'), "found ',', expected: !, identifier, or 'end of string'");
+    assert.equal(badRequestMessage('a=b c'), "found 'c', expected: ',' or 'end of string'");
+    assert.equal(badRequestMessage('a in b'), "unable to parse requirement: found 'b' expected: '('");
+    assert.equal(badRequestMessage('a in (b'), "unable to parse requirement: found '', expected: ',' or ')'");
+    assert.equal(
+      badRequestMessage('a in (=)'),
+      "unable to parse requirement: found '=', expected: ',', ')' or identifier",
+    );
+    assert.equal(badRequestMessage('a=('), "unable to parse requirement: found '(', expected: identifier");
+    assert.equal(badRequestMessage('!'), "unable to parse requirement: found '', expected: identifier");
+  });
+
+  it('validates keys and values with the apimachinery messages', () => {
+    assert.equal(
+      badRequestMessage('-a=b'),
+      "unable to parse requirement: <nil>: Invalid value: \"-a\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+    );
+    assert.equal(
+      badRequestMessage('a=b$'),
+      "unable to parse requirement: values[0][a]: Invalid value: \"b$\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+    );
+    assert.equal(
+      badRequestMessage('a>b'),
+      "unable to parse requirement: values[0]: Invalid value: \"b\": for 'Gt', 'Lt' operators, the value must be an integer",
+    );
+    assert.equal(
+      badRequestMessage('k'.repeat(64)),
+      `unable to parse requirement: <nil>: Invalid value: "${'k'.repeat(64)}": name part must be no more than 63 bytes`,
+    );
+    assert.match(
+      badRequestMessage('Example.com/a'),
+      /<nil>: Invalid value: "Example.com\/a": prefix part a lowercase RFC 1123/,
+    );
+    assert.equal(parseLabelSelector('example.com/a=b').matches({ 'example.com/a': 'b' }), true);
+  });
+});

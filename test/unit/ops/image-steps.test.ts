@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+
+// The Dockerfile cannot be built here (no Docker engine); scripts/image-build.sh replays its
+// steps instead. These tests keep the two from drifting apart.
+const root = new URL('../../../', import.meta.url);
+const read = (p: string) => readFileSync(new URL(p, root), 'utf8');
+const dockerfile = read('Dockerfile');
+const script = read('scripts/image-build.sh');
+
+describe('Dockerfile and scripts/image-build.sh', () => {
+  it('run the same npm commands in the same order', () => {
+    const fromDockerfile = [...dockerfile.matchAll(/^RUN (npm .*)$/gm)].map((m) => m[1]);
+    const lines = script.split('\n');
+    const fromScript: string[] = [];
+    lines.forEach((line, i) => {
+      const m = /^# step: (npm .*)$/.exec(line);
+      if (!m?.[1]) return;
+      // The line after the marker must execute exactly that command.
+      assert.ok(lines[i + 1]?.includes(`&& ${m[1]})`), `line after "# step: ${m[1]}" runs something else`);
+      fromScript.push(m[1]);
+    });
+    assert.deepEqual(fromDockerfile, [
+      'npm ci --no-audit --no-fund',
+      'npm run build',
+      'npm ci --omit=dev --no-audit --no-fund',
+    ]);
+    assert.deepEqual(fromScript, fromDockerfile);
+  });
+
+  it('start the package bin as a non-root numeric user', () => {
+    const pkg = JSON.parse(read('package.json')) as { bin: Record<string, string> };
+    assert.equal(pkg.bin['kube-cache-proxy'], './dist/src/cli.js');
+    assert.match(dockerfile, /^ENTRYPOINT \["node", "dist\/src\/cli\.js"\]$/m);
+    assert.match(script, /dist\/src\/cli\.js --version/);
+    assert.match(dockerfile, /^USER 65532:65532$/m);
+    assert.match(script, /KCP_IMAGE_UID-65532:65532/);
+  });
+
+  it('COPY only what .dockerignore lets into the context', () => {
+    const allowed = read('.dockerignore')
+      .split('\n')
+      .filter((l) => l.startsWith('!'))
+      .map((l) => l.slice(1).replace(/\/\*\*$/, ''));
+    const copyLines = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)];
+    const copied = [...new Set(copyLines.flatMap((m) => m[1]?.split(' ') ?? []))];
+    assert.deepEqual(copied.sort(), [
+      'package-lock.json',
+      'package.json',
+      'src',
+      'tsconfig.build.json',
+      'tsconfig.json',
+    ]);
+    assert.deepEqual(
+      copied.filter((c) => !allowed.includes(c)),
+      [],
+    );
+  });
+
+  it('carries the OCI labels', () => {
+    for (const label of ['title', 'description', 'licenses', 'version', 'revision', 'base.name']) {
+      assert.match(dockerfile, new RegExp(`org\\.opencontainers\\.image\\.${label.replace('.', '\\.')}=`));
+    }
+  });
+});

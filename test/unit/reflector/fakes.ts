@@ -1,0 +1,183 @@
+import type { CacheSink, KubeObject, UpstreamObject } from '../../../src/cache/types.ts';
+import type {
+  ListerWatcher,
+  ListOptions,
+  WatchOptions,
+  WatchStream,
+} from '../../../src/reflector/list-watch.ts';
+import type { DecodedList, WatchEvent, WatchEventType } from '../../../src/reflector/watch-decoder.ts';
+import type { ResourceInfo } from '../../../src/util/gvr.ts';
+
+export const configMapInfo: ResourceInfo = {
+  gvr: { group: '', version: 'v1', resource: 'configmaps' },
+  kind: 'ConfigMap',
+  listKind: 'ConfigMapList',
+  apiVersion: 'v1',
+  namespaced: true,
+  verbs: ['list', 'watch', 'get'],
+  builtIn: true,
+};
+
+/** A ConfigMap `ns/name` at `rv`. */
+export function cm(name: string, rv: string | number, extra: Partial<KubeObject> = {}): UpstreamObject {
+  const object: KubeObject = {
+    kind: 'ConfigMap',
+    apiVersion: 'v1',
+    metadata: { name, namespace: 'ns', resourceVersion: String(rv) },
+    ...extra,
+  };
+  return { raw: Buffer.from(JSON.stringify(object)), object };
+}
+
+export function bookmark(rv: string | number, initialEventsEnd = false): WatchEvent {
+  const object: KubeObject = {
+    kind: 'ConfigMap',
+    apiVersion: 'v1',
+    metadata: {
+      name: '',
+      resourceVersion: String(rv),
+      ...(initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {}),
+    },
+  };
+  return { type: 'BOOKMARK', object: { raw: Buffer.from(JSON.stringify(object)), object } };
+}
+
+export function ev(type: WatchEventType, o: UpstreamObject): WatchEvent {
+  return { type, object: o };
+}
+
+export function errorEvent(code: number, reason: string, message = reason): WatchEvent {
+  const object = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code, reason, message };
+  return {
+    type: 'ERROR',
+    object: { raw: Buffer.from(JSON.stringify(object)), object: object as unknown as KubeObject },
+  };
+}
+
+/** A watch stream the test feeds. */
+export class FakeStream implements WatchStream {
+  closed = false;
+  #queue: Array<{ ev?: WatchEvent; err?: unknown; end?: true }> = [];
+  #waiter: (() => void) | undefined;
+
+  push(...events: WatchEvent[]): this {
+    for (const e of events) this.#queue.push({ ev: e });
+    this.#wake();
+    return this;
+  }
+  end(): this {
+    this.#queue.push({ end: true });
+    this.#wake();
+    return this;
+  }
+  fail(err: unknown): this {
+    this.#queue.push({ err });
+    this.#wake();
+    return this;
+  }
+  #wake() {
+    const w = this.#waiter;
+    this.#waiter = undefined;
+    w?.();
+  }
+  async next(): Promise<WatchEvent | undefined> {
+    for (;;) {
+      if (this.closed) throw new Error('stream closed');
+      const item = this.#queue.shift();
+      if (item) {
+        if (item.err) throw item.err;
+        if (item.end) return undefined;
+        return item.ev;
+      }
+      await new Promise<void>((r) => {
+        this.#waiter = r;
+      });
+    }
+  }
+  close(): void {
+    this.closed = true;
+    this.#wake();
+  }
+}
+
+type Responder<T> = T | Error | ((opts: never) => T | Error);
+
+/**
+ * A scripted ListerWatcher: answers are queued with `listReturns` / `watchReturns` and consumed
+ * in order; a call with nothing queued waits until something is queued. Every call is recorded.
+ */
+export class FakeListerWatcher implements ListerWatcher {
+  lists: ListOptions[] = [];
+  watches: WatchOptions[] = [];
+  #listQ: Responder<DecodedList>[] = [];
+  #watchQ: Responder<FakeStream>[] = [];
+  #waiters: Array<() => void> = [];
+
+  listReturns(...r: Responder<DecodedList>[]): this {
+    this.#listQ.push(...r);
+    this.#wake();
+    return this;
+  }
+  watchReturns(...r: Responder<FakeStream>[]): this {
+    this.#watchQ.push(...r);
+    this.#wake();
+    return this;
+  }
+  #wake() {
+    const ws = this.#waiters;
+    this.#waiters = [];
+    for (const w of ws) w();
+  }
+  async #take<T>(q: Responder<T>[], opts: unknown, signal?: AbortSignal): Promise<T> {
+    while (q.length === 0) {
+      if (signal?.aborted) throw signal.reason;
+      await new Promise<void>((r) => {
+        this.#waiters.push(r);
+        signal?.addEventListener('abort', () => r(), { once: true });
+      });
+    }
+    const first = q.shift()!;
+    const r: unknown = typeof first === 'function' ? (first as (o: unknown) => T | Error)(opts) : first;
+    if (r instanceof Error) throw r;
+    return r as T;
+  }
+  list(opts: ListOptions, signal?: AbortSignal): Promise<DecodedList> {
+    this.lists.push({ ...opts });
+    return this.#take(this.#listQ, opts, signal);
+  }
+  watch(opts: WatchOptions, signal?: AbortSignal): Promise<WatchStream> {
+    this.watches.push({ ...opts });
+    return this.#take(this.#watchQ, opts, signal);
+  }
+}
+
+export function page(rv: string, items: UpstreamObject[], cont = ''): DecodedList {
+  return { resourceVersion: rv, continue: cont, items };
+}
+
+function short(o: UpstreamObject): string {
+  return `${o.object.metadata.name}@${o.object.metadata.resourceVersion}`;
+}
+
+/** Records every sink call as a short string, e.g. `replace[a@10,b@20]@40`, `update a@41`. */
+export class RecordingSink implements CacheSink {
+  calls: string[] = [];
+  replace(objects: UpstreamObject[], resourceVersion: string): void {
+    this.calls.push(`replace[${objects.map(short).join(',')}]@${resourceVersion}`);
+  }
+  add(obj: UpstreamObject): void {
+    this.calls.push(`add ${short(obj)}`);
+  }
+  update(obj: UpstreamObject): void {
+    this.calls.push(`update ${short(obj)}`);
+  }
+  delete(obj: UpstreamObject): void {
+    this.calls.push(`delete ${short(obj)}`);
+  }
+  bookmark(resourceVersion: string): void {
+    this.calls.push(`bookmark ${resourceVersion}`);
+  }
+  setLive(live: boolean): void {
+    this.calls.push(`live ${live}`);
+  }
+}

@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { HttpListerWatcher } from '../../../src/reflector/list-watch.ts';
+import { isExpired } from '../../../src/upstream/errors.ts';
+import { createUpstream, type Upstream } from '../../../src/upstream/upstream.ts';
+import { configMapInfo } from './fakes.ts';
+
+describe('HttpListerWatcher (against a scripted HTTP upstream)', () => {
+  let server: Server;
+  let up: Upstream;
+  const reqs: { url: string; accept?: string; encoding?: string }[] = [];
+  let handler: (url: URL, res: ServerResponse) => void = () => {};
+
+  before(async () => {
+    server = createServer((req, res) => {
+      reqs.push({
+        url: req.url ?? '',
+        accept: req.headers.accept,
+        encoding: req.headers['accept-encoding'] as string,
+      });
+      handler(new URL(req.url ?? '/', 'http://x'), res);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [
+        {
+          name: 'c',
+          server: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+          skipTLSVerify: true,
+        },
+      ],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    up = await createUpstream({ loaded: { kc, tokenFile: undefined } });
+  });
+  after(async () => {
+    await up.close();
+    server.close();
+  });
+
+  it('watch-list request: exact query, identity encoding, events decoded as lines arrive', async () => {
+    let res!: ServerResponse;
+    const opened = new Promise<void>((r) => {
+      handler = (_u, rs) => {
+        res = rs;
+        rs.writeHead(200, { 'content-type': 'application/json' });
+        rs.write(
+          '{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"n","resourceVersion":"5"}}}\n{"type":"BOOK',
+        );
+        r();
+      };
+    });
+    const lw = new HttpListerWatcher(up, configMapInfo, 'n');
+    const w = await lw.watch({
+      resourceVersion: '',
+      allowWatchBookmarks: true,
+      sendInitialEvents: true,
+      resourceVersionMatch: 'NotOlderThan',
+      timeoutSeconds: 321,
+    });
+    await opened;
+    assert.deepEqual(reqs.at(-1), {
+      url: '/api/v1/namespaces/n/configmaps?watch=1&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&allowWatchBookmarks=true&timeoutSeconds=321',
+      accept: 'application/json',
+      encoding: 'identity',
+    });
+    const e1 = await w.next();
+    assert.equal(e1?.type, 'ADDED');
+    assert.equal(e1?.object.object.metadata.name, 'a');
+    const pending = w.next();
+    res.write(
+      'MARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}\n',
+    );
+    const e2 = await pending;
+    assert.equal(e2?.type, 'BOOKMARK');
+    assert.equal(e2?.object.object.metadata.resourceVersion, '9');
+    res.end();
+    assert.equal(await w.next(), undefined);
+  });
+
+  it('list: limit/continue/resourceVersion sent only when set; 410 becomes an Expired UpstreamError', async () => {
+    handler = (u, rs) => {
+      if (u.searchParams.get('continue') === 'old') {
+        rs.writeHead(410, { 'content-type': 'application/json' });
+        rs.end(
+          '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"The provided continue parameter is too old","reason":"Expired","code":410}',
+        );
+        return;
+      }
+      rs.writeHead(200, { 'content-type': 'application/json' });
+      rs.end(
+        '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"77","continue":"c2"},"items":[{"metadata":{"name":"a","namespace":"n","resourceVersion":"70"}}]}',
+      );
+    };
+    const lw = new HttpListerWatcher(up, configMapInfo);
+    const l = await lw.list({ resourceVersion: '0', limit: 500 });
+    assert.equal(reqs.at(-1)?.url, '/api/v1/configmaps?resourceVersion=0&limit=500');
+    assert.deepEqual([l.resourceVersion, l.continue, l.items.length], ['77', 'c2', 1]);
+    assert.equal(
+      l.items[0]?.raw.toString(),
+      '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"n","resourceVersion":"70"}}',
+    );
+    await lw.list({ resourceVersion: '123', limit: 0 });
+    assert.equal(reqs.at(-1)?.url, '/api/v1/configmaps?resourceVersion=123');
+    await assert.rejects(lw.list({ resourceVersion: '', limit: 500, continue: 'old' }), (err) => {
+      assert.equal(isExpired(err), true);
+      assert.equal(
+        (err as Error).message,
+        'GET /api/v1/configmaps: 410 The provided continue parameter is too old',
+      );
+      return true;
+    });
+    assert.equal(reqs.at(-1)?.url, '/api/v1/configmaps?limit=500&continue=old');
+  });
+});

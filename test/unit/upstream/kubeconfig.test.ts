@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { loadKubeConfig } from '../../../src/upstream/kubeconfig.ts';
+import { createUpstream } from '../../../src/upstream/upstream.ts';
+import { FakeClock } from '../../../src/util/clock.ts';
+
+describe('loadKubeConfig / createUpstream', () => {
+  it('finds a relative token-file, resolves it against the kubeconfig and re-reads it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kcp-kc-'));
+    try {
+      writeFileSync(path.join(dir, 'tok'), 'abc');
+      const file = path.join(dir, 'config');
+      writeFileSync(
+        file,
+        `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: https://127.0.0.1:6443/prefix/
+    insecure-skip-tls-verify: true
+users:
+- name: u
+  user:
+    token-file: tok
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+`,
+      );
+      const loaded = loadKubeConfig({ kubeconfig: file });
+      assert.equal(loaded.tokenFile, path.join(dir, 'tok'));
+      const up = await createUpstream({ loaded });
+      assert.equal(up.baseUrl, 'https://127.0.0.1:6443/prefix');
+      assert.equal(await up.authorization(), 'Bearer abc');
+      await up.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('client-certificate users send no Authorization header', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kcp-kc-'));
+    try {
+      const file = path.join(dir, 'config');
+      writeFileSync(
+        file,
+        `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: 'https://127.0.0.1:6443', certificate-authority-data: ${Buffer.from('not-a-real-ca').toString('base64')}}
+users:
+- name: u
+  user: {client-certificate-data: ${Buffer.from('cert').toString('base64')}, client-key-data: ${Buffer.from('key').toString('base64')}}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+`,
+      );
+      const up = await createUpstream({ kubeconfig: file });
+      assert.equal(await up.authorization(), undefined);
+      await up.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('loadKubeConfig: in-cluster', () => {
+  it('uses KUBERNETES_SERVICE_HOST/PORT, the mounted CA, and re-reads the rotating service-account token', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kcp-sa-'));
+    const saved = { host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT };
+    try {
+      const sa = path.join(dir, 'var/run/secrets/kubernetes.io/serviceaccount');
+      mkdirSync(sa, { recursive: true });
+      writeFileSync(path.join(sa, 'token'), 'sa-token-1');
+      writeFileSync(path.join(sa, 'ca.crt'), 'not-a-real-ca');
+      writeFileSync(path.join(sa, 'namespace'), 'kube-system');
+      process.env.KUBERNETES_SERVICE_HOST = '10.0.0.1';
+      process.env.KUBERNETES_SERVICE_PORT = '443';
+      const clock = new FakeClock();
+      const loaded = loadKubeConfig({ inCluster: true, inClusterPathPrefix: dir });
+      assert.equal(loaded.tokenFile, path.join(sa, 'token'));
+      const up = await createUpstream({ loaded, clock });
+      assert.equal(up.baseUrl, 'https://10.0.0.1'); // default port dropped by URL
+      assert.equal(await up.authorization(), 'Bearer sa-token-1');
+      writeFileSync(path.join(sa, 'token'), 'sa-token-2-rotated');
+      await clock.step(10_000);
+      assert.equal(await up.authorization(), 'Bearer sa-token-2-rotated');
+      await up.close();
+    } finally {
+      process.env.KUBERNETES_SERVICE_HOST = saved.host;
+      process.env.KUBERNETES_SERVICE_PORT = saved.port;
+      if (saved.host === undefined) delete process.env.KUBERNETES_SERVICE_HOST;
+      if (saved.port === undefined) delete process.env.KUBERNETES_SERVICE_PORT;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
