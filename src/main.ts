@@ -1,16 +1,23 @@
 /**
  * Process wiring: config → upstream → one watch cache + reflector per resource → the API
- * server (and, once integrated, the ops listener). SIGTERM/SIGINT: stop accepting, end open
+ * server and the ops listener (metrics, health, /debug/cache). SIGTERM/SIGINT: stop accepting, end open
  * watches cleanly, stop the reflectors, exit 0 (DESIGN.md §5).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseFieldSelector, parseLabelSelector } from './cache/selectors.ts';
+import { encodeList, WatchCache } from './cache/watch-cache.ts';
 import { type Config, ConfigError, loadConfig, renderHelp } from './config.ts';
+import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
+import { HttpListerWatcher, ReflectorSet, type ResourceState } from './reflector/index.ts';
 import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec, ServedCache } from './server/cache-api.ts';
 import type { UpstreamTarget } from './server/upstream.ts';
+import { createUpstream, parseResourceName, type Upstream } from './upstream/index.ts';
+import type { ResourceInfo } from './util/gvr.ts';
 import { createLogger, type Logger } from './util/logger.ts';
+import { type CacheStatusSource, createMetrics, type Metrics, type ResourceStatus } from './util/metrics.ts';
 
 /** Exit codes. */
 export const EXIT_OK = 0;
@@ -26,6 +33,8 @@ export interface ProxyParts {
   codec: CacheCodec;
   /** Starts discovery + reflectors; `onCache` is called with each resource's cache once it exists. */
   startCaches(onCache: (cache: ServedCache) => void): void;
+  /** Per-resource state for the ops listener and metrics. */
+  statusSource: CacheStatusSource;
   /** Stops reflectors and closes upstream connections. */
   close(): Promise<void>;
 }
@@ -51,13 +60,22 @@ export interface RunningProxy {
   server: KubeServer;
   /** `http://HOST:PORT` the API listener is bound to. */
   address: string;
+  /** `http://HOST:PORT` of the ops listener (/metrics, /readyz, …). */
+  opsAddress: string;
   /** Graceful stop (what SIGTERM does, minus the exit). */
   stop(): Promise<void>;
 }
 
 /** Builds and starts the server on `config.listen` in front of `parts`. */
-export async function runProxy(config: Config, parts: ProxyParts, logger: Logger): Promise<RunningProxy> {
+export async function runProxy(
+  config: Config,
+  parts: ProxyParts,
+  logger: Logger,
+  metrics: Metrics = createMetrics(),
+): Promise<RunningProxy> {
+  let shuttingDown = false;
   const server = buildServer({
+    metrics,
     upstream: parts.upstream,
     caches: [],
     codec: parts.codec,
@@ -70,24 +88,40 @@ export async function runProxy(config: Config, parts: ProxyParts, logger: Logger
   // Listen first: a port already in use must fail before any reflector starts. Until a
   // resource's cache is added, its requests are simply passed upstream.
   await server.app.listen({ host: config.listen.host, port: config.listen.port });
+  let ops: OpsServer;
+  try {
+    const h = config.opsListen.host;
+    ops = await startOpsServer({
+      metrics,
+      source: parts.statusSource,
+      logger,
+      listen: `${h.includes(':') ? `[${h}]` : h}:${config.opsListen.port}`,
+      shuttingDown: () => shuttingDown,
+    });
+  } catch (err) {
+    await server.app.close();
+    throw err;
+  }
   parts.startCaches((cache) => {
     server.addCache(cache);
     logger.info({ resource: cache.resource.gvr }, 'serving resource from the cache once synced');
   });
-  // TODO(lead): start the ops listener (src/ops/ops-server.ts) on config.opsListen here.
   const addr = server.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
   const address = `http://${host}:${port}`;
-  logger.info({ address, resources: config.resources }, 'kube-cache-proxy listening');
+  logger.info({ address, ops: ops.url, resources: config.resources }, 'kube-cache-proxy listening');
   let stopping: Promise<void> | undefined;
   return {
     server,
     address,
+    opsAddress: ops.url,
     stop() {
       stopping ??= (async () => {
+        shuttingDown = true;
         await server.shutdown();
         await parts.close();
+        await ops.close();
       })();
       return stopping;
     },
@@ -95,30 +129,27 @@ export async function runProxy(config: Config, parts: ProxyParts, logger: Logger
 }
 
 /**
- * Builds the real parts from the config.
- *
- * TODO(lead, integration): `src/upstream/`, `src/reflector/` and `src/cache/` are developed on
- * other branches. Once merged, replace the dynamic imports below by static ones:
- * `createUpstream({ kubeconfig })` twice (the second Agent is the separate long-running pool),
- * `new ReflectorSet({ upstream, resources, sinkFor: (info) => new WatchCache({ resource: info }) })`,
- * `parseLabelSelector` / `parseFieldSelector` from `cache/selectors.ts`, `encodeList` from
- * `cache/watch-cache.ts`. The module paths are kept in variables so this file type-checks
- * before those modules exist.
+ * Builds the real parts from the config: the upstream (twice: the second Agent is the separate
+ * pool for long-running pass-through requests, same kubeconfig TLS), one {@link WatchCache}
+ * per resource as its discovery succeeds, filled by a {@link ReflectorSet}, and the
+ * {@link CacheStatusSource} the ops listener and metrics read.
  */
-export async function createParts(config: Config, logger: Logger): Promise<ProxyParts> {
-  const load = (p: string) => import(p) as Promise<Record<string, never>>;
-  // biome-ignore lint/suspicious/noExplicitAny: seam until the modules land on main (see TODO).
-  const up: any = await load('./upstream/index.ts');
-  // biome-ignore lint/suspicious/noExplicitAny: idem
-  const refl: any = await load('./reflector/index.ts');
-  // biome-ignore lint/suspicious/noExplicitAny: idem
-  const wc: any = await load('./cache/watch-cache.ts');
-  // biome-ignore lint/suspicious/noExplicitAny: idem
-  const sel: any = await load('./cache/selectors.ts');
+export async function createParts(config: Config, logger: Logger, metrics?: Metrics): Promise<ProxyParts> {
   const source = config.kubeconfig !== undefined ? { kubeconfig: config.kubeconfig } : {};
-  const upstream = await up.createUpstream(source);
-  const longRunning = await up.createUpstream(source);
-  let set: { start(): void; stop(): Promise<void> } | undefined;
+  const upstream = await createUpstream(source);
+  let longRunning: Upstream;
+  try {
+    longRunning = await createUpstream(source);
+  } catch (err) {
+    await upstream.close();
+    throw err;
+  }
+  const caches = new Map<string, WatchCache>();
+  let set: ReflectorSet | undefined;
+  const statusSource: CacheStatusSource = {
+    resources: () => (set ? set.states().map((st) => resourceStatus(st, caches.get(st.name))) : []),
+  };
+  metrics?.setStatusSource(statusSource);
   return {
     upstream: {
       server: new URL(upstream.baseUrl),
@@ -126,36 +157,68 @@ export async function createParts(config: Config, logger: Logger): Promise<Proxy
       longRunningDispatcher: longRunning.dispatcher,
       authorization: () => upstream.authorization(),
     },
-    codec: {
-      parseLabelSelector: sel.parseLabelSelector,
-      parseFieldSelector: sel.parseFieldSelector,
-      encodeList: wc.encodeList,
-    },
+    codec: { parseLabelSelector, parseFieldSelector, encodeList },
+    statusSource,
     startCaches(onCache) {
-      set = new refl.ReflectorSet({
+      set = new ReflectorSet({
         upstream,
         resources: config.resources,
         logger,
         // --namespace: every reflector lists/watches only that namespace (namespace-scoped RBAC).
         ...(config.namespace !== undefined
           ? {
-              listerWatcherFor: (info: unknown) =>
-                new refl.HttpListerWatcher(upstream, info, config.namespace),
+              listerWatcherFor: (info: ResourceInfo) =>
+                new HttpListerWatcher(upstream, info, config.namespace),
             }
           : {}),
-        sinkFor: (info: unknown) => {
-          const cache = new wc.WatchCache({ resource: info, logger });
+        sinkFor: (info, name) => {
+          const gr = { group: info.gvr.group, resource: info.gvr.resource };
+          const cache = new WatchCache({
+            resource: info,
+            logger,
+            ...(metrics
+              ? {
+                  onEventDispatched: () => metrics.eventsDispatched.inc(gr),
+                  onWatcherTerminated: () => metrics.terminatedWatchers.inc(gr),
+                }
+              : {}),
+          });
+          caches.set(name, cache);
           onCache(cache);
           return cache;
         },
       });
-      set!.start();
+      set.start();
     },
     async close() {
       await set?.stop();
       await upstream.close();
       await longRunning.close();
     },
+  };
+}
+
+/** One configured resource as the ops listener sees it (reflector state + cache stats). */
+function resourceStatus(st: ResourceState, cache: WatchCache | undefined): ResourceStatus {
+  const named = parseResourceName(st.name);
+  const gvr = st.info?.gvr ?? { group: named.group, version: named.version ?? '', resource: named.resource };
+  const s = cache?.stats();
+  return {
+    gvr,
+    synced: s?.synced ?? false,
+    live: s?.live ?? false,
+    resourceVersion: s?.currentRV ?? '',
+    lastSyncTimeMs: s?.lastSyncTimeMs ?? null,
+    lastProgressTimeMs: s?.lastProgressTimeMs ?? null,
+    objects: s?.objects ?? 0,
+    bytes: s?.bytes ?? 0,
+    historyEvents: s?.historyEvents ?? 0,
+    historyCapacity: s?.historyCapacity ?? 0,
+    historyBytes: s?.historyBytes ?? 0,
+    oldestResourceVersion: s?.oldestRV ?? '',
+    oldestEventTimeMs: s?.oldestEventTimeMs ?? null,
+    watchers: s?.watchers ?? 0,
+    lastError: st.reflector?.lastError ?? st.discoveryError,
   };
 }
 
@@ -197,8 +260,9 @@ export async function main(
   let proxy: RunningProxy;
   let parts: ProxyParts | undefined;
   try {
-    parts = await createParts(config, logger);
-    proxy = await runProxy(config, parts, logger);
+    const metrics = createMetrics();
+    parts = await createParts(config, logger, metrics);
+    proxy = await runProxy(config, parts, logger, metrics);
   } catch (err) {
     logger.fatal({ err }, 'kube-cache-proxy failed to start');
     io.stderr(`kube-cache-proxy: ${(err as Error).message}\n`);

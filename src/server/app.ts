@@ -9,11 +9,13 @@ import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { type Clock, realClock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
+import type { Metrics } from '../util/metrics.ts';
 import { notImplemented, tooManyRequests } from '../util/status.ts';
 import type { CacheCodec, ServedCache } from './cache-api.ts';
 import { Limiter } from './limiter.ts';
 import { passThrough } from './passthrough.ts';
-import { isLongRunning } from './request-info.ts';
+import { isLongRunning, isWatchParam } from './request-info.ts';
+import { requestVerb } from './request-verb.ts';
 import { CacheRegistry, route } from './router.ts';
 import { toStatusError, writeStatus } from './send-status.ts';
 import { type ServeContext, serveGet, serveList, serveWatch, TOO_MANY_REQUESTS } from './serve-cache.ts';
@@ -35,6 +37,8 @@ export interface ServerOptions {
   freshnessWaitMs?: number;
   syncWaitMs?: number;
   minRequestTimeoutMs?: number;
+  /** Request counters/latency (`kube_cache_proxy_requests_total{…,served_from}`); optional. */
+  metrics?: Pick<Metrics, 'requests' | 'requestDuration'>;
   /** How long shutdown lets short requests finish before cutting connections (ms, default 5000). */
   shutdownGraceMs?: number;
   clock?: Clock;
@@ -105,9 +109,29 @@ export function buildServer(opts: ServerOptions): KubeServer {
     if (!release) return writeStatus(res, tooManyRequests(TOO_MANY_REQUESTS, 1));
     const ac = new AbortController();
     res.on('close', () => ac.abort());
+    let servedFrom: 'cache' | 'upstream' = 'upstream';
+    const started = ctx.clock.now();
     try {
       const r = route(registry, method, path, query, req.headers);
+      if (opts.metrics) {
+        const m = opts.metrics;
+        const verb = requestVerb(method, r.info, isWatchParam(query.get('watch')));
+        res.once('close', () => {
+          const labels = {
+            verb,
+            group: r.info?.group ?? '',
+            version: r.info?.version ?? '',
+            resource: r.info?.resource ?? '',
+            subresource: r.info?.subresource ?? '',
+            served_from: servedFrom,
+          };
+          m.requests.inc({ ...labels, code: String(res.statusCode) });
+          if (verb !== 'WATCH' && !longRunning)
+            m.requestDuration.observe(labels, (ctx.clock.now() - started) / 1000);
+        });
+      }
       if (r.kind === 'cache') {
+        servedFrom = 'cache';
         // A cached watch holds a watcher slot of its own (taken in serveWatch), not this one.
         if (r.verb === 'watch') release();
         const serve = r.verb === 'list' ? serveList : r.verb === 'get' ? serveGet : serveWatch;
@@ -117,6 +141,7 @@ export function buildServer(opts: ServerOptions): KubeServer {
           if (!res.headersSent) writeStatus(res, toStatusError(err));
           return;
         }
+        servedFrom = 'upstream';
         log.debug({ url }, 'cache declined; passing upstream');
       }
       const info = r.info;

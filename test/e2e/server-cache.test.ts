@@ -34,6 +34,8 @@ function configFor(f: Fixture): Config {
       'configmaps,pods',
       '--listen',
       '127.0.0.1:0',
+      '--ops-listen',
+      '127.0.0.1:0',
     ],
     env: {},
   });
@@ -222,6 +224,23 @@ describe('the proxy serving from its cache', {
     }
   });
 
+  test('the ops listener reports readiness and counts requests served from the cache vs upstream', async () => {
+    const ready = await request(`${proxy.opsAddress}/readyz?verbose`);
+    assert.equal(ready.statusCode, 200);
+    const body = await ready.body.text();
+    assert.match(body, /\[\+\]cache-sync\/configmaps ok/);
+    const m = await request(`${proxy.opsAddress}/metrics`);
+    const text = await m.body.text();
+    assert.match(
+      text,
+      /kube_cache_proxy_requests_total\{[^}]*verb="LIST"[^}]*resource="configmaps"[^}]*served_from="cache"[^}]*\} \d+/,
+    );
+    assert.match(
+      text,
+      /kube_cache_proxy_requests_total\{[^}]*verb="CREATE"[^}]*resource="configmaps"[^}]*served_from="upstream"[^}]*\} \d+/,
+    );
+  });
+
   test('a listen port in use: one line on stderr, exit code 1, nothing left running', async () => {
     const blocker = createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
@@ -236,6 +255,8 @@ describe('the proxy serving from its cache', {
         'configmaps',
         '--listen',
         `127.0.0.1:${port}`,
+        '--ops-listen',
+        '127.0.0.1:0',
         '--log-level',
         'silent',
       ],
@@ -261,6 +282,8 @@ describe('the proxy serving from its cache', {
         '--resources',
         'configmaps',
         '--listen',
+        '127.0.0.1:0',
+        '--ops-listen',
         '127.0.0.1:0',
         '--log-level',
         'info',
