@@ -2,13 +2,9 @@
  * The whole proxy (real upstream layer, reflectors and watch caches wired by `main.ts`) in
  * front of the fixture apiserver: reads served from the cache, read-your-writes, watch resume,
  * and SIGTERM ending open watches cleanly with exit code 0.
- *
- * Skipped while `src/cache/` and `src/reflector/` are not on this branch yet (they are
- * developed in parallel; `createParts` loads them dynamically).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -21,9 +17,6 @@ import { silentLogger } from '../../src/util/logger.ts';
 import { type Fixture, sharedFixture, writeKubeconfig } from '../fixture/index.ts';
 
 const root = join(fileURLToPath(import.meta.url), '..', '..', '..');
-const integrated = ['src/cache/watch-cache.ts', 'src/reflector/index.ts', 'src/upstream/index.ts'].every(
-  (p) => existsSync(join(root, p)),
-);
 
 function configFor(f: Fixture): Config {
   const r = loadConfig({
@@ -43,9 +36,7 @@ function configFor(f: Fixture): Config {
   return (r as { config: Config }).config;
 }
 
-describe('the proxy serving from its cache', {
-  skip: integrated ? false : 'src/cache + src/reflector not merged yet',
-}, () => {
+describe('the proxy serving from its cache', () => {
   let f: Fixture;
   let proxy: RunningProxy;
   let ns: string;
