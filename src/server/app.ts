@@ -38,7 +38,7 @@ export interface ServerOptions {
   syncWaitMs?: number;
   minRequestTimeoutMs?: number;
   /** Request counters/latency (`kube_cache_proxy_requests_total{…,served_from}`); optional. */
-  metrics?: Pick<Metrics, 'requests' | 'requestDuration'>;
+  metrics?: Pick<Metrics, 'requests' | 'requestDuration' | 'readWait'>;
   /** How long shutdown lets short requests finish before cutting connections (ms, default 5000). */
   shutdownGraceMs?: number;
   clock?: Clock;
@@ -93,6 +93,14 @@ export function buildServer(opts: ServerOptions): KubeServer {
     watchers,
     trackWatch: track,
   };
+  const m = opts.metrics;
+  if (m) {
+    ctx.onReadWait = (cache, seconds, result) =>
+      m.readWait.observe(
+        { group: cache.resource.gvr.group, resource: cache.resource.gvr.resource, result },
+        seconds,
+      );
+  }
 
   // Bodies are streamed upstream untouched: no parser ever reads them.
   app.removeAllContentTypeParsers();

@@ -34,6 +34,8 @@ export interface ServeContext {
   watchers: Limiter;
   /** Registers a function that ends the watch cleanly at shutdown; returns its unregister. */
   trackWatch: (end: () => void) => () => void;
+  /** Called after every wait for freshness: seconds waited, and whether the cache caught up. */
+  onReadWait?: (cache: ServedCache, seconds: number, result: 'fresh' | 'timeout') => void;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-cache, private' };
@@ -53,6 +55,23 @@ function decodeWithSelectors(query: URLSearchParams, cache: ServedCache, codec: 
     sel.field = codec.parseFieldSelector(o.fieldSelector, cache.resource);
   });
   return { opts, sel };
+}
+
+/**
+ * `cache.waitUntilFresh` that reports how long the request waited and whether the cache caught
+ * up (`kube_cache_proxy_watch_cache_read_wait_seconds`).
+ */
+async function waitFresh(
+  cache: ServedCache,
+  rv: bigint,
+  timeoutMs: number,
+  ctx: ServeContext,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const t0 = ctx.clock.now();
+  const ok = await cache.waitUntilFresh(rv, timeoutMs, signal);
+  ctx.onReadWait?.(cache, (ctx.clock.now() - t0) / 1000, ok ? 'fresh' : 'timeout');
+  return ok;
 }
 
 /** Synced now, or within `syncWaitMs`? (Never answer from a store that has not synced once.) */
@@ -78,7 +97,7 @@ async function consistentFromCache(
   const deadline = ctx.clock.now() + ctx.freshnessWaitMs;
   const required = ctx.writes.required(key);
   if (cache.resourceVersion() < required) {
-    if (!(await cache.waitUntilFresh(required, ctx.freshnessWaitMs, signal))) return false;
+    if (!(await waitFresh(cache, required, ctx.freshnessWaitMs, ctx, signal))) return false;
   }
   // Deletes answered without an RV: fresh once the deleted incarnation is gone from the cache.
   // Each event advances the cache RV, so wait for "one more event" until it is gone.
@@ -93,7 +112,7 @@ async function consistentFromCache(
           break;
         }
         const left = deadline - ctx.clock.now();
-        if (left <= 0 || !(await cache.waitUntilFresh(cache.resourceVersion() + 1n, left, signal))) {
+        if (left <= 0 || !(await waitFresh(cache, cache.resourceVersion() + 1n, left, ctx, signal))) {
           ctx.writes.resolveDeletes(key, gone);
           return false;
         }
@@ -107,7 +126,7 @@ async function consistentFromCache(
 /** RV=N NotOlderThan: the cache must reach N within `freshnessWaitMs`. */
 async function notOlderThan(cache: ServedCache, rv: bigint, ctx: ServeContext, signal: AbortSignal) {
   if (cache.resourceVersion() >= rv) return true;
-  return cache.waitUntilFresh(rv, ctx.freshnessWaitMs, signal);
+  return waitFresh(cache, rv, ctx.freshnessWaitMs, ctx, signal);
 }
 
 function writeChunks(res: ServerResponse, chunks: Buffer[]): void {

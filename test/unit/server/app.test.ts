@@ -5,6 +5,7 @@ import { buildServer, type ServerOptions } from '../../../src/server/app.ts';
 import type { UpstreamTarget } from '../../../src/server/upstream.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
+import { createMetrics } from '../../../src/util/metrics.ts';
 import { FakeCache, fakeCodec, pod } from './fake-cache.ts';
 
 const ORIGIN = 'https://apiserver.test:6443';
@@ -270,6 +271,27 @@ describe('serving from the cache', () => {
     assert.deepEqual(clock.pendingDelays(), [2_700_000]);
     await server.shutdown();
     assert.equal((await pending).statusCode, 200);
+  });
+});
+
+describe('metrics', () => {
+  it('counts requests by verb and served_from, and read waits by result', async () => {
+    const metrics = createMetrics();
+    const { app, upstreamPool } = setup({ metrics });
+    await app.inject({ url: '/api/v1/namespaces/a/pods?resourceVersion=0' });
+    echoUpstream(upstreamPool, 'GET', '/api/v1/pods?resourceVersion=99');
+    await app.inject({ url: '/api/v1/pods?resourceVersion=99' });
+    await app.inject({ url: '/api/v1/namespaces/a/pods/nope' });
+    const text = await metrics.scrape();
+    const line = (verb: string, code: string, from: string) =>
+      `kube_cache_proxy_requests_total{verb="${verb}",group="",version="v1",resource="pods",subresource="",served_from="${from}",code="${code}"} 1`;
+    assert.ok(text.includes(line('LIST', '200', 'cache')), text);
+    assert.ok(text.includes(line('LIST', '200', 'upstream')));
+    assert.ok(text.includes(line('GET', '404', 'cache')));
+    assert.match(
+      text,
+      /kube_cache_proxy_watch_cache_read_wait_seconds_count\{group="",resource="pods",result="timeout"\} 1/,
+    );
   });
 });
 
