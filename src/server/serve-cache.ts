@@ -5,7 +5,7 @@
  * upstream instead (nothing has been written to the response then), true when it answered.
  */
 import type { ServerResponse } from 'node:http';
-import type { Clock } from '../util/clock.ts';
+import type { Clock, TimerHandle } from '../util/clock.ts';
 import { notFound, StatusError, tooManyRequests } from '../util/status.ts';
 import type { CacheCodec, FieldSelector, LabelSelector, ServedCache } from './cache-api.ts';
 import type { Limiter } from './limiter.ts';
@@ -41,6 +41,12 @@ export interface ServeContext {
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-cache, private' };
 
 /** Message of the apiserver's max-in-flight 429 (`filters/maxinflight.go`). */
+/**
+ * How often (ms) a watch whose client stopped reading checks whether its watcher was closed
+ * meanwhile (buffer overflow, relist, timeout, shutdown).
+ */
+export const STALLED_CHECK_MS = 1000;
+
 export const TOO_MANY_REQUESTS = 'Too many requests, please try again later.';
 
 interface Selectors {
@@ -252,6 +258,21 @@ export async function serveWatch(
   }
   res.writeHead(200, { ...JSON_HEADERS, 'transfer-encoding': 'chunked' });
   res.flushHeaders();
+  // A client that stopped reading: the response cannot drain, so the watcher's stream is paused
+  // and its end (overflow, relist, timeout, shutdown) is never read, 'end' never fires and
+  // res.end() never completes. Once the watcher is closed nothing more can reach that client:
+  // cut the connection (it resumes by RV), the only way to free it. The apiserver likewise
+  // drops a watcher that blocks its dispatch (storage/cacher/cache_watcher.go).
+  let stallTimer: TimerHandle | undefined;
+  const checkStalled = () => {
+    stallTimer = undefined;
+    if (!w.closed) {
+      stallTimer = ctx.clock.setTimeout(checkStalled, STALLED_CHECK_MS);
+      return;
+    }
+    finish();
+    res.destroy();
+  };
   const finish = () => {
     ctx.clock.clearTimeout(timer);
     untrack();
@@ -265,7 +286,11 @@ export async function serveWatch(
     res.shouldKeepAlive = false;
     finish();
   });
-  res.on('close', finish);
+  res.on('close', () => {
+    if (stallTimer !== undefined) ctx.clock.clearTimeout(stallTimer);
+    stallTimer = undefined;
+    finish();
+  });
   w.stream.on('end', finish);
   w.stream.on('error', () => {
     finish();
@@ -274,7 +299,12 @@ export async function serveWatch(
   w.stream.on('data', (chunk: Buffer) => {
     if (!res.write(chunk)) {
       w.stream.pause();
-      res.once('drain', () => w.stream.resume());
+      stallTimer ??= ctx.clock.setTimeout(checkStalled, STALLED_CHECK_MS);
+      res.once('drain', () => {
+        if (stallTimer !== undefined) ctx.clock.clearTimeout(stallTimer);
+        stallTimer = undefined;
+        w.stream.resume();
+      });
     }
   });
   return true;
