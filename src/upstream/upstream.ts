@@ -59,8 +59,10 @@ export async function createUpstream(opts: UpstreamOptions = {}): Promise<Upstre
     servername?: string;
     headers?: Record<string, string>;
   } = {};
-  await kc.applyToHTTPSOptions(https as never);
   const url = new URL(cluster.server);
+  // Plain HTTP (e.g. `kubectl proxy` on loopback) has no TLS material to resolve, and
+  // client-node refuses http: servers in applyToHTTPSOptions unless TLS checks are disabled.
+  if (url.protocol === 'https:') await kc.applyToHTTPSOptions(https as never);
   const connect: Record<string, unknown> = {};
   if (url.protocol === 'https:') {
     if (https.ca) connect.ca = https.ca;
