@@ -47,6 +47,8 @@ export interface ServedCache {
     resourceVersion?: bigint;
     sendInitialEvents?: boolean;
     allowWatchBookmarks?: boolean;
+    /** The watch's duration, ms: the cache sends a bookmark 2 s before it (apiserver cache_watcher.go). */
+    timeoutMs?: number;
   }): CacheWatch;
 }
 

@@ -241,10 +241,14 @@ export async function serveWatch(
     writeStatus(res, tooManyRequests(TOO_MANY_REQUESTS, 1));
     return true;
   }
+  const timeoutMs = watchTimeoutMs(opts, ctx);
   const q: Parameters<ServedCache['watch']>[0] = {
     labelSelector: sel.label,
     fieldSelector: sel.field,
     allowWatchBookmarks: opts.allowWatchBookmarks,
+    // The cache needs the deadline to send its bookmark 2 s before it, so the client resumes
+    // from a fresh RV instead of an old one that may have left the window.
+    timeoutMs,
   };
   if (info.namespace !== undefined) q.namespace = info.namespace;
   if (rv !== undefined) q.resourceVersion = rv;
@@ -280,7 +284,7 @@ export async function serveWatch(
     if (!w.closed) w.close();
     if (!res.writableEnded) res.end();
   };
-  const timer = ctx.clock.setTimeout(finish, watchTimeoutMs(opts, ctx));
+  const timer = ctx.clock.setTimeout(finish, timeoutMs);
   // At shutdown: end cleanly AND close the connection (not left idle in keep-alive).
   const untrack = ctx.trackWatch(() => {
     res.shouldKeepAlive = false;
