@@ -241,6 +241,8 @@ describe('serving from the cache', () => {
       labelSelector: {},
       fieldSelector: {},
       allowWatchBookmarks: true,
+      // No timeoutSeconds: the jittered default, 30 min × (random 0.5 + 1).
+      timeoutMs: 2_700_000,
       namespace: 'a',
       resourceVersion: 7n,
     });
