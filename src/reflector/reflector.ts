@@ -300,10 +300,14 @@ export class Reflector {
         throw err;
       }
       let bookmarkRV = '';
+      let endBookmark: Buffer | undefined;
       try {
         const done = await this.#handleAnyWatch(w, start, true, {
           store: (op, obj) => applyToMap(temp, op, obj),
-          bookmark: () => {},
+          // The end bookmark's bytes: the cache copies the upstream's bookmark shape.
+          bookmark: (_rv, raw) => {
+            endBookmark = raw;
+          },
           onRV: (r, besidesAdded) => {
             if (besidesAdded) bookmarkRV = r;
           },
@@ -320,7 +324,7 @@ export class Reflector {
         throw err;
       }
       const objects = [...temp.values()];
-      this.#sink.replace(objects, bookmarkRV);
+      this.#sink.replace(objects, bookmarkRV, endBookmark);
       this.#rvUnavailable = false;
       this.#setLastSyncRV(bookmarkRV);
       this.#synced('watch-list', objects.length, start);
@@ -510,7 +514,7 @@ export class Reflector {
   async #consumeLive(w: WatchStream, start: number): Promise<void> {
     await this.#handleAnyWatch(w, start, false, {
       store: (op, obj) => this.#sink[op](obj),
-      bookmark: (rv) => this.#sink.bookmark(rv),
+      bookmark: (rv, raw) => this.#sink.bookmark(rv, raw),
       onRV: (rv) => this.#setLastSyncRV(rv),
     });
   }
@@ -527,7 +531,8 @@ export class Reflector {
     exitOnInitialEventsEnd: boolean,
     h: {
       store: (op: StoreOp, obj: UpstreamObject) => void;
-      bookmark: (rv: string) => void;
+      /** `raw`: the bookmark's `object` bytes as received. */
+      bookmark: (rv: string, raw: Buffer) => void;
       onRV: (rv: string, eventReceivedBesidesAdded: boolean) => void;
       progress?: () => number;
     },
@@ -590,9 +595,10 @@ export class Reflector {
             besidesAdded = true;
             if (exitOnInitialEventsEnd) {
               endOfInitialEvents = o.metadata?.annotations?.[INITIAL_EVENTS_END_ANNOTATION] === 'true';
+              if (endOfInitialEvents) h.bookmark(rv, ev.object.raw);
             } else if (rv !== '' && rvGreater(rv, this.#lastSyncRV)) {
               // Progress without a change; an RV the sink already has is not repeated.
-              h.bookmark(rv);
+              h.bookmark(rv, ev.object.raw);
             }
             break;
         }
