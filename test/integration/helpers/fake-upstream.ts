@@ -1,0 +1,176 @@
+/**
+ * A scripted fake apiserver (node:http, plain HTTP on 127.0.0.1) for integration tests of the
+ * whole proxy: it serves discovery for core/v1 configmaps and hands every WATCH request to the
+ * test as a {@link ScriptedWatch} whose events the test writes one by one. Everything else is a
+ * 404 Status. Requests are recorded (method + path with query).
+ */
+import { once } from 'node:events';
+import { writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One upstream watch request, held open until the test ends it. */
+export interface ScriptedWatch {
+  query: URLSearchParams;
+  /** Writes one event line `{"type":…,"object":…}` (object given as JSON text or a value). */
+  send(type: string, object: unknown): void;
+  /** Writes a 200 with an ERROR event carrying a Status of `code` (e.g. 410) and ends. */
+  error(code: number, reason: string, message: string): void;
+  end(): void;
+  /** Resolves when the proxy closed it. */
+  closed: Promise<void>;
+}
+
+/** The fake server. */
+export interface FakeUpstream {
+  url: string;
+  /** `METHOD path?query` of every request, in arrival order. */
+  requests: string[];
+  /** Resolves with the next WATCH request (already answered with 200 headers). */
+  nextWatch(): Promise<ScriptedWatch>;
+  /** Writes a kubeconfig for it (bearer token `fake`) to `path`. */
+  writeKubeconfig(path: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+const CORE_V1 = {
+  kind: 'APIResourceList',
+  groupVersion: 'v1',
+  resources: [
+    {
+      name: 'configmaps',
+      singularName: 'configmap',
+      namespaced: true,
+      kind: 'ConfigMap',
+      verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+      shortNames: ['cm'],
+    },
+  ],
+};
+
+function status(res: ServerResponse, code: number, reason: string, message: string): void {
+  res.writeHead(code, { 'content-type': 'application/json' });
+  res.end(
+    JSON.stringify({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message,
+      reason,
+      code,
+    }),
+  );
+}
+
+/** Starts the fake on an ephemeral loopback port. */
+export async function startFakeUpstream(): Promise<FakeUpstream> {
+  const requests: string[] = [];
+  const waiting: ((w: ScriptedWatch) => void)[] = [];
+  const pending: ScriptedWatch[] = [];
+  const open = new Set<ServerResponse>();
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    requests.push(`${req.method} ${req.url}`);
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/api') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'APIVersions', versions: ['v1'] }));
+      return;
+    }
+    if (url.pathname === '/api/v1') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(CORE_V1));
+      return;
+    }
+    if (url.pathname === '/apis') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'APIGroupList', apiVersion: 'v1', groups: [] }));
+      return;
+    }
+    if (url.pathname === '/api/v1/configmaps' && url.searchParams.get('watch') === '1') {
+      res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      res.flushHeaders();
+      open.add(res);
+      const closed = once(res, 'close').then(() => {
+        open.delete(res);
+      });
+      const w: ScriptedWatch = {
+        query: url.searchParams,
+        send(type, object) {
+          const o = typeof object === 'string' ? object : JSON.stringify(object);
+          res.write(`{"type":"${type}","object":${o}}\n`);
+        },
+        error(code, reason, message) {
+          w.send('ERROR', {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Failure',
+            message,
+            reason,
+            code,
+          });
+          res.end();
+        },
+        end() {
+          res.end();
+        },
+        closed,
+      };
+      const waiter = waiting.shift();
+      if (waiter) waiter(w);
+      else pending.push(w);
+      return;
+    }
+    status(
+      res,
+      404,
+      'NotFound',
+      `the server could not find the requested resource (${req.method} ${url.pathname})`,
+    );
+  };
+  const server: Server = createServer(handle);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    requests,
+    nextWatch() {
+      const w = pending.shift();
+      if (w) return Promise.resolve(w);
+      return new Promise((res) => waiting.push(res));
+    },
+    async writeKubeconfig(path) {
+      const doc = {
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'fake', cluster: { server: url } }],
+        users: [{ name: 'fake', user: { token: 'fake' } }],
+        contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'fake' } }],
+        'current-context': 'fake',
+      };
+      await writeFile(path, JSON.stringify(doc), { mode: 0o600 });
+      return path;
+    },
+    async close() {
+      for (const r of open) r.destroy();
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+/** A ConfigMap as the apiserver writes it in watch events (kind and apiVersion first). */
+export function configMap(
+  name: string,
+  rv: number,
+  labels: Record<string, string> = {},
+): Record<string, unknown> {
+  return {
+    kind: 'ConfigMap',
+    apiVersion: 'v1',
+    metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: String(rv), labels },
+  };
+}
