@@ -14,7 +14,7 @@ import { HttpListerWatcher, ReflectorSet, type ResourceState } from './reflector
 import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec, ServedCache } from './server/cache-api.ts';
 import type { UpstreamTarget } from './server/upstream.ts';
-import { createUpstream, parseResourceName, type Upstream } from './upstream/index.ts';
+import { createUpstream, parseResourceName } from './upstream/index.ts';
 import type { ResourceInfo } from './util/gvr.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 import { type CacheStatusSource, createMetrics, type Metrics, type ResourceStatus } from './util/metrics.ts';
@@ -129,21 +129,16 @@ export async function runProxy(
 }
 
 /**
- * Builds the real parts from the config: the upstream (twice: the second Agent is the separate
- * pool for long-running pass-through requests, same kubeconfig TLS), one {@link WatchCache}
+ * Builds the real parts from the config: the upstream (with a second pool, `createDispatcher`,
+ * for long-running pass-through requests, same kubeconfig TLS), one {@link WatchCache}
  * per resource as its discovery succeeds, filled by a {@link ReflectorSet}, and the
  * {@link CacheStatusSource} the ops listener and metrics read.
  */
 export async function createParts(config: Config, logger: Logger, metrics?: Metrics): Promise<ProxyParts> {
   const source = config.kubeconfig !== undefined ? { kubeconfig: config.kubeconfig } : {};
   const upstream = await createUpstream(source);
-  let longRunning: Upstream;
-  try {
-    longRunning = await createUpstream(source);
-  } catch (err) {
-    await upstream.close();
-    throw err;
-  }
+  // The separate pool for long-running pass-through requests: same kubeconfig (loaded once), same TLS.
+  const longRunning = upstream.createDispatcher();
   const caches = new Map<string, WatchCache>();
   let set: ReflectorSet | undefined;
   const statusSource: CacheStatusSource = {
@@ -154,7 +149,7 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     upstream: {
       server: new URL(upstream.baseUrl),
       dispatcher: upstream.dispatcher,
-      longRunningDispatcher: longRunning.dispatcher,
+      longRunningDispatcher: longRunning,
       authorization: () => upstream.authorization(),
     },
     codec: { parseLabelSelector, parseFieldSelector, encodeList },
@@ -193,7 +188,6 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     async close() {
       await set?.stop();
       await upstream.close();
-      await longRunning.close();
     },
   };
 }

@@ -21,7 +21,13 @@ export interface Upstream {
    * expires. May reject when an exec plugin fails.
    */
   authorization(): Promise<string | undefined>;
-  /** Closes every pooled connection. */
+  /**
+   * A separate connection pool to the same upstream with the same TLS settings (e.g. for
+   * long-running pass-through requests, so they never starve short ones of connections).
+   * `connections`: max per origin, default 64. Closed by {@link Upstream.close} too.
+   */
+  createDispatcher(opts?: { connections?: number }): Dispatcher;
+  /** Closes every pooled connection (of every dispatcher it created). */
   close(): Promise<void>;
 }
 
@@ -72,20 +78,29 @@ export async function createUpstream(opts: UpstreamOptions = {}): Promise<Upstre
     // Only a kubeconfig saying insecure-skip-tls-verify turns verification off.
     connect.rejectUnauthorized = cluster.skipTLSVerify !== true;
   }
-  const dispatcher = new Agent({
-    connect,
-    connections: opts.connections ?? 64,
-    // Watches are long-lived and may be idle between bookmarks: the reflector has its own
-    // liveness window, so undici must not cut idle bodies.
-    bodyTimeout: 0,
-    headersTimeout: opts.headersTimeoutMs ?? 60_000,
-  });
+  const pools: Agent[] = [];
+  const newAgent = (connections: number) => {
+    const a = new Agent({
+      connect,
+      connections,
+      // Watches are long-lived and may be idle between bookmarks: the reflector has its own
+      // liveness window, so undici must not cut idle bodies.
+      bodyTimeout: 0,
+      headersTimeout: opts.headersTimeoutMs ?? 60_000,
+    });
+    pools.push(a);
+    return a;
+  };
+  const dispatcher = newAgent(opts.connections ?? 64);
   const fileToken = loaded.tokenFile ? new FileTokenSource(loaded.tokenFile, clock) : undefined;
   return {
     baseUrl: `${url.origin}${url.pathname.replace(/\/+$/, '')}`,
     dispatcher,
     authorization: () => currentAuthorization(kc, fileToken),
-    close: () => dispatcher.close(),
+    createDispatcher: (o = {}) => newAgent(o.connections ?? 64),
+    close: async () => {
+      await Promise.all(pools.map((a) => a.close()));
+    },
   };
 }
 

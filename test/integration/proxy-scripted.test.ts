@@ -152,6 +152,18 @@ describe('the proxy in front of a scripted upstream', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  test("an uncached watch passes through on the long-running pool with the upstream's answer", async () => {
+    const r = await request(`${proxy?.address}/api/v1/namespaces/ns/secrets?watch=1`, {
+      headers: { authorization: 'Bearer client' },
+    });
+    assert.equal(r.statusCode, 404);
+    assert.equal(
+      ((await r.body.json()) as { message: string }).message,
+      'the server could not find the requested resource (GET /api/v1/namespaces/ns/secrets)',
+    );
+    assert.ok(up.requests.includes('GET /api/v1/namespaces/ns/secrets?watch=1'), up.requests.join('\n'));
+  });
+
   test('deletes and label-selector transitions: exact events and RVs as clients see them', async () => {
     const sel = new ClientWatch(`${base()}?watch=1&resourceVersion=20&labelSelector=x%3D1&timeoutSeconds=30`);
     const all = new ClientWatch(`${base()}?watch=1&resourceVersion=20&timeoutSeconds=30`);
