@@ -10,12 +10,11 @@ import { parseFieldSelector, parseLabelSelector } from './cache/selectors.ts';
 import { encodeList, WatchCache } from './cache/watch-cache.ts';
 import { type Config, ConfigError, loadConfig, renderHelp } from './config.ts';
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
-import { HttpListerWatcher, ReflectorSet, type ResourceState } from './reflector/index.ts';
+import { ReflectorSet, type ResourceState } from './reflector/index.ts';
 import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec, ServedCache } from './server/cache-api.ts';
 import type { UpstreamTarget } from './server/upstream.ts';
 import { createUpstream, parseResourceName } from './upstream/index.ts';
-import type { ResourceInfo } from './util/gvr.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 import { type CacheStatusSource, createMetrics, type Metrics, type ResourceStatus } from './util/metrics.ts';
 
@@ -160,12 +159,7 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
         resources: config.resources,
         logger,
         // --namespace: every reflector lists/watches only that namespace (namespace-scoped RBAC).
-        ...(config.namespace !== undefined
-          ? {
-              listerWatcherFor: (info: ResourceInfo) =>
-                new HttpListerWatcher(upstream, info, config.namespace),
-            }
-          : {}),
+        ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
         sinkFor: (info, name) => {
           const gr = { group: info.gvr.group, resource: info.gvr.resource };
           const cache = new WatchCache({

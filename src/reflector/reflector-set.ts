@@ -34,6 +34,11 @@ export interface ReflectorSetOptions {
   reflector?: Partial<Omit<ReflectorOptions, 'info' | 'lw' | 'sink'>>;
   /** Discovery override (tests). */
   discover?: (name: string, signal: AbortSignal) => Promise<ResourceInfo>;
+  /**
+   * Every namespaced resource is listed and watched in this namespace only (`--namespace`, for
+   * namespace-scoped RBAC); cluster-scoped resources are unaffected. Default: all namespaces.
+   */
+  namespace?: string;
   /** ListerWatcher override (tests). */
   listerWatcherFor?: (info: ResourceInfo) => ListerWatcher;
 }
@@ -132,7 +137,9 @@ export class ReflectorSet {
     entry.state.info = info;
     entry.state.discoveryError = undefined;
     entry.state.phase = 'running';
-    const lw = this.#opts.listerWatcherFor?.(info) ?? new HttpListerWatcher(this.#opts.upstream, info);
+    const lw =
+      this.#opts.listerWatcherFor?.(info) ??
+      new HttpListerWatcher(this.#opts.upstream, info, this.#opts.namespace);
     const reflector = new Reflector({
       ...this.#opts.reflector,
       clock: this.#clock,

@@ -115,7 +115,7 @@ describe('the proxy in front of a scripted upstream', () => {
     }
   };
 
-  beforeEach(async () => {
+  const start = async (extraArgs: string[]) => {
     up = await startFakeUpstream();
     dir = await mkdtemp(join(tmpdir(), 'kcp-int-'));
     const kubeconfig = await up.writeKubeconfig(join(dir, 'kubeconfig'));
@@ -129,6 +129,7 @@ describe('the proxy in front of a scripted upstream', () => {
         '127.0.0.1:0',
         '--ops-listen',
         '127.0.0.1:0',
+        ...extraArgs,
       ],
       env: {},
     });
@@ -145,11 +146,31 @@ describe('the proxy in front of a scripted upstream', () => {
     w0.send('ADDED', configMap('c', 12, { x: '2' }));
     w0.send('BOOKMARK', endBookmark(20));
     await until('synced', () => parts.statusSource.resources()[0]?.synced === true);
+  };
+  beforeEach(async (t) => {
+    // --namespace ns: the reflector watches /api/v1/namespaces/ns/configmaps instead.
+    await start(t.name.includes('--namespace') ? ['--namespace', 'ns'] : []);
   });
   afterEach(async () => {
     await proxy?.stop();
     await up?.close();
     await rm(dir, { recursive: true, force: true });
+  });
+
+  test('--namespace: the reflector lists and watches that namespace only; other namespaces pass upstream', async () => {
+    assert.equal(w0.path, '/api/v1/namespaces/ns/configmaps');
+    const l = await request(base(), { headers: { authorization: 'Bearer client' } });
+    const list = (await l.body.json()) as { metadata: { resourceVersion: string }; items: unknown[] };
+    assert.equal(l.statusCode, 200);
+    assert.equal(list.metadata.resourceVersion, '20');
+    assert.equal(list.items.length, 3);
+    const n = up.requests.length;
+    const o = await request(`${proxy?.address}/api/v1/namespaces/other/configmaps`, {
+      headers: { authorization: 'Bearer client' },
+    });
+    await o.body.dump();
+    assert.equal(o.statusCode, 404, 'the fake upstream answered');
+    assert.deepEqual(up.requests.slice(n), ['GET /api/v1/namespaces/other/configmaps']);
   });
 
   test("an uncached watch passes through on the long-running pool with the upstream's answer", async () => {

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 
 /** One upstream watch request, held open until the test ends it. */
 export interface ScriptedWatch {
+  path: string;
   query: URLSearchParams;
   /** Writes one event line `{"type":…,"object":…}` (object given as JSON text or a value). */
   send(type: string, object: unknown): void;
@@ -87,7 +88,10 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       res.end(JSON.stringify({ kind: 'APIGroupList', apiVersion: 'v1', groups: [] }));
       return;
     }
-    if (url.pathname === '/api/v1/configmaps' && url.searchParams.get('watch') === '1') {
+    if (
+      /^\/api\/v1(\/namespaces\/[^/]+)?\/configmaps$/.test(url.pathname) &&
+      url.searchParams.get('watch') === '1'
+    ) {
       res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
       res.flushHeaders();
       open.add(res);
@@ -95,6 +99,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
         open.delete(res);
       });
       const w: ScriptedWatch = {
+        path: url.pathname,
         query: url.searchParams,
         send(type, object) {
           const o = typeof object === 'string' ? object : JSON.stringify(object);
