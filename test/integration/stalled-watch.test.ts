@@ -1,0 +1,124 @@
+/**
+ * A watch client that stops reading, against the real server + real watch cache on loopback,
+ * with a FakeClock: once its watcher overflows (closed by the cache), the server cuts the
+ * connection at the next stall check (STALLED_CHECK_MS) instead of waiting for a graceful end
+ * the client will never read; a reading client on the same cache gets every event.
+ */
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { test } from 'node:test';
+import { request } from 'undici';
+import { parseFieldSelector, parseLabelSelector } from '../../src/cache/selectors.ts';
+import { encodeList, WatchCache } from '../../src/cache/watch-cache.ts';
+import { buildServer } from '../../src/server/app.ts';
+import { STALLED_CHECK_MS } from '../../src/server/serve-cache.ts';
+import { FakeClock } from '../../src/util/clock.ts';
+import type { ResourceInfo } from '../../src/util/gvr.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+
+const info: ResourceInfo = {
+  gvr: { group: '', version: 'v1', resource: 'configmaps' },
+  kind: 'ConfigMap',
+  listKind: 'ConfigMapList',
+  apiVersion: 'v1',
+  namespaced: true,
+  verbs: ['list', 'watch'],
+  builtIn: true,
+};
+
+const cm = (name: string, rv: number, blob: string) => {
+  const object = {
+    kind: 'ConfigMap',
+    apiVersion: 'v1',
+    metadata: { name, namespace: 'ns', uid: `u-${name}`, resourceVersion: String(rv) },
+    data: { blob },
+  };
+  return { raw: Buffer.from(JSON.stringify(object)), object };
+};
+
+test('a stalled watch is cut once its watcher overflowed; the reading one gets every event', async () => {
+  const clock = new FakeClock();
+  const cache = new WatchCache({ resource: info, clock, watcherBufferEvents: 10 });
+  cache.replace([], '10');
+  const server = buildServer({
+    upstream: {
+      server: new URL('http://127.0.0.1:9'),
+      dispatcher: undefined as never,
+      longRunningDispatcher: undefined as never,
+      authorization: () => undefined,
+    },
+    caches: [cache],
+    codec: { parseLabelSelector, parseFieldSelector, encodeList },
+    consistentReads: 'cache',
+    clock,
+    logger: silentLogger,
+  });
+  await server.app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = server.app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const path = '/api/v1/namespaces/ns/configmaps?watch=1&resourceVersion=10&timeoutSeconds=3600';
+  let stalled: Socket | undefined;
+  try {
+    stalled = connect({ host: '127.0.0.1', port });
+    stalled.pause();
+    stalled.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    const r = await request(`http://127.0.0.1:${port}${path}`);
+    assert.equal(r.statusCode, 200);
+    const deadline = Date.now() + 5_000;
+    while (cache.stats().watchers !== 2) {
+      assert.ok(Date.now() < deadline, 'both watchers registered');
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    // 300 events of 64 KiB: far more than socket buffers + stream + 10 queued events.
+    const N = 300;
+    const blob = 'x'.repeat(64 * 1024);
+    let received = 0;
+    let lastRV = 0;
+    const reading = (async () => {
+      let buf = '';
+      for await (const c of r.body) {
+        buf += c.toString();
+        let i = buf.indexOf('\n');
+        while (i >= 0) {
+          const ev = JSON.parse(buf.slice(0, i)) as { object: { metadata: { resourceVersion: string } } };
+          buf = buf.slice(i + 1);
+          i = buf.indexOf('\n');
+          received++;
+          lastRV = Number(ev.object.metadata.resourceVersion);
+          if (received === N) return;
+        }
+      }
+    })();
+    for (let i = 0; i < N; i++) {
+      cache.add(cm(`c${i}`, 11 + i, blob));
+      // Let the sockets move between events, as real upstream events arrive spread out.
+      if (i % 10 === 9) await new Promise((res) => setImmediate(res));
+    }
+    await reading;
+    assert.equal(received, N);
+    assert.equal(lastRV, 10 + N);
+    assert.equal(cache.stats().watchers, 1, 'the stalled watcher overflowed and was closed');
+    r.body.destroy();
+
+    // Its connection is still open (nothing read the end): the stall check cuts it.
+    let bytes = 0;
+    let eof = false;
+    stalled.on('data', (c: Buffer) => {
+      bytes += c.length;
+    });
+    stalled.on('end', () => {
+      eof = true;
+    });
+    await clock.step(STALLED_CHECK_MS);
+    stalled.resume();
+    const until = Date.now() + 5_000;
+    while (!eof) {
+      assert.ok(Date.now() < until, 'the stalled connection was not closed');
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    assert.ok(bytes > 0 && bytes < N * 64 * 1024, `${bytes} bytes: cut short`);
+  } finally {
+    stalled?.destroy();
+    await server.shutdown();
+  }
+});
