@@ -7,9 +7,11 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseFieldSelector, parseLabelSelector } from './cache/selectors.ts';
+import type { CacheSink } from './cache/types.ts';
 import { encodeList, WatchCache } from './cache/watch-cache.ts';
 import { type Config, ConfigError, loadConfig, renderHelp } from './config.ts';
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
+import { observeUpstream } from './ops/upstream-observer.ts';
 import { HttpListerWatcher, ReflectorSet, type ResourceState } from './reflector/index.ts';
 import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec, ServedCache } from './server/cache-api.ts';
@@ -144,6 +146,21 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     await upstream.close();
     throw err;
   }
+  // Every upstream request is counted (verb/resource/code, latency); the reflectors' copy also
+  // logs a 403 as a missing RBAC permission of the proxy's own identity, naming verb and resource.
+  const observe = (up: Upstream, forbiddenLogger?: Logger): Upstream =>
+    metrics
+      ? {
+          ...up,
+          dispatcher: observeUpstream(up.dispatcher, {
+            metrics,
+            ...(forbiddenLogger ? { forbiddenLogger } : {}),
+          }),
+        }
+      : up;
+  const reflectorUpstream = observe(upstream, logger);
+  const passUpstream = observe(upstream);
+  const passLongRunning = observe(longRunning);
   const caches = new Map<string, WatchCache>();
   let set: ReflectorSet | undefined;
   const statusSource: CacheStatusSource = {
@@ -153,22 +170,22 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
   return {
     upstream: {
       server: new URL(upstream.baseUrl),
-      dispatcher: upstream.dispatcher,
-      longRunningDispatcher: longRunning.dispatcher,
+      dispatcher: passUpstream.dispatcher,
+      longRunningDispatcher: passLongRunning.dispatcher,
       authorization: () => upstream.authorization(),
     },
     codec: { parseLabelSelector, parseFieldSelector, encodeList },
     statusSource,
     startCaches(onCache) {
       set = new ReflectorSet({
-        upstream,
+        upstream: reflectorUpstream,
         resources: config.resources,
         logger,
         // --namespace: every reflector lists/watches only that namespace (namespace-scoped RBAC).
         ...(config.namespace !== undefined
           ? {
               listerWatcherFor: (info: ResourceInfo) =>
-                new HttpListerWatcher(upstream, info, config.namespace),
+                new HttpListerWatcher(reflectorUpstream, info, config.namespace),
             }
           : {}),
         sinkFor: (info, name) => {
@@ -185,7 +202,7 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
           });
           caches.set(name, cache);
           onCache(cache);
-          return cache;
+          return metrics ? countingSink(cache, () => metrics.eventsReceived.inc(gr)) : cache;
         },
       });
       set.start();
@@ -195,6 +212,27 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
       await upstream.close();
       await longRunning.close();
     },
+  };
+}
+
+/** `sink` that calls `onEvent` for every ADDED/MODIFIED/DELETED the reflector delivers (not bookmarks). */
+function countingSink(sink: CacheSink, onEvent: () => void): CacheSink {
+  return {
+    replace: (objects, rv, bookmark) => sink.replace(objects, rv, bookmark),
+    add: (o) => {
+      onEvent();
+      sink.add(o);
+    },
+    update: (o) => {
+      onEvent();
+      sink.update(o);
+    },
+    delete: (o) => {
+      onEvent();
+      sink.delete(o);
+    },
+    bookmark: (rv, o) => sink.bookmark(rv, o),
+    setLive: (live) => sink.setLive(live),
   };
 }
 
@@ -219,6 +257,9 @@ function resourceStatus(st: ResourceState, cache: WatchCache | undefined): Resou
     oldestEventTimeMs: s?.oldestEventTimeMs ?? null,
     watchers: s?.watchers ?? 0,
     lastError: st.reflector?.lastError ?? st.discoveryError,
+    relists: st.reflector?.relists ?? {},
+    watchRestarts: st.reflector?.watchRestarts ?? 0,
+    watchListFallbacks: st.reflector?.watchListFallbacks ?? 0,
   };
 }
 
