@@ -1,5 +1,5 @@
 /**
- * While the apiserver is unreachable (a private fixture whose kube-apiserver is killed): RV="0"
+ * While the apiserver is unreachable (a private fixture whose kube-apiserver is frozen, then killed): RV="0"
  * reads keep being answered from the cache; a "consistent" read (RV="") is no longer served from
  * the cache (the upstream stream is not live) and is forwarded, so the client gets the
  * pass-through error; writes fail the same way.
@@ -30,7 +30,28 @@ describe('apiserver unreachable', () => {
     await f?.stop();
   });
 
-  test('RV="0" LIST still 200 from the cache; RV="" and writes get the pass-through 503', async () => {
+  test('frozen (SIGSTOP, half-open): RV="0" and, within the liveness window, RV="" are served from the cache', async () => {
+    const pid = f.pids().apiserver;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      for (const rv of ['?resourceVersion=0', '']) {
+        const r = await get(`${proxy.address}/api/v1/namespaces/${ns}/configmaps${rv}`);
+        assert.equal(r.status, 200, `${rv}: ${r.body}`);
+        assert.equal(r.headers['audit-id'], undefined, `${rv} served from the cache`);
+        assert.deepEqual(
+          (JSON.parse(r.body) as { items: Array<{ metadata: { name: string } }> }).items.map(
+            (i) => i.metadata.name,
+          ),
+          ['kept'],
+        );
+      }
+      assert.equal((await get(`${proxy.ops}/readyz`)).status, 200);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+  });
+
+  test('killed (connection refused): RV="0" LIST still 200 from the cache; RV="" and writes get the pass-through 503', async () => {
     process.kill(f.pids().apiserver, 'SIGKILL');
     // The reflector sees the stream break, then connection refused: the stream is not live.
     await eventually('not live', 30_000, async () => {
