@@ -139,4 +139,29 @@ describe('the proxy with exactly the deploy/ RBAC', () => {
       assert.equal(await proxy.stop(), 0);
     }
   });
+
+  test("the fixture's namespace-limited user caching a resource cluster-wide: list and watch both named", async () => {
+    const proxy = await spawnProxy(['--kubeconfig', f.kubeconfigs.limited, '--resources', 'configmaps']);
+    try {
+      const lines = await eventually('both RBAC lines', 30_000, async () => {
+        const l = proxy.logs().filter((x) => String(x.msg).startsWith('missing RBAC permission'));
+        return l.length >= 2 ? l : undefined;
+      });
+      assert.deepEqual(
+        lines.slice(0, 2).map((l) => l.msg),
+        ['watch', 'list'].map(
+          (verb) =>
+            `missing RBAC permission: the proxy's identity may not ${verb} configmaps cluster-wide; grant list and watch on every cached resource (see deploy/)`,
+        ),
+      );
+      const r = await get(`${proxy.ops}/readyz?verbose`);
+      assert.equal(r.status, 503);
+      assert.match(
+        r.body,
+        /\[-\]cache-sync\/configmaps failed: not synced: .*cannot list resource "configmaps"/,
+      );
+    } finally {
+      assert.equal(await proxy.stop(), 0);
+    }
+  });
 });
