@@ -6,15 +6,18 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Dispatcher } from 'undici';
 import { parseFieldSelector, parseLabelSelector } from './cache/selectors.ts';
+import type { CacheSink } from './cache/types.ts';
 import { encodeList, WatchCache } from './cache/watch-cache.ts';
 import { type Config, ConfigError, loadConfig, renderHelp } from './config.ts';
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
+import { observeUpstream } from './ops/upstream-observer.ts';
 import { ReflectorSet, type ResourceState } from './reflector/index.ts';
 import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec, ServedCache } from './server/cache-api.ts';
 import type { UpstreamTarget } from './server/upstream.ts';
-import { createUpstream, parseResourceName } from './upstream/index.ts';
+import { createUpstream, parseResourceName, type Upstream } from './upstream/index.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 import { type CacheStatusSource, createMetrics, type Metrics, type ResourceStatus } from './util/metrics.ts';
 
@@ -138,6 +141,11 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
   const upstream = await createUpstream(source);
   // The separate pool for long-running pass-through requests: same kubeconfig (loaded once), same TLS.
   const longRunning = upstream.createDispatcher();
+  // Every upstream request is counted (verb/resource/code, latency); the reflectors' copy also
+  // logs a 403 as a missing RBAC permission of the proxy's own identity, naming verb and resource.
+  const observe = (d: Dispatcher, forbiddenLogger?: Logger): Dispatcher =>
+    metrics ? observeUpstream(d, { metrics, ...(forbiddenLogger ? { forbiddenLogger } : {}) }) : d;
+  const reflectorUpstream: Upstream = { ...upstream, dispatcher: observe(upstream.dispatcher, logger) };
   const caches = new Map<string, WatchCache>();
   let set: ReflectorSet | undefined;
   const statusSource: CacheStatusSource = {
@@ -147,15 +155,15 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
   return {
     upstream: {
       server: new URL(upstream.baseUrl),
-      dispatcher: upstream.dispatcher,
-      longRunningDispatcher: longRunning,
+      dispatcher: observe(upstream.dispatcher),
+      longRunningDispatcher: observe(longRunning),
       authorization: () => upstream.authorization(),
     },
     codec: { parseLabelSelector, parseFieldSelector, encodeList },
     statusSource,
     startCaches(onCache) {
       set = new ReflectorSet({
-        upstream,
+        upstream: reflectorUpstream,
         resources: config.resources,
         logger,
         // --namespace: every reflector lists/watches only that namespace (namespace-scoped RBAC).
@@ -174,7 +182,7 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
           });
           caches.set(name, cache);
           onCache(cache);
-          return cache;
+          return metrics ? countingSink(cache, () => metrics.eventsReceived.inc(gr)) : cache;
         },
       });
       set.start();
@@ -183,6 +191,27 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
       await set?.stop();
       await upstream.close();
     },
+  };
+}
+
+/** `sink` that calls `onEvent` for every ADDED/MODIFIED/DELETED the reflector delivers (not bookmarks). */
+function countingSink(sink: CacheSink, onEvent: () => void): CacheSink {
+  return {
+    replace: (objects, rv, bookmark) => sink.replace(objects, rv, bookmark),
+    add: (o) => {
+      onEvent();
+      sink.add(o);
+    },
+    update: (o) => {
+      onEvent();
+      sink.update(o);
+    },
+    delete: (o) => {
+      onEvent();
+      sink.delete(o);
+    },
+    bookmark: (rv, o) => sink.bookmark(rv, o),
+    setLive: (live) => sink.setLive(live),
   };
 }
 
@@ -207,6 +236,9 @@ function resourceStatus(st: ResourceState, cache: WatchCache | undefined): Resou
     oldestEventTimeMs: s?.oldestEventTimeMs ?? null,
     watchers: s?.watchers ?? 0,
     lastError: st.reflector?.lastError ?? st.discoveryError,
+    relists: st.reflector?.relists ?? {},
+    watchRestarts: st.reflector?.watchRestarts ?? 0,
+    watchListFallbacks: st.reflector?.watchListFallbacks ?? 0,
   };
 }
 

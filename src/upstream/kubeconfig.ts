@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+// config.js directly, not the package index (which re-exports the whole generated API client):
+// see src/ops/lean-client-node.ts.
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { parse, stringify } from 'yaml';
 
 /** Where to read the upstream's connection settings from. */

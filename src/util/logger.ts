@@ -5,10 +5,18 @@ import { type Logger, pino } from 'pino';
  * request headers as logged by fastify and kubeconfig-shaped objects.
  */
 export const REDACT_PATHS = [
+  // HTTP headers, as fastify and undici objects carry them.
   'req.headers.authorization',
   'req.headers.cookie',
+  'req.headers["proxy-authorization"]',
   'headers.authorization',
+  'headers.Authorization',
+  'headers.cookie',
+  '*.headers.authorization',
+  '*.headers.Authorization',
   'authorization',
+  'Authorization',
+  // Credentials by name, at the top level or one level down.
   'token',
   '*.token',
   'bearerToken',
@@ -17,8 +25,18 @@ export const REDACT_PATHS = [
   '*.password',
   'keyData',
   '*.keyData',
+  'key',
+  '*.key',
+  // Kubeconfig-shaped objects (`users[].user`), as YAML/JSON keys and client-node's field names.
   'client-key-data',
   '*["client-key-data"]',
+  'users[*].user.token',
+  'users[*].user.password',
+  'users[*].user["client-key-data"]',
+  'user.token',
+  'user.password',
+  'user["client-key-data"]',
+  'user.keyData',
 ];
 
 /** Options for {@link createLogger}. */

@@ -37,32 +37,22 @@ export const REQUEST_DURATION_BUCKETS = [
 export const READ_WAIT_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3];
 
 /**
- * Why a reflector relisted (label `reason` of `kube_cache_proxy_reflector_relists_total`):
- * - `initial`: the first list of the process;
- * - `expired`: 410 Gone / `Expired` on a watch or a paginated list (client-go `isExpiredError`);
- * - `too_large_resource_version`: the "Too large resource version" answer (client-go
- *   `isTooLargeResourceVersionError`);
- * - `watch_list_fallback`: watch-list failed and the reflector fell back to LIST + WATCH;
- * - `error`: any other failure that forces a new snapshot.
+ * Why a reflector took a new snapshot (label `reason` of `kube_cache_proxy_reflector_relists_total`):
+ * - `initial`: the first complete snapshot of the process (1 once synced);
+ * - `expired`: 410 Gone / `Expired` on the live watch (client-go `isExpiredError`);
+ * - `watch_open_error`: the watch request itself failed with a non-retriable error;
+ * - `very_short_watch`: a watch ended within 1 s without any event (client-go `VeryShortWatchError`);
+ * - `watch_error`: the watch ended with any other error;
+ * - `error`: the list or watch-list failed (e.g. 403, upstream down) and was retried after backoff.
+ * The values are the reflector's own reasons (`ReflectorStatus.relists`) with `-` spelled `_`.
  */
 export type RelistReason =
   | 'initial'
   | 'expired'
-  | 'too_large_resource_version'
-  | 'watch_list_fallback'
+  | 'watch_open_error'
+  | 'very_short_watch'
+  | 'watch_error'
   | 'error';
-
-/**
- * Why an upstream watch stream was re-established without relisting (label `reason` of
- * `kube_cache_proxy_reflector_watch_restarts_total`):
- * - `timeout`: the server ended the watch at its `timeoutSeconds` (normal);
- * - `closed`: the stream ended early (EOF, very short watch);
- * - `throttled`: 429 (client-go re-watches after backoff without relisting);
- * - `unreachable`: connection refused / reset;
- * - `stale`: no event nor bookmark within the liveness window (presumed half-open);
- * - `error`: anything else (500s retried within the deadline, decode errors).
- */
-export type WatchRestartReason = 'timeout' | 'closed' | 'throttled' | 'unreachable' | 'stale' | 'error';
 
 /** Where a downstream request was answered from (label `served_from`). */
 export type ServedFrom = 'cache' | 'upstream';
@@ -112,6 +102,15 @@ export interface ResourceStatus {
   watchers: number;
   /** Last reflector error, as a short human sentence (no credentials); undefined when none. */
   lastError?: string | undefined;
+  /**
+   * Snapshots taken after the first, by the reflector's reason (`expired`, `watch-error`, …;
+   * `ReflectorStatus.relists`). Monotonic for the life of the process. Omitted = none.
+   */
+  relists?: Readonly<Record<string, number>>;
+  /** Upstream watches re-opened without a relist (timeouts, liveness, 429, 5xx). Monotonic. */
+  watchRestarts?: number;
+  /** Watch-list attempts that fell back to LIST (an apiserver without the WatchList feature). Monotonic. */
+  watchListFallbacks?: number;
 }
 
 /** Read-only view of every configured resource, in configuration order. Must be cheap (no I/O). */
@@ -146,13 +145,11 @@ export interface Metrics {
   readonly upstreamRequestDuration: Histogram<'verb' | GR>;
 
   // --- reflector ---
-  /** `kube_cache_proxy_reflector_relists_total{group,resource,reason}`; reason is a {@link RelistReason}. */
-  readonly relists: Counter<GR | 'reason'>;
-  /**
-   * `kube_cache_proxy_reflector_watch_restarts_total{group,resource,reason}`: upstream watches
-   * re-established without a relist; reason is a {@link WatchRestartReason}.
-   */
-  readonly watchRestarts: Counter<GR | 'reason'>;
+  // `kube_cache_proxy_reflector_relists_total{group,resource,reason}`,
+  // `kube_cache_proxy_reflector_watch_restarts_total{group,resource}` and
+  // `kube_cache_proxy_reflector_watch_list_fallbacks_total{group,resource}` are counters the
+  // reflector already keeps (ReflectorStatus): they are read from the status source at scrape
+  // time rather than pushed twice.
   /** `kube_cache_proxy_watch_cache_events_received_total{group,resource}`: events from upstream (not bookmarks). */
   readonly eventsReceived: Counter<GR>;
 
@@ -306,6 +303,51 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   );
   stateGauge('registered_watchers', 'Open watchers served from the watch cache.', (s) => s.watchers);
 
+  /** A counter mirrored from the reflector's own monotonic counts on each scrape. */
+  const mirroredCounter = <L extends string>(
+    n: string,
+    help: string,
+    labelNames: readonly L[],
+    values: (s: ResourceStatus) => Array<[Partial<Record<L, string>>, number]>,
+  ) =>
+    new Counter<GR | L>({
+      name: name(n),
+      help,
+      labelNames: [...gr, ...labelNames],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of source.resources()) {
+          for (const [labels, v] of values(s)) {
+            this.inc({ group: s.gvr.group, resource: s.gvr.resource, ...labels } as never, v);
+          }
+        }
+      },
+    });
+  mirroredCounter(
+    'reflector_relists_total',
+    'Complete snapshots (list or watch-list) taken from upstream, by reason (initial, expired, watch_error, ...).',
+    ['reason'],
+    (s) => [
+      ...(s.synced ? [[{ reason: 'initial' }, 1] as [Record<'reason', string>, number]] : []),
+      ...Object.entries(s.relists ?? {}).map(
+        ([r, v]) => [{ reason: r.replaceAll('-', '_') }, v] as [Record<'reason', string>, number],
+      ),
+    ],
+  );
+  mirroredCounter(
+    'reflector_watch_restarts_total',
+    'Upstream watches re-established without a relist (watch timeouts, liveness restarts, 429, retried 5xx).',
+    [],
+    (s) => [[{}, s.watchRestarts ?? 0]],
+  );
+  mirroredCounter(
+    'reflector_watch_list_fallbacks_total',
+    'Watch-list (sendInitialEvents) attempts that fell back to LIST + WATCH.',
+    [],
+    (s) => [[{}, s.watchListFallbacks ?? 0]],
+  );
+
   const metrics: Metrics = {
     registry,
     upstreamRequests: new Counter({
@@ -319,18 +361,6 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       help: 'Seconds until the upstream response headers arrived.',
       labelNames: ['verb', 'group', 'resource'],
       buckets: REQUEST_DURATION_BUCKETS,
-      registers,
-    }),
-    relists: new Counter({
-      name: name('reflector_relists_total'),
-      help: 'Complete snapshots (list or watch-list) taken from upstream, by reason.',
-      labelNames: ['group', 'resource', 'reason'],
-      registers,
-    }),
-    watchRestarts: new Counter({
-      name: name('reflector_watch_restarts_total'),
-      help: 'Upstream watches re-established without a relist, by reason.',
-      labelNames: ['group', 'resource', 'reason'],
       registers,
     }),
     eventsReceived: new Counter({

@@ -60,7 +60,9 @@ describe('image build steps (scripts/image-build.sh)', () => {
     return dir;
   }
 
-  it('fails clearly when the build has no dist/src/cli.js', { todo: buildTodo }, async () => {
+  it('fails clearly, before installing anything, when the tree has no src/cli.ts', {
+    todo: buildTodo,
+  }, async () => {
     const dir = await scratch('no-cli', async (d) => {
       if (existsSync(join(d, 'src/cli.ts'))) await sh('git', ['-C', d, 'rm', '-q', 'src/cli.ts']);
     });
@@ -68,7 +70,7 @@ describe('image build steps (scripts/image-build.sh)', () => {
     assert.equal(r.code, 1, r.stderr);
     assert.match(
       r.stderr,
-      /image-build: FAILED: dist\/src\/cli\.js is missing: the build did not produce the image entrypoint/,
+      /image-build: FAILED: src\/cli\.ts is missing from HEAD: the build cannot produce dist\/src\/cli\.js, the image entrypoint\n$/,
     );
   });
 

@@ -22,6 +22,7 @@ describe('createMetrics', () => {
       'kube_cache_proxy_reflector_relists_total counter',
       'kube_cache_proxy_reflector_synced gauge',
       'kube_cache_proxy_reflector_upstream_live gauge',
+      'kube_cache_proxy_reflector_watch_list_fallbacks_total counter',
       'kube_cache_proxy_reflector_watch_restarts_total counter',
       'kube_cache_proxy_registered_watchers gauge',
       'kube_cache_proxy_request_duration_seconds histogram',
@@ -110,7 +111,6 @@ describe('createMetrics', () => {
     const m = createMetrics({ processMetrics: false });
     m.upstreamRequests.inc({ verb: 'LIST', group: '', resource: 'pods', code: '200' });
     m.upstreamRequests.inc({ verb: 'WATCH', group: '', resource: 'pods', code: '<error>' }, 2);
-    m.relists.inc({ group: 'apps', resource: 'deployments', reason: 'expired' });
     m.terminatedWatchers.inc({ group: '', resource: 'pods' });
     m.requests.inc({
       verb: 'LIST',
@@ -125,14 +125,41 @@ describe('createMetrics', () => {
       'kube_cache_proxy_upstream_requests_total{verb="LIST",group="",resource="pods",code="200"} 1',
       'kube_cache_proxy_upstream_requests_total{verb="WATCH",group="",resource="pods",code="<error>"} 2',
     ]);
-    assert.deepEqual(await samples(m, 'kube_cache_proxy_reflector_relists_total'), [
-      'kube_cache_proxy_reflector_relists_total{group="apps",resource="deployments",reason="expired"} 1',
-    ]);
     assert.deepEqual(await samples(m, 'kube_cache_proxy_terminated_watchers_total'), [
       'kube_cache_proxy_terminated_watchers_total{group="",resource="pods"} 1',
     ]);
     assert.deepEqual(await samples(m, 'kube_cache_proxy_requests_total'), [
       'kube_cache_proxy_requests_total{verb="LIST",group="",version="v1",resource="pods",subresource="",code="200",served_from="cache"} 1',
+    ]);
+  });
+
+  it('mirrors the reflector counters (relists by reason, watch restarts, fallbacks) at scrape time', async () => {
+    const source = new FakeStatusSource([
+      podsStatus({ relists: { expired: 2, 'very-short-watch': 1 }, watchRestarts: 5, watchListFallbacks: 1 }),
+      deploymentsStatus({ relists: {}, watchRestarts: 0 }),
+    ]);
+    const m = createMetrics({ processMetrics: false, source });
+    const pods = 'group="",resource="pods"';
+    const deps = 'group="apps",resource="deployments"';
+    // `initial` counts the first snapshot once synced; the reflector's reasons use `_`.
+    assert.deepEqual(await samples(m, 'kube_cache_proxy_reflector_relists_total'), [
+      `kube_cache_proxy_reflector_relists_total{${pods},reason="initial"} 1`,
+      `kube_cache_proxy_reflector_relists_total{${pods},reason="expired"} 2`,
+      `kube_cache_proxy_reflector_relists_total{${pods},reason="very_short_watch"} 1`,
+    ]);
+    assert.deepEqual(await samples(m, 'kube_cache_proxy_reflector_watch_restarts_total'), [
+      `kube_cache_proxy_reflector_watch_restarts_total{${pods}} 5`,
+      `kube_cache_proxy_reflector_watch_restarts_total{${deps}} 0`,
+    ]);
+    assert.deepEqual(await samples(m, 'kube_cache_proxy_reflector_watch_list_fallbacks_total'), [
+      `kube_cache_proxy_reflector_watch_list_fallbacks_total{${pods}} 1`,
+      `kube_cache_proxy_reflector_watch_list_fallbacks_total{${deps}} 0`,
+    ]);
+    // A later scrape reflects the new counts, not a sum of scrapes.
+    source.list = [podsStatus({ relists: { expired: 3 }, watchRestarts: 6 })];
+    assert.deepEqual(await samples(m, 'kube_cache_proxy_reflector_relists_total'), [
+      `kube_cache_proxy_reflector_relists_total{${pods},reason="initial"} 1`,
+      `kube_cache_proxy_reflector_relists_total{${pods},reason="expired"} 3`,
     ]);
   });
 

@@ -1,0 +1,123 @@
+import type { Dispatcher } from 'undici';
+import { parseResourcePath } from '../server/request-info.ts';
+import { requestVerb } from '../server/request-verb.ts';
+import { type Clock, realClock } from '../util/clock.ts';
+import type { Logger } from '../util/logger.ts';
+import type { Metrics } from '../util/metrics.ts';
+
+/** Labels of one upstream request (`kube_cache_proxy_upstream_requests_total`). */
+export interface UpstreamRequestLabels {
+  /** Kubernetes verb in upper case (`LIST`, `WATCH`, `GET`, `CREATE`, …) or the HTTP method. */
+  verb: string;
+  group: string;
+  /** "" for non-resource paths (discovery, `/version`). */
+  resource: string;
+  /** Set for namespaced paths; not a metric label (unbounded), used by the RBAC log line. */
+  namespace?: string | undefined;
+  /** The path without query; not a metric label, used by the RBAC log line for non-resource paths. */
+  path: string;
+}
+
+/**
+ * Labels for `METHOD path?query` as the apiserver's `apiserver_request_total` would name them
+ * (`endpoints/request/requestinfo.go` + `endpoints/metrics`): GET on a collection is LIST, or
+ * WATCH with `watch=1`; a subresource is reported as `resource/subresource`.
+ */
+export function upstreamRequestLabels(method: string, pathAndQuery: string): UpstreamRequestLabels {
+  const q = pathAndQuery.indexOf('?');
+  const path = q < 0 ? pathAndQuery : pathAndQuery.slice(0, q);
+  const query = new URLSearchParams(q < 0 ? '' : pathAndQuery.slice(q + 1));
+  const info = parseResourcePath(path);
+  const w = query.get('watch');
+  const watch = w !== null && w !== '0' && w.toLowerCase() !== 'false';
+  return {
+    verb: requestVerb(method.toUpperCase(), info, watch),
+    group: info?.group ?? '',
+    resource: info ? (info.subresource ? `${info.resource}/${info.subresource}` : info.resource) : '',
+    namespace: info?.namespace,
+    path,
+  };
+}
+
+/** Options of {@link observeUpstream}. */
+export interface UpstreamObserverOptions {
+  metrics: Pick<Metrics, 'upstreamRequests' | 'upstreamRequestDuration'>;
+  clock?: Clock;
+  /**
+   * Logs a 403 answer as a missing RBAC permission of the proxy's OWN identity, naming the verb
+   * and resource (at most once a minute per verb/resource/namespace). Set it only on the
+   * dispatcher the reflectors use: pass-through 403s are the client's business.
+   */
+  forbiddenLogger?: Logger;
+}
+
+const FORBIDDEN_LOG_INTERVAL_MS = 60_000;
+
+/**
+ * Wraps `dispatcher` (an undici interceptor, so every request through it is seen: reflector
+ * lists and watches, discovery, pass-through) to count upstream requests by verb, resource and
+ * HTTP code (`<error>` when no answer arrived, as client-go's `rest_client_requests_total`) and
+ * observe the seconds until response headers (for a watch: until the stream is established).
+ * Returns a dispatcher that closes the original one on close.
+ */
+export function observeUpstream(dispatcher: Dispatcher, opts: UpstreamObserverOptions): Dispatcher {
+  const clock = opts.clock ?? realClock;
+  const lastForbiddenLog = new Map<string, number>();
+  const onForbidden = (l: UpstreamRequestLabels) => {
+    const log = opts.forbiddenLogger;
+    if (!log) return;
+    const rbacVerb = l.verb.toLowerCase();
+    const key = `${rbacVerb} ${l.group}/${l.resource} ${l.namespace ?? ''}`;
+    const now = clock.now();
+    const last = lastForbiddenLog.get(key);
+    if (last !== undefined && now - last < FORBIDDEN_LOG_INTERVAL_MS) return;
+    lastForbiddenLog.set(key, now);
+    const gr = l.group === '' ? l.resource : `${l.resource}.${l.group}`;
+    const where = l.namespace !== undefined ? `in namespace ${l.namespace}` : 'cluster-wide';
+    const what = l.resource === '' ? `${rbacVerb} ${l.path}` : `${rbacVerb} ${gr} ${where}`;
+    log.error(
+      {
+        verb: rbacVerb,
+        group: l.group,
+        resource: l.resource,
+        namespace: l.namespace,
+        path: l.path,
+        code: 403,
+      },
+      `missing RBAC permission: the proxy's identity may not ${what}; grant list and watch on every cached resource (see deploy/)`,
+    );
+  };
+  const interceptor =
+    (dispatch: Dispatcher['dispatch']): Dispatcher['dispatch'] =>
+    (reqOpts, handler) => {
+      const labels = upstreamRequestLabels(reqOpts.method, reqOpts.path);
+      const metricLabels = { verb: labels.verb, group: labels.group, resource: labels.resource };
+      const start = clock.now();
+      let answered = false;
+      const wrapped: Dispatcher.DispatchHandler = {
+        onRequestStart: (c, ctx) => handler.onRequestStart?.(c, ctx),
+        onRequestUpgrade: (c, s, h, socket) => handler.onRequestUpgrade?.(c, s, h, socket),
+        onResponseStart(c, statusCode, headers, statusMessage) {
+          // Interim 1xx answers are not the response.
+          if (statusCode >= 200 && !answered) {
+            answered = true;
+            opts.metrics.upstreamRequests.inc({ ...metricLabels, code: String(statusCode) });
+            opts.metrics.upstreamRequestDuration.observe(metricLabels, (clock.now() - start) / 1000);
+            if (statusCode === 403) onForbidden(labels);
+          }
+          return handler.onResponseStart?.(c, statusCode, headers, statusMessage);
+        },
+        onResponseData: (c, chunk) => handler.onResponseData?.(c, chunk),
+        onResponseEnd: (c, trailers) => handler.onResponseEnd?.(c, trailers),
+        onResponseError(c, err) {
+          if (!answered) {
+            answered = true;
+            opts.metrics.upstreamRequests.inc({ ...metricLabels, code: '<error>' });
+          }
+          return handler.onResponseError?.(c, err);
+        },
+      };
+      return dispatch(reqOpts, wrapped);
+    };
+  return dispatcher.compose(interceptor);
+}

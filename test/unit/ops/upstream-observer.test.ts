@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { Agent, request } from 'undici';
+import { observeUpstream, upstreamRequestLabels } from '../../../src/ops/upstream-observer.ts';
+import { FakeClock } from '../../../src/util/clock.ts';
+import { createLogger } from '../../../src/util/logger.ts';
+import { createMetrics } from '../../../src/util/metrics.ts';
+
+async function samples(m: ReturnType<typeof createMetrics>, name: string): Promise<string[]> {
+  const text = await m.registry.getSingleMetricAsString(name);
+  return text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+}
+
+describe('upstreamRequestLabels', () => {
+  it('names verbs and resources like apiserver_request_total', () => {
+    const l = (m: string, p: string) => {
+      const { verb, group, resource, namespace } = upstreamRequestLabels(m, p);
+      return [verb, group, resource, namespace];
+    };
+    assert.deepEqual(l('GET', '/api/v1/pods?limit=500&resourceVersion=0'), ['LIST', '', 'pods', undefined]);
+    assert.deepEqual(l('GET', '/api/v1/namespaces/a/pods?watch=1&sendInitialEvents=true'), [
+      'WATCH',
+      '',
+      'pods',
+      'a',
+    ]);
+    assert.deepEqual(l('GET', '/apis/apps/v1/namespaces/a/deployments/d'), [
+      'GET',
+      'apps',
+      'deployments',
+      'a',
+    ]);
+    assert.deepEqual(l('GET', '/api/v1/pods?watch=false'), ['LIST', '', 'pods', undefined]);
+    assert.deepEqual(l('POST', '/api/v1/namespaces/a/configmaps'), ['CREATE', '', 'configmaps', 'a']);
+    assert.deepEqual(l('PUT', '/api/v1/namespaces/a/pods/p/status'), ['UPDATE', '', 'pods/status', 'a']);
+    assert.deepEqual(l('DELETE', '/api/v1/namespaces/a/configmaps'), [
+      'DELETECOLLECTION',
+      '',
+      'configmaps',
+      'a',
+    ]);
+    assert.deepEqual(l('GET', '/apis/apps/v1'), ['GET', '', '', undefined]);
+  });
+});
+
+describe('observeUpstream', () => {
+  let server: Server;
+  let base: string;
+  before(async () => {
+    server = createServer((req, res) => {
+      if (req.url?.includes('forbidden')) {
+        res.writeHead(403, { 'content-type': 'application/json' }).end('{"kind":"Status","code":403}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"items":[]}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('counts by verb/resource/code, observes latency, and <error> when no answer arrives', async () => {
+    const m = createMetrics({ processMetrics: false });
+    const agent = new Agent();
+    const d = observeUpstream(agent, { metrics: m, clock: new FakeClock(0) });
+    for (const path of [
+      '/api/v1/pods?limit=500',
+      '/api/v1/pods?limit=500',
+      '/apis/apps/v1/namespaces/x/deployments/forbidden',
+    ]) {
+      const r = await request(`${base}${path}`, { dispatcher: d });
+      await r.body.text();
+    }
+    await assert.rejects(request('http://127.0.0.1:1/api/v1/namespaces/a/pods?watch=1', { dispatcher: d }));
+    assert.deepEqual(await samples(m, 'kube_cache_proxy_upstream_requests_total'), [
+      'kube_cache_proxy_upstream_requests_total{verb="LIST",group="",resource="pods",code="200"} 2',
+      'kube_cache_proxy_upstream_requests_total{verb="GET",group="apps",resource="deployments",code="403"} 1',
+      'kube_cache_proxy_upstream_requests_total{verb="WATCH",group="",resource="pods",code="<error>"} 1',
+    ]);
+    const counts = (await samples(m, 'kube_cache_proxy_upstream_request_duration_seconds')).filter((l) =>
+      l.includes('_count'),
+    );
+    assert.deepEqual(counts, [
+      'kube_cache_proxy_upstream_request_duration_seconds_count{verb="LIST",group="",resource="pods"} 2',
+      'kube_cache_proxy_upstream_request_duration_seconds_count{verb="GET",group="apps",resource="deployments"} 1',
+    ]);
+    await agent.close();
+  });
+
+  it('logs a 403 as a missing RBAC permission naming verb and resource, once a minute per key', async () => {
+    const m = createMetrics({ processMetrics: false });
+    const lines: string[] = [];
+    const logger = createLogger({
+      destination: new Writable({
+        write(chunk, _enc, cb) {
+          lines.push(String(chunk));
+          cb();
+        },
+      }),
+    });
+    const clock = new FakeClock(0);
+    const agent = new Agent();
+    const d = observeUpstream(agent, { metrics: m, clock, forbiddenLogger: logger });
+    const hit = async (path: string) => (await request(`${base}${path}`, { dispatcher: d })).body.text();
+    await hit('/apis/apps/v1/deployments?watch=1&x=forbidden');
+    await hit('/apis/apps/v1/deployments?watch=1&x=forbidden');
+    clock.step(60_000);
+    await hit('/apis/apps/v1/deployments?watch=1&x=forbidden');
+    await hit('/api/v1/pods');
+    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.equal(logged.length, 2);
+    assert.equal(
+      logged[0]!.msg,
+      "missing RBAC permission: the proxy's identity may not watch deployments.apps cluster-wide; grant list and watch on every cached resource (see deploy/)",
+    );
+    assert.equal(logged[0]!.level, 50);
+    assert.equal(logged[0]!.verb, 'watch');
+    assert.equal(logged[0]!.resource, 'deployments');
+    assert.equal(logged[0]!.group, 'apps');
+    await agent.close();
+  });
+});
