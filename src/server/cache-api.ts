@@ -19,6 +19,8 @@ export interface CacheWatch {
   readonly stream: Readable;
   close(): void;
   readonly closed: boolean;
+  /** Why it closed (the cache's `CloseReason`, e.g. 'overflow'); undefined while open. */
+  readonly closeReason?: string | undefined;
 }
 
 /** The watch cache of one resource, as served by the server. */

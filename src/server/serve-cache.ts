@@ -283,6 +283,10 @@ export async function serveWatch(
     release();
     if (!w.closed) w.close();
     if (!res.writableEnded) res.end();
+    // Dropped for not reading (overflow): the watch ends once its backlog drains, and the
+    // connection is closed after it (FIN after the pending bytes) rather than kept alive for a
+    // client that is stuck. shouldKeepAlive is fixed when the headers go out, hence socket.end().
+    if (w.closeReason === 'overflow') res.socket?.end();
   };
   const timer = ctx.clock.setTimeout(finish, timeoutMs);
   // At shutdown: end cleanly AND close the connection (not left idle in keep-alive).
