@@ -4,7 +4,7 @@
  * file reaches it through `KCP_FIXTURE`. Builds the fixture binaries first if needed.
  *
  *   npm test                    # everything
- *   npm test -- --unit-only     # no fixture
+ *   npm test -- --unit-only     # unit + scripted-upstream integration tests, no fixture
  *   npm test -- --e2e-only
  *   npm test -- test/e2e/foo.test.ts   # chosen files (fixture started if any is under test/e2e)
  *
@@ -23,7 +23,10 @@ const files = args.filter((a) => !a.startsWith('--'));
 const patterns =
   files.length > 0
     ? files
-    : [...(e2eOnly ? [] : ['test/unit/**/*.test.ts']), ...(unitOnly ? [] : ['test/e2e/**/*.test.ts'])];
+    : [
+        ...(e2eOnly ? [] : ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts']),
+        ...(unitOnly ? [] : ['test/e2e/**/*.test.ts']),
+      ];
 const needsFixture = patterns.some((p) => p.includes('e2e'));
 
 const env: NodeJS.ProcessEnv = { ...process.env };
