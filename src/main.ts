@@ -158,6 +158,14 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
       dispatcher: observe(upstream.dispatcher),
       longRunningDispatcher: observe(longRunning),
       authorization: () => upstream.authorization(),
+      ...(upstream.hasClientCertificate
+        ? {
+            clientCredentialPools: {
+              dispatcher: observe(upstream.createDispatcher({ clientCertificate: false })),
+              longRunningDispatcher: observe(upstream.createDispatcher({ clientCertificate: false })),
+            },
+          }
+        : {}),
     },
     codec: { parseLabelSelector, parseFieldSelector, encodeList },
     statusSource,

@@ -5,7 +5,8 @@
  *
  * - Bytes flow both ways unchanged (no decompression, no re-encoding), headers filtered per
  *   RFC 9110 (`hop-by-hop.ts`); `Warning`, `Retry-After`, `Content-Encoding` are kept.
- * - The client's `Authorization` is forwarded when present, otherwise the proxy's own.
+ * - The client's `Authorization` is forwarded when present (over a connection without the
+ *   proxy's client certificate, if it has one), otherwise the proxy's own credentials.
  * - No retries: `Dispatcher.request` never retries (only undici's RetryAgent does).
  * - Long-running requests use a separate pool and have no body timeout.
  * - Client disconnect aborts the upstream request.
@@ -56,7 +57,12 @@ export async function passThrough(
     (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
   const base = o.upstream.server;
   const prefix = base.pathname.endsWith('/') ? base.pathname.slice(0, -1) : base.pathname;
-  const dispatcher = o.longRunning ? o.upstream.longRunningDispatcher : o.upstream.dispatcher;
+  // The client's own credentials never travel over the proxy's client-certificate connection.
+  const pools =
+    headers.authorization !== undefined && o.upstream.clientCredentialPools
+      ? o.upstream.clientCredentialPools
+      : o.upstream;
+  const dispatcher = o.longRunning ? pools.longRunningDispatcher : pools.dispatcher;
   try {
     if (headers.authorization === undefined) {
       const auth = await o.upstream.authorization();

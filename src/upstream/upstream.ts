@@ -24,9 +24,15 @@ export interface Upstream {
   /**
    * A separate connection pool to the same upstream with the same TLS settings (e.g. for
    * long-running pass-through requests, so they never starve short ones of connections).
-   * `connections`: max per origin, default 64. Closed by {@link Upstream.close} too.
+   * `connections`: max per origin, default 64. `clientCertificate: false` leaves out the
+   * kubeconfig's client certificate (same CA and server name): for requests that carry a
+   * client's OWN `Authorization`, since the apiserver authenticates a TLS client certificate
+   * before any bearer token and would otherwise act with the proxy's identity.
+   * Closed by {@link Upstream.close} too.
    */
-  createDispatcher(opts?: { connections?: number }): Dispatcher;
+  createDispatcher(opts?: { connections?: number; clientCertificate?: boolean }): Dispatcher;
+  /** Whether the kubeconfig's identity is (or includes) a TLS client certificate. */
+  readonly hasClientCertificate: boolean;
   /** Closes every pooled connection (of every dispatcher it created). */
   close(): Promise<void>;
 }
@@ -79,9 +85,10 @@ export async function createUpstream(opts: UpstreamOptions = {}): Promise<Upstre
     connect.rejectUnauthorized = cluster.skipTLSVerify !== true;
   }
   const pools: Agent[] = [];
-  const newAgent = (connections: number) => {
+  const { cert: _cert, key: _key, ...connectWithoutCert } = connect;
+  const newAgent = (connections: number, clientCertificate = true) => {
     const a = new Agent({
-      connect,
+      connect: clientCertificate ? connect : connectWithoutCert,
       connections,
       // Watches are long-lived and may be idle between bookmarks: the reflector has its own
       // liveness window, so undici must not cut idle bodies.
@@ -97,7 +104,8 @@ export async function createUpstream(opts: UpstreamOptions = {}): Promise<Upstre
     baseUrl: `${url.origin}${url.pathname.replace(/\/+$/, '')}`,
     dispatcher,
     authorization: () => currentAuthorization(kc, fileToken),
-    createDispatcher: (o = {}) => newAgent(o.connections ?? 64),
+    createDispatcher: (o = {}) => newAgent(o.connections ?? 64, o.clientCertificate ?? true),
+    hasClientCertificate: connect.cert !== undefined,
     close: async () => {
       await Promise.all(pools.map((a) => a.close()));
     },

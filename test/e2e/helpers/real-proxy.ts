@@ -27,16 +27,23 @@ let seq = 0;
 
 /**
  * Starts the proxy for `resources` (e.g. `configmaps,pods`) on `listen` (default an ephemeral
- * loopback port) and waits ≤ `syncTimeoutMs` (default 30 000) until all of them are synced.
+ * loopback port), as the proxy identity in `kubeconfig` (default: the fixture's admin bearer
+ * token), and waits ≤ `syncTimeoutMs` (default 30 000) until all of them are synced.
  */
 export async function startRealProxy(
   f: Fixture,
-  opts: { resources: string; listen?: string; extraArgs?: string[]; syncTimeoutMs?: number },
+  opts: {
+    resources: string;
+    listen?: string;
+    extraArgs?: string[];
+    syncTimeoutMs?: number;
+    kubeconfig?: string;
+  },
 ): Promise<RealProxy> {
   const r = loadConfig({
     argv: [
       '--kubeconfig',
-      f.kubeconfigs.adminToken,
+      opts.kubeconfig ?? f.kubeconfigs.adminToken,
       '--resources',
       opts.resources,
       '--listen',
