@@ -27,7 +27,8 @@ function parseAccept(header: string): Clause[] {
   header.split(',').forEach((part, index) => {
     const [mt, ...ps] = part.split(';').map((s) => s.trim());
     if (!mt) return;
-    const [type = '', subtype = '*'] = mt.toLowerCase().split('/');
+    // Case-sensitive, like the apiserver: `Application/JSON` is 406 Not Acceptable there.
+    const [type = '', subtype = '*'] = mt.split('/');
     const params = new Map<string, string>();
     let q = 1;
     for (const p of ps) {

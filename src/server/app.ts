@@ -62,6 +62,9 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export const UPGRADE_MESSAGE =
   'kube-cache-proxy does not support upgraded connections (exec, attach, port-forward) yet; use the apiserver directly for them';
 
+/** Largest request line + headers accepted (bytes), as the apiserver's 1 MiB. */
+export const MAX_HEADER_BYTES = 1 << 20;
+
 /** Builds the fastify app (not listening). */
 export function buildServer(opts: ServerOptions): KubeServer {
   const log = opts.logger;
@@ -71,6 +74,10 @@ export function buildServer(opts: ServerOptions): KubeServer {
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreDuplicateSlashes: false, maxParamLength: 10_000 },
+    // The apiserver accepts request lines + headers up to 1 MiB (Go's http.DefaultMaxHeaderBytes,
+    // `server.MaxHeaderBytes` in apiserver secure serving); Node's default is 16 KiB, which
+    // answered long label selectors (`in (...)` of a few thousand values) 431 instead.
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
   });
   const registry = new CacheRegistry(opts.caches, opts.namespace);
   const writes = new WriteTracker();

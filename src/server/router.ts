@@ -65,6 +65,9 @@ export function route(
   if (method !== 'GET' || info.subresource !== undefined) return up;
   const cache = registry.lookup(info.group, info.version, info.resource);
   if (!cache) return up;
+  // Names the apiserver rejects before storage (`.`, `..`, containing `/` or `%`): 400 or 404,
+  // never the cache's "not found" or a list.
+  if (!isValidPathSegment(info.namespace) || !isValidPathSegment(info.name)) return up;
   const r = cache.resource;
   if (!r.namespaced && info.namespace !== undefined) return up;
   // `/api/v1/pods/NAME` is not a valid path for a namespaced resource: the apiserver answers it.
@@ -94,4 +97,14 @@ export function isPrettyPrint(query: URLSearchParams, userAgent: string | undefi
   if (pp !== null && pp !== '') return ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(pp);
   const ua = userAgent ?? '';
   return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
+}
+
+/**
+ * `apimachinery/pkg/api/validation/path.IsValidPathSegmentName`: a decoded namespace or name
+ * segment may not be `.` or `..` nor contain `/` or `%` (the apiserver answers such a name
+ * 400 "Name parameter invalid", an encoded `/` 404, a namespace `..` 500). Absent is valid.
+ */
+export function isValidPathSegment(s: string | undefined): boolean {
+  if (s === undefined) return true;
+  return s !== '.' && s !== '..' && !s.includes('/') && !s.includes('%');
 }

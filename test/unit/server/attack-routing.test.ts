@@ -1,0 +1,91 @@
+/**
+ * Inputs found by attacking the proxy against a real apiserver (v1.37.2) where the cache
+ * answered differently from the apiserver; each must now reach the apiserver (or be accepted
+ * like it does).
+ */
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, it } from 'node:test';
+import { MockAgent } from 'undici';
+import { acceptsPlainJson } from '../../../src/server/accept.ts';
+import { buildServer } from '../../../src/server/app.ts';
+import { CacheRegistry, route } from '../../../src/server/router.ts';
+import { silentLogger } from '../../../src/util/logger.ts';
+import { FakeCache, fakeCodec, pod } from './fake-cache.ts';
+
+describe('attack: names the apiserver rejects are not served from the cache', () => {
+  const registry = new CacheRegistry([new FakeCache()]);
+  const kind = (path: string) => route(registry, 'GET', path, new URLSearchParams(), {}).kind;
+
+  it('`.`, `..`, `%` and an encoded `/` in a name or namespace go upstream', () => {
+    // apiserver: 400 `Name parameter invalid: "..": may not be '..'` (the cache said 404 NotFound)
+    assert.equal(kind('/api/v1/namespaces/a/pods/..'), 'upstream');
+    assert.equal(kind('/api/v1/namespaces/a/pods/%2e%2e'), 'upstream');
+    assert.equal(kind('/api/v1/namespaces/a/pods/.'), 'upstream');
+    // apiserver: 400 `may not contain '%'`
+    assert.equal(kind('/api/v1/namespaces/a/pods/a%25b'), 'upstream');
+    // apiserver: 404 "the server could not find the requested resource" (the cache: `pods "a/b" not found`)
+    assert.equal(kind('/api/v1/namespaces/a/pods/a%2Fb'), 'upstream');
+    // apiserver: 500 `invalid key` / 404 (the cache answered an empty list)
+    assert.equal(kind('/api/v1/namespaces/%2e%2e/pods'), 'upstream');
+    assert.equal(kind('/api/v1/namespaces/a%2Fb/pods'), 'upstream');
+    // Ordinary names (unicode included) stay cached.
+    assert.equal(kind('/api/v1/namespaces/a/pods/caf%C3%A9'), 'cache');
+    assert.equal(kind('/api/v1/namespaces/a/pods/a..b'), 'cache');
+    assert.equal(kind('/api/v1/namespaces/a/pods'), 'cache');
+  });
+});
+
+describe('attack: Accept media types are case-sensitive like the apiserver', () => {
+  it('`APPLICATION/JSON`, `Application/json`, `*/JSON` are not plain JSON (apiserver: 406)', () => {
+    assert.equal(acceptsPlainJson('APPLICATION/JSON'), false);
+    assert.equal(acceptsPlainJson('Application/json'), false);
+    assert.equal(acceptsPlainJson('application/JSON'), false);
+    assert.equal(acceptsPlainJson('APPLICATION/*'), false);
+    assert.equal(acceptsPlainJson('application/json'), true);
+    // Parameter names stay case-insensitive (`Q=0` is q=0 there too).
+    assert.equal(acceptsPlainJson('application/json;AS=Table;g=meta.k8s.io;v=v1'), false);
+  });
+});
+
+describe('attack: long request lines', () => {
+  it('a 64 KiB label selector is served (the apiserver accepts up to 1 MiB; was 431 from Node)', async () => {
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    const cache = new FakeCache();
+    cache.objects = [pod('a', 'p1', 7, { app: 'x' })];
+    const server = buildServer({
+      upstream: {
+        server: new URL('https://apiserver.test:6443'),
+        dispatcher: agent,
+        longRunningDispatcher: agent,
+        authorization: () => undefined,
+      },
+      caches: [cache],
+      codec: fakeCodec,
+      consistentReads: 'cache',
+      logger: silentLogger,
+    });
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const port = (server.app.server.address() as AddressInfo).port;
+      // The fake codec only parses `k=v` selectors; the size of the request line is what matters
+      // (a real `app in (v0,…,v11999)` selector, 73 KB, was answered 431 by the proxy).
+      const path = `/api/v1/namespaces/a/pods?resourceVersion=0&labelSelector=app%3Dx&padding=${'v'.repeat(70_000)}`;
+      assert.ok(path.length > 64 * 1024);
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(status, 200);
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
