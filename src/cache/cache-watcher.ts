@@ -49,6 +49,12 @@ export interface WatcherOptions {
   filter: (e: StoreEntry) => boolean;
   /** Max live events waiting for the client before it is closed. */
   bufferEvents: number;
+  /**
+   * Max bytes of live events waiting for the client before it is closed (default: unbounded).
+   * Counting events alone let a client that stopped reading pin `bufferEvents` × object size
+   * (1 000 × 1.5 MiB) outside the history's byte cap.
+   */
+  bufferBytes?: number;
   /** Called once when the watcher closes (the cache unregisters it). */
   onClose?: (w: Watcher, reason: CloseReason) => void;
 }
@@ -64,6 +70,8 @@ export class Watcher implements CacheWatcher {
   readonly stream: Readable;
   readonly #filter: (e: StoreEntry) => boolean;
   readonly #bufferEvents: number;
+  readonly #bufferBytes: number;
+  #queuedBytes = 0;
   readonly #onClose: ((w: Watcher, reason: CloseReason) => void) | undefined;
   #minRV: bigint;
   #initial: Iterator<Buffer> | undefined;
@@ -77,6 +85,7 @@ export class Watcher implements CacheWatcher {
   constructor(opts: WatcherOptions) {
     this.#filter = opts.filter;
     this.#bufferEvents = opts.bufferEvents;
+    this.#bufferBytes = opts.bufferBytes ?? Number.POSITIVE_INFINITY;
     this.#onClose = opts.onClose;
     this.#minRV = opts.minRV;
     this.#initial = opts.initial;
@@ -122,11 +131,12 @@ export class Watcher implements CacheWatcher {
   }
 
   #enqueue(line: Buffer): void {
-    if (this.queued >= this.#bufferEvents) {
+    if (this.queued >= this.#bufferEvents || this.#queuedBytes + line.length > this.#bufferBytes) {
       this.end('overflow');
       return;
     }
     this.#queue.push(line);
+    this.#queuedBytes += line.length;
     if (this.#reading) this.#pump();
   }
 
@@ -139,6 +149,7 @@ export class Watcher implements CacheWatcher {
     if (this.#queueHead >= this.#queue.length) return undefined;
     const line = this.#queue[this.#queueHead]!;
     this.#queue[this.#queueHead++] = EMPTY;
+    this.#queuedBytes -= line.length;
     if (this.#queueHead === this.#queue.length) {
       this.#queue = [];
       this.#queueHead = 0;
@@ -167,6 +178,7 @@ export class Watcher implements CacheWatcher {
     this.#initial = undefined;
     this.#queue = [];
     this.#queueHead = 0;
+    this.#queuedBytes = 0;
     this.cleanup?.();
     this.cleanup = undefined;
     if (!this.stream.destroyed) {

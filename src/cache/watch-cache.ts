@@ -47,6 +47,11 @@ export interface WatchCacheOptions {
   historyMaxBytes?: number;
   /** Live events a watcher may have waiting before it is closed. Default 1 000. */
   watcherBufferEvents?: number;
+  /**
+   * Bytes of live events a watcher may have waiting before it is closed. Default 16 MiB, so
+   * clients that stop reading cannot pin more than that (each) beyond the history's cap.
+   */
+  watcherBufferBytes?: number;
   /** Period of BOOKMARKs to watchers that allow them. ms, default 60 000 (apiserver `bookmarkFrequency`). */
   bookmarkIntervalMs?: number;
   /**
@@ -147,6 +152,7 @@ export class WatchCache implements CacheSink {
   readonly #store: Store;
   readonly #history: History;
   readonly #watcherBufferEvents: number;
+  readonly #watcherBufferBytes: number;
   readonly #bookmarkIntervalMs: number;
   /** Every open watcher; and the same split by the namespace it watches ("" = all). */
   readonly #watchers = new Set<Watcher>();
@@ -179,6 +185,7 @@ export class WatchCache implements CacheSink {
       maxBytes: opts.historyMaxBytes ?? 64 * 1024 * 1024,
     });
     this.#watcherBufferEvents = opts.watcherBufferEvents ?? 1000;
+    this.#watcherBufferBytes = opts.watcherBufferBytes ?? 16 * 1024 * 1024;
     this.#bookmarkIntervalMs = opts.bookmarkIntervalMs ?? 60_000;
   }
 
@@ -452,6 +459,7 @@ export class WatchCache implements CacheSink {
       minRV,
       filter,
       bufferEvents: this.#watcherBufferEvents,
+      bufferBytes: this.#watcherBufferBytes,
       onClose: (closed, reason) => this.#unregister(closed, nsKey, reason),
     });
     this.#watchers.add(w);
