@@ -207,10 +207,17 @@ export async function serveGet(
   return true;
 }
 
-/** Watch duration (ms): `timeoutSeconds` when given, else the apiserver's jittered default. */
+/** Longest delay a Node timer takes (ms, 2^31 - 1, about 24.8 days); longer ones fire after 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Watch duration (ms): `timeoutSeconds` when given, else the apiserver's jittered default.
+ * Capped at {@link MAX_TIMER_MS}: `timeoutSeconds=2147484` or more (the apiserver keeps such a
+ * watch open) otherwise overflowed the timers and ended the watch after 1 ms.
+ */
 export function watchTimeoutMs(opts: ListOptions, ctx: ServeContext): number {
   if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds !== 0)
-    return Math.max(0, opts.timeoutSeconds * 1000);
+    return Math.min(MAX_TIMER_MS, Math.max(0, opts.timeoutSeconds * 1000));
   return Math.floor(ctx.minRequestTimeoutMs * (ctx.random() + 1));
 }
 

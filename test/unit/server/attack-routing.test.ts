@@ -11,6 +11,7 @@ import { MockAgent } from 'undici';
 import { acceptsPlainJson } from '../../../src/server/accept.ts';
 import { buildServer } from '../../../src/server/app.ts';
 import { CacheRegistry, route } from '../../../src/server/router.ts';
+import { MAX_TIMER_MS, watchTimeoutMs } from '../../../src/server/serve-cache.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { FakeCache, fakeCodec, pod } from './fake-cache.ts';
 
@@ -83,6 +84,66 @@ describe('attack: long request lines', () => {
         req.end();
       });
       assert.equal(status, 200);
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
+
+describe('attack: huge watch timeoutSeconds', () => {
+  it('timeoutSeconds=99999999999 keeps the watch open (was ended after 1 ms: timer overflow)', async () => {
+    const opts = { timeoutSeconds: 99_999_999_999 } as Parameters<typeof watchTimeoutMs>[0];
+    const ctx = { minRequestTimeoutMs: 1_800_000, random: () => 0 } as Parameters<typeof watchTimeoutMs>[1];
+    assert.equal(watchTimeoutMs(opts, ctx), MAX_TIMER_MS);
+    assert.equal(watchTimeoutMs({ ...opts, timeoutSeconds: 2_147_483 }, ctx), 2_147_483_000);
+
+    // End to end through the server with the real clock: the watch must still be open later.
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    const cache = new FakeCache();
+    const server = buildServer({
+      upstream: {
+        server: new URL('https://apiserver.test:6443'),
+        dispatcher: agent,
+        longRunningDispatcher: agent,
+        authorization: () => undefined,
+      },
+      caches: [cache],
+      codec: fakeCodec,
+      consistentReads: 'cache',
+      logger: silentLogger,
+    });
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const port = (server.app.server.address() as AddressInfo).port;
+      const ended = await new Promise<boolean>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/api/v1/pods?watch=1&resourceVersion=0&timeoutSeconds=99999999999',
+            agent: false,
+          },
+          (res) => {
+            assert.equal(res.statusCode, 200);
+            let done = false;
+            res.on('end', () => {
+              done = true;
+            });
+            res.resume();
+            setTimeout(() => {
+              resolve(done);
+              req.destroy();
+            }, 200);
+          },
+        );
+        req.on('error', (err) => (err.message === 'socket hang up' ? undefined : reject(err)));
+        req.end();
+      });
+      assert.equal(ended, false);
+      assert.equal(cache.watches.length, 1);
+      assert.equal(cache.watches[0]!.q.timeoutMs, MAX_TIMER_MS);
     } finally {
       await server.shutdown();
       await agent.close();
