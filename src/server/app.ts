@@ -82,6 +82,10 @@ export function buildServer(opts: ServerOptions): KubeServer {
   const registry = new CacheRegistry(opts.caches, opts.namespace);
   const writes = new WriteTracker();
   const inflight = new Limiter(opts.maxInflight ?? 400);
+  // Short requests passed upstream have their own slots: when the apiserver hangs (frozen,
+  // black-holed) they wait up to the upstream header timeout, and must not take every slot the
+  // requests answered from the cache need (README: RV=0 reads keep working while it is down).
+  const upstreamInflight = new Limiter(opts.maxInflight ?? 400);
   const watchers = new Limiter(opts.maxWatchers ?? 1000);
   const open = new Set<() => void>();
   const track = (end: () => void) => {
@@ -120,14 +124,15 @@ export function buildServer(opts: ServerOptions): KubeServer {
     const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
     const method = req.method ?? 'GET';
     const longRunning = isLongRunning(path, query);
-    const release = longRunning ? watchers.tryAcquire() : inflight.tryAcquire();
+    const r = route(registry, method, path, query, req.headers);
+    const shortSlots = r.kind === 'cache' ? inflight : upstreamInflight;
+    let release = longRunning ? watchers.tryAcquire() : shortSlots.tryAcquire();
     if (!release) return writeStatus(res, tooManyRequests(TOO_MANY_REQUESTS, 1));
     const ac = new AbortController();
     res.on('close', () => ac.abort());
     let servedFrom: 'cache' | 'upstream' = 'upstream';
     const started = ctx.clock.now();
     try {
-      const r = route(registry, method, path, query, req.headers);
       if (opts.metrics) {
         const m = opts.metrics;
         const verb = requestVerb(method, r.info, isWatchParam(query.get('watch')));
@@ -158,6 +163,12 @@ export function buildServer(opts: ServerOptions): KubeServer {
         }
         servedFrom = 'upstream';
         log.debug({ url }, 'cache declined; passing upstream');
+        if (!longRunning) {
+          release();
+          const upstreamRelease = upstreamInflight.tryAcquire();
+          if (!upstreamRelease) return writeStatus(res, tooManyRequests(TOO_MANY_REQUESTS, 1));
+          release = upstreamRelease;
+        }
       }
       const info = r.info;
       const tracked =
