@@ -12,6 +12,7 @@ import type { Logger } from '../util/logger.ts';
 import type { Metrics } from '../util/metrics.ts';
 import { notImplemented, tooManyRequests } from '../util/status.ts';
 import type { CacheCodec, ServedCache } from './cache-api.ts';
+import { parseGoQuery } from './go-query.ts';
 import { Limiter } from './limiter.ts';
 import { passThrough } from './passthrough.ts';
 import { isLongRunning, isWatchParam } from './request-info.ts';
@@ -121,7 +122,7 @@ export function buildServer(opts: ServerOptions): KubeServer {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
-    const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+    const query = parseGoQuery(q < 0 ? '' : url.slice(q + 1));
     const method = req.method ?? 'GET';
     const longRunning = isLongRunning(path, query);
     const r = route(registry, method, path, query, req.headers);

@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import { MockAgent } from 'undici';
 import { acceptsPlainJson } from '../../../src/server/accept.ts';
 import { buildServer } from '../../../src/server/app.ts';
+import { parseGoQuery } from '../../../src/server/go-query.ts';
 import { CacheRegistry, route } from '../../../src/server/router.ts';
 import { MAX_TIMER_MS, watchTimeoutMs } from '../../../src/server/serve-cache.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
@@ -144,6 +145,63 @@ describe('attack: huge watch timeoutSeconds', () => {
       assert.equal(ended, false);
       assert.equal(cache.watches.length, 1);
       assert.equal(cache.watches[0]!.q.timeoutMs, MAX_TIMER_MS);
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
+
+describe('attack: query strings are parsed like Go url.ParseQuery', () => {
+  it('drops pairs with a bad escape or a semicolon, as the apiserver does', () => {
+    const q = parseGoQuery('labelSelector=a%ZZ&resourceVersion=0&x=a;b&fieldSelector=a+b%3Dc&&watch');
+    assert.deepEqual(
+      [...q],
+      [
+        ['resourceVersion', '0'],
+        ['fieldSelector', 'a b=c'],
+        ['watch', ''],
+      ],
+    );
+    assert.deepEqual(
+      [...parseGoQuery('resourceVersion=1&resourceVersion=2')],
+      [
+        ['resourceVersion', '1'],
+        ['resourceVersion', '2'],
+      ],
+    );
+    assert.equal(parseGoQuery('n=caf%C3%A9').get('n'), 'café');
+  });
+
+  it('labelSelector=a%ZZ lists everything (apiserver: 200 unfiltered; the cache said 400)', async () => {
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    const cache = new FakeCache();
+    cache.objects = [pod('a', 'p1', 7, { app: 'x' }), pod('a', 'p2', 8)];
+    const server = buildServer({
+      upstream: {
+        server: new URL('https://apiserver.test:6443'),
+        dispatcher: agent,
+        longRunningDispatcher: agent,
+        authorization: () => undefined,
+      },
+      caches: [cache],
+      codec: fakeCodec,
+      consistentReads: 'cache',
+      logger: silentLogger,
+    });
+    try {
+      for (const url of [
+        '/api/v1/namespaces/a/pods?resourceVersion=0&labelSelector=a%ZZ',
+        '/api/v1/namespaces/a/pods?resourceVersion=0&labelSelector=app%3Dx;b%3Dc',
+      ]) {
+        const r = await server.app.inject({ method: 'GET', url });
+        assert.equal(r.statusCode, 200, r.body);
+        const names = (JSON.parse(r.body) as { items: { metadata: { name: string } }[] }).items.map(
+          (i) => i.metadata.name,
+        );
+        assert.deepEqual(names, ['p1', 'p2']);
+      }
     } finally {
       await server.shutdown();
       await agent.close();
