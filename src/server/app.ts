@@ -66,6 +66,15 @@ export const UPGRADE_MESSAGE =
 /** Largest request line + headers accepted (bytes), as the apiserver's 1 MiB. */
 export const MAX_HEADER_BYTES = 1 << 20;
 
+/** Whether an `Upgrade` header asks for a stream protocol the apiserver speaks (WebSocket, SPDY). */
+export function isStreamUpgrade(upgrade: string | undefined): boolean {
+  if (!upgrade) return false;
+  return upgrade
+    .split(',')
+    .map((t) => t.trim().toLowerCase())
+    .some((t) => t === 'websocket' || t.startsWith('spdy/'));
+}
+
 /** Builds the fastify app (not listening). */
 export function buildServer(opts: ServerOptions): KubeServer {
   const log = opts.logger;
@@ -78,7 +87,13 @@ export function buildServer(opts: ServerOptions): KubeServer {
     // The apiserver accepts request lines + headers up to 1 MiB (Go's http.DefaultMaxHeaderBytes,
     // `server.MaxHeaderBytes` in apiserver secure serving); Node's default is 16 KiB, which
     // answered long label selectors (`in (...)` of a few thousand values) 431 instead.
-    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    // Only stream upgrades (exec/attach/port-forward/websocket: `websocket`, `SPDY/3.1`) get the
+    // 501 below; any other `Upgrade` (e.g. `h2c`, sent by `curl --http2`) is a normal request, as
+    // Go's server ignores it (it was 501 for every such request, even a plain LIST).
+    http: {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      shouldUpgradeCallback: (req: IncomingMessage) => isStreamUpgrade(req.headers.upgrade),
+    },
   });
   const registry = new CacheRegistry(opts.caches, opts.namespace);
   const writes = new WriteTracker();

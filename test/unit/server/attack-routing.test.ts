@@ -208,3 +208,50 @@ describe('attack: query strings are parsed like Go url.ParseQuery', () => {
     }
   });
 });
+
+describe('attack: Upgrade headers that are not stream protocols', () => {
+  it('`Upgrade: h2c` (curl --http2) is served normally; `websocket` still gets the 501', async () => {
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    const cache = new FakeCache();
+    cache.objects = [pod('a', 'p1', 7)];
+    const server = buildServer({
+      upstream: {
+        server: new URL('https://apiserver.test:6443'),
+        dispatcher: agent,
+        longRunningDispatcher: agent,
+        authorization: () => undefined,
+      },
+      caches: [cache],
+      codec: fakeCodec,
+      consistentReads: 'cache',
+      logger: silentLogger,
+    });
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const port = (server.app.server.address() as AddressInfo).port;
+      const status = (upgrade: string) =>
+        new Promise<number>((resolve, reject) => {
+          const req = request({
+            host: '127.0.0.1',
+            port,
+            path: '/api/v1/namespaces/a/pods?resourceVersion=0',
+            agent: false,
+            headers: { connection: 'Upgrade', upgrade },
+          });
+          req.on('response', (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      assert.equal(await status('h2c'), 200);
+      assert.equal(await status('websocket'), 501);
+      assert.equal(await status('SPDY/3.1'), 501);
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
