@@ -25,9 +25,15 @@ function connectionTokens(v: string | string[] | undefined): Set<string> {
   return s;
 }
 
-/** Request headers to send upstream: end-to-end only, no `host`/`expect`. */
+/**
+ * Request headers to send upstream: end-to-end only, no `host`/`expect`. `Authorization` is
+ * kept even when `Connection` names it: dropping it made the pass-through substitute the
+ * proxy's own credentials for a client that sent its own (`Connection: close, Authorization`
+ * with a limited user's token created objects as the proxy's identity).
+ */
 export function forwardRequestHeaders(h: IncomingHttpHeaders): Record<string, string | string[]> {
   const drop = connectionTokens(h.connection);
+  drop.delete('authorization');
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(h)) {
     if (v === undefined || HOP_BY_HOP.has(k) || drop.has(k) || k === 'host' || k === 'expect') continue;

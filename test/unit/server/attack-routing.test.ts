@@ -11,6 +11,7 @@ import { MockAgent } from 'undici';
 import { acceptsPlainJson } from '../../../src/server/accept.ts';
 import { buildServer } from '../../../src/server/app.ts';
 import { parseGoQuery } from '../../../src/server/go-query.ts';
+import { forwardRequestHeaders } from '../../../src/server/hop-by-hop.ts';
 import { CacheRegistry, route } from '../../../src/server/router.ts';
 import { MAX_TIMER_MS, watchTimeoutMs } from '../../../src/server/serve-cache.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
@@ -253,5 +254,17 @@ describe('attack: Upgrade headers that are not stream protocols', () => {
       await server.shutdown();
       await agent.close();
     }
+  });
+});
+
+describe('attack: Connection naming Authorization', () => {
+  it("keeps the client's Authorization (was dropped, then replaced by the proxy's credentials)", () => {
+    const h = forwardRequestHeaders({
+      authorization: 'Bearer limited-user',
+      connection: 'close, Authorization, x-hop',
+      'x-hop': '1',
+    });
+    assert.equal(h.authorization, 'Bearer limited-user');
+    assert.equal(h['x-hop'], undefined);
   });
 });
