@@ -75,6 +75,19 @@ export function isStreamUpgrade(upgrade: string | undefined): boolean {
     .some((t) => t === 'websocket' || t.startsWith('spdy/'));
 }
 
+/**
+ * The origin-form (`/path?query`) of a request target. An absolute-form target
+ * (`GET http://host/api/v1/pods`, RFC 9112 §3.2.2: what clients send to an HTTP proxy) is
+ * served by the apiserver (Go's server) as its path; passed on verbatim it failed upstream
+ * (HTTP/2 `:path` must be a path: 503 "Stream closed with error code NGHTTP2_PROTOCOL_ERROR").
+ */
+export function originForm(target: string): string {
+  const m = /^https?:\/\/[^/?#]*(.*)$/i.exec(target);
+  if (!m) return target;
+  const rest = m[1]!;
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
 /** Builds the fastify app (not listening). */
 export function buildServer(opts: ServerOptions): KubeServer {
   const log = opts.logger;
@@ -134,7 +147,8 @@ export function buildServer(opts: ServerOptions): KubeServer {
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const url = req.url ?? '/';
+    const url = originForm(req.url ?? '/');
+    req.url = url;
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const query = parseGoQuery(q < 0 ? '' : url.slice(q + 1));

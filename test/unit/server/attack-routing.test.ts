@@ -5,11 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { describe, it } from 'node:test';
 import { MockAgent } from 'undici';
 import { acceptsPlainJson } from '../../../src/server/accept.ts';
-import { buildServer } from '../../../src/server/app.ts';
+import { buildServer, originForm } from '../../../src/server/app.ts';
 import { parseGoQuery } from '../../../src/server/go-query.ts';
 import { forwardRequestHeaders } from '../../../src/server/hop-by-hop.ts';
 import { CacheRegistry, route } from '../../../src/server/router.ts';
@@ -266,5 +266,53 @@ describe('attack: Connection naming Authorization', () => {
     });
     assert.equal(h.authorization, 'Bearer limited-user');
     assert.equal(h['x-hop'], undefined);
+  });
+});
+
+describe('attack: absolute-form request targets', () => {
+  it('GET http://host/api/... is served as its path (the apiserver does; was a 503)', async () => {
+    assert.equal(originForm('http://evil.example/api/v1/pods?watch=1'), '/api/v1/pods?watch=1');
+    assert.equal(originForm('HTTPS://h:1?x=1'), '/?x=1');
+    assert.equal(originForm('/api/v1/pods'), '/api/v1/pods');
+    assert.equal(originForm('*'), '*');
+
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    const cache = new FakeCache();
+    cache.objects = [pod('a', 'p1', 7)];
+    const server = buildServer({
+      upstream: {
+        server: new URL('https://apiserver.test:6443'),
+        dispatcher: agent,
+        longRunningDispatcher: agent,
+        authorization: () => undefined,
+      },
+      caches: [cache],
+      codec: fakeCodec,
+      consistentReads: 'cache',
+      logger: silentLogger,
+    });
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const port = (server.app.server.address() as AddressInfo).port;
+      const head = await new Promise<string>((resolve, reject) => {
+        const s = connect(port, '127.0.0.1', () =>
+          s.write(
+            'GET http://evil.example/api/v1/namespaces/a/pods?resourceVersion=0 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+          ),
+        );
+        let data = '';
+        s.on('data', (d: Buffer) => {
+          data += d.toString();
+        });
+        s.on('end', () => resolve(data));
+        s.on('error', reject);
+      });
+      assert.match(head, /^HTTP\/1\.1 200 /);
+      assert.match(head, /"name":"p1"/);
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
   });
 });
