@@ -4,6 +4,7 @@
  * `retryAfterSeconds` (429, 504 too-large RV).
  */
 import type { ServerResponse } from 'node:http';
+import { goJSON } from '../cache/encoding.ts';
 import { internalError, StatusError } from '../util/status.ts';
 
 /** Converts anything thrown into the StatusError to answer with (unknown errors → 500). */
@@ -14,7 +15,8 @@ export function toStatusError(err: unknown): StatusError {
 
 /** Sends `err` on a raw response (headers must not have been sent). */
 export function writeStatus(res: ServerResponse, err: StatusError): void {
-  const body = Buffer.from(JSON.stringify(err.status));
+  // Go's encoding/json escapes `<`, `>`, `&` (e.g. every selector error's `<nil>`): byte-identical.
+  const body = Buffer.from(goJSON(err.status));
   const headers: Record<string, string | number> = {
     'content-type': 'application/json',
     'cache-control': 'no-cache, private',

@@ -316,3 +316,36 @@ describe('attack: absolute-form request targets', () => {
     }
   });
 });
+
+describe('attack: Status bodies are byte-identical to Go encoding/json', () => {
+  it('escapes < > & as \\u003c \\u003e \\u0026 (GET .../pods/x%3Cy&z: apiserver `x\\u003cy\\u0026z`)', async () => {
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    const server = buildServer({
+      upstream: {
+        server: new URL('https://apiserver.test:6443'),
+        dispatcher: agent,
+        longRunningDispatcher: agent,
+        authorization: () => undefined,
+      },
+      caches: [new FakeCache()],
+      codec: fakeCodec,
+      consistentReads: 'cache',
+      logger: silentLogger,
+    });
+    try {
+      const r = await server.app.inject({
+        method: 'GET',
+        url: '/api/v1/namespaces/a/pods/x%3Cy%26z?resourceVersion=0',
+      });
+      assert.equal(r.statusCode, 404);
+      assert.equal(
+        r.body,
+        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \\"x\\u003cy\\u0026z\\" not found","reason":"NotFound","details":{"name":"x\\u003cy\\u0026z","kind":"pods"},"code":404}',
+      );
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
