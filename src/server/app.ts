@@ -193,12 +193,12 @@ export function buildServer(opts: ServerOptions): KubeServer {
         }
         servedFrom = 'upstream';
         log.debug({ url }, 'cache declined; passing upstream');
-        if (!longRunning) {
-          release();
-          const upstreamRelease = upstreamInflight.tryAcquire();
-          if (!upstreamRelease) return writeStatus(res, tooManyRequests(TOO_MANY_REQUESTS, 1));
-          release = upstreamRelease;
-        }
+        // The request moves to the slots of what it now is: an upstream short request, or a
+        // watch (whose slot was handed back above) that must count against --max-watchers.
+        release();
+        const again = longRunning ? watchers.tryAcquire() : upstreamInflight.tryAcquire();
+        if (!again) return writeStatus(res, tooManyRequests(TOO_MANY_REQUESTS, 1));
+        release = again;
       }
       const info = r.info;
       const tracked =

@@ -4,10 +4,10 @@
  * like it does).
  */
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
+import { createServer, request, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { describe, it } from 'node:test';
-import { MockAgent } from 'undici';
+import { Agent, MockAgent } from 'undici';
 import { acceptsPlainJson } from '../../../src/server/accept.ts';
 import { buildServer, originForm } from '../../../src/server/app.ts';
 import { parseGoQuery } from '../../../src/server/go-query.ts';
@@ -346,6 +346,62 @@ describe('attack: Status bodies are byte-identical to Go encoding/json', () => {
     } finally {
       await server.shutdown();
       await agent.close();
+    }
+  });
+});
+
+describe('attack: watches the cache declines still count against --max-watchers', () => {
+  it('a second RV="" watch passed upstream (cache not synced) gets 429 with maxWatchers=1', async () => {
+    const held: ServerResponse[] = [];
+    const upstream = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.flushHeaders();
+      held.push(res);
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const agent = new Agent();
+    const cache = new FakeCache();
+    cache.synced = false;
+    const server = buildServer({
+      upstream: {
+        server: new URL(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`),
+        dispatcher: agent,
+        longRunningDispatcher: agent,
+        authorization: () => undefined,
+      },
+      caches: [cache],
+      codec: fakeCodec,
+      consistentReads: 'cache',
+      logger: silentLogger,
+      maxWatchers: 1,
+      syncWaitMs: 0,
+    });
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (server.app.server.address() as AddressInfo).port;
+    const open: ReturnType<typeof request>[] = [];
+    const watch = () =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(
+          { host: '127.0.0.1', port, path: '/api/v1/pods?watch=1', agent: false },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', (err) => (err.message === 'socket hang up' ? undefined : reject(err)));
+        req.end();
+        open.push(req);
+      });
+    try {
+      assert.equal(await watch(), 200);
+      assert.equal(await watch(), 429);
+    } finally {
+      for (const r of open) r.destroy();
+      for (const r of held) r.destroy();
+      await server.shutdown();
+      await agent.close();
+      upstream.closeAllConnections();
+      await new Promise((r) => upstream.close(r));
     }
   });
 });
