@@ -221,6 +221,7 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
     fmt(x.p99Ms),
     fmt(x.maxMs, 0),
     fmt(x.serverCores, 2),
+    x.healthyClosed,
   ];
   const wh = [
     'watchers',
@@ -232,6 +233,7 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
     'p99 ms',
     'max ms',
     'server cores',
+    'watches closed by the server',
   ];
   out.push(
     '**Watch fan-out** (delivery latency = receive time − the send timestamp in an annotation)',
@@ -239,7 +241,7 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
     table(wh, r.watch.map(wrow)),
   );
   out.push(
-    '**Slow consumer** (99 watchers read, 1 never reads; writer at max)',
+    '**Slow consumer** (99 watchers read, 1 never reads; writer at 100/s: compare with the 100-watcher fan-out row)',
     '',
     table(
       [...wh, 'stalled watcher closed', 'bytes it got'],

@@ -284,8 +284,9 @@ async function slowConsumerScenario(
       up,
       pods,
       { url, headers: clientHeaders(f.tokens.admin, true), watchers: 99, stalled: 1 },
-      'max',
-      (quick ? 4 : 12) * 1000,
+      100,
+      // Long enough for the stalled watch to overflow the proxy's 1,000-event buffer plus socket buffers.
+      (quick ? 5 : 25) * 1000,
       loadCpu(target),
       pids,
     );

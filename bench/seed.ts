@@ -22,10 +22,33 @@ export const nodeName = (i: number): string => `node-${String(i).padStart(2, '0'
 /** Pod `i` lives in namespace `i % namespaces`. */
 export const podName = (i: number): string => `pod-${String(i).padStart(6, '0')}`;
 
+const WORDS =
+  'app api auth batch cache cert cluster config container controller cron daemon data debug deploy disk dns edge env etcd event gateway grpc health host http image ingress init job kube label lease log main mesh metrics mount node operator pod policy port probe proxy queue quota redis region replica role route runtime scale secret service shard sidecar storage sync tenant token volume watch web worker zone'.split(
+    ' ',
+  );
+
+/**
+ * `len` characters of words and numbers from a per-pod PRNG (mulberry32 seeded by `i`): text
+ * that gzips about as well as real object metadata (a run of one letter would gzip ~100×, which
+ * flatters the apiserver's gzip path).
+ */
+export function fillerText(i: number, len: number): string {
+  let s = (i + 1) * 0x9e3779b9;
+  const rnd = () => {
+    s = (s + 0x6d2b79f5) | 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  let out = '';
+  while (out.length < len) out += `${WORDS[Math.floor(rnd() * WORDS.length)]}-${Math.floor(rnd() * 1000)} `;
+  return out.slice(0, len);
+}
+
 /** The JSON body of pod `i` (~`bytes` long once the apiserver adds defaults). */
 export function podBody(i: number, d: PodDataset): string {
   // The apiserver adds defaults and managedFields (~2 KB for this pod): an annotation fills the rest.
-  const filler = 'f'.repeat(Math.max(0, d.podBytes - 2100));
+  const filler = fillerText(i, Math.max(0, d.podBytes - 2100));
   const env = Array.from({ length: 4 }, (_, k) => ({ name: `BENCH_VAR_${k}`, value: `value-${i}-${k}` }));
   return JSON.stringify({
     apiVersion: 'v1',
