@@ -31,7 +31,10 @@ p.samples.forEach((id, i) => {
 });
 const busy = total - [...self].filter(([k]) => k.startsWith('(idle)')).reduce((s, [, v]) => s + v, 0);
 process.stdout.write(`total ${(total / 1e6).toFixed(1)} s, busy ${(busy / 1e6).toFixed(1)} s\n`);
-for (const [k, v] of [...self].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, Number(n)))
+for (const [k, v] of [...self]
+  .filter(([k]) => !k.startsWith('(idle)'))
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, Number(n)))
   process.stdout.write(
     `${((100 * v) / busy).toFixed(1).padStart(5)} %  ${(v / 1e3).toFixed(0).padStart(7)} ms  ${k}\n`,
   );

