@@ -11,7 +11,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { createUpstream, type Upstream } from '../src/upstream/upstream.ts';
@@ -152,7 +152,7 @@ async function listScenario(f: Fixture, proxy: ProxyProcess, apiPids: number[]):
         await run(q, 'ceiling', ceiling.url, true, [ceiling.child.pid!]);
       } finally {
         ceiling.child.kill('SIGKILL');
-        rmSync(file, { force: true });
+        rmSync(dirname(file), { recursive: true, force: true });
       }
       void wire;
     }
