@@ -1,6 +1,6 @@
 /**
  * One measurement of bench/sync.ts, in its own process so its peak RSS is its own:
- *   node bench/sync-run.ts <kubeconfig> <namespace> <mode>
+ *   node bench/sync-run.ts <kubeconfig> <namespace|-> <mode> [resource, default configmaps]
  * mode: `watch-list` (sendInitialEvents stream), `list` (LIST+WATCH fallback exactly as client-go:
  * first page at RV="0", limit 500), `list-etcd` (forced paginated consistent LIST: RV="", limit
  * 500, served from etcd page by page). Prints one JSON line.
@@ -13,12 +13,13 @@ import { createUpstream } from '../src/upstream/upstream.ts';
 import { createLogger } from '../src/util/logger.ts';
 import { MapSink } from './sync-support.ts';
 
-const [kubeconfig, ns, mode] = process.argv.slice(2);
+const [kubeconfig, ns, mode, resource = 'configmaps'] = process.argv.slice(2);
 if (!kubeconfig || !ns || !mode)
-  throw new Error('usage: sync-run.ts <kubeconfig> <namespace> <watch-list|list|list-etcd>');
+  throw new Error('usage: sync-run.ts <kubeconfig> <namespace|-> <watch-list|list|list-etcd> [resource]');
 const up = await createUpstream({ kubeconfig });
-const info = await discoverResource(up, 'configmaps');
-const base = new HttpListerWatcher(up, info, ns);
+const info = await discoverResource(up, resource);
+// `-`: all namespaces (bench/run.ts syncs every pod).
+const base = new HttpListerWatcher(up, info, ns === '-' ? undefined : ns);
 let pages = 0;
 const lw: ListerWatcher = {
   list: (o, s) => {

@@ -3,13 +3,14 @@
  * server and the ops listener (metrics, health, /debug/cache). SIGTERM/SIGINT: stop accepting, end open
  * watches cleanly, stop the reflectors, exit 0 (DESIGN.md §5).
  */
+
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Dispatcher } from 'undici';
-import { parseFieldSelector, parseLabelSelector } from './cache/selectors.ts';
+import { cacheCodec } from './cache/codec.ts';
 import type { CacheSink } from './cache/types.ts';
-import { encodeList, WatchCache } from './cache/watch-cache.ts';
+import { WatchCache } from './cache/watch-cache.ts';
 import { type Config, ConfigError, loadConfig, renderHelp } from './config.ts';
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
 import { observeUpstream } from './ops/upstream-observer.ts';
@@ -167,7 +168,7 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
           }
         : {}),
     },
-    codec: { parseLabelSelector, parseFieldSelector, encodeList },
+    codec: cacheCodec,
     statusSource,
     startCaches(onCache) {
       set = new ReflectorSet({

@@ -23,6 +23,20 @@ export interface CacheWatch {
   readonly closeReason?: string | undefined;
 }
 
+/** A decoded `continue` token: the snapshot RV and the (relative) key to start at. */
+export interface ContinueFrom {
+  rv: bigint;
+  start: string;
+}
+
+/** One LIST answer: items, and for a page the token continuing it. */
+export interface ListPage {
+  resourceVersion: string;
+  items: Buffer[];
+  continue?: string;
+  remainingItemCount?: number;
+}
+
 /** The watch cache of one resource, as served by the server. */
 export interface ServedCache {
   readonly resource: ResourceInfo;
@@ -34,13 +48,18 @@ export interface ServedCache {
   resourceVersion(): bigint;
   /** Resolves true once the cache RV ≥ `rv`, false after `timeoutMs`. */
   waitUntilFresh(rv: bigint, timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
-  /** @throws StatusError 410 when `exactRV` is outside the history window. */
+  /**
+   * A snapshot (at `exactRV`, or at a continue token's RV), optionally one page of `limit` items.
+   * @throws StatusError 410 when that RV is outside the history window.
+   */
   list(q: {
     namespace?: string;
     labelSelector: LabelSelector;
     fieldSelector: FieldSelector;
     exactRV?: bigint;
-  }): { resourceVersion: string; items: Buffer[] };
+    limit?: number;
+    continueFrom?: ContinueFrom;
+  }): ListPage;
   get(namespace: string | undefined, name: string): UpstreamObject | undefined;
   watch(q: {
     namespace?: string;
@@ -61,5 +80,11 @@ export interface CacheCodec {
   /** undefined = the cache cannot evaluate it (unknown field): pass upstream. @throws StatusError 400 */
   parseFieldSelector(s: string, resource: ResourceInfo): FieldSelector | undefined;
   /** LIST body chunks (`{"kind":"PodList",…,"items":[…]}`). */
-  encodeList(resource: ResourceInfo, r: { resourceVersion: string; items: Buffer[] }): Buffer[];
+  encodeList(resource: ResourceInfo, r: ListPage): Buffer[];
+  /**
+   * Decodes a `continue` token as the apiserver does (tokens are interchangeable with its own).
+   * undefined = malformed in a way only the apiserver words exactly: pass upstream.
+   * @throws StatusError 400 with the apiserver's message.
+   */
+  decodeContinue(token: string): ContinueFrom | undefined;
 }

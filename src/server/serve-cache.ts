@@ -7,7 +7,14 @@
 import type { ServerResponse } from 'node:http';
 import type { Clock, TimerHandle } from '../util/clock.ts';
 import { notFound, StatusError, tooManyRequests } from '../util/status.ts';
-import type { CacheCodec, FieldSelector, LabelSelector, ServedCache } from './cache-api.ts';
+import type {
+  CacheCodec,
+  ContinueFrom,
+  FieldSelector,
+  LabelSelector,
+  ListPage,
+  ServedCache,
+} from './cache-api.ts';
 import type { Limiter } from './limiter.ts';
 import { type ListOptions, parseListOptions, parseResourceVersion } from './list-options.ts';
 import type { ResourceRequest } from './request-info.ts';
@@ -139,10 +146,9 @@ function writeChunks(res: ServerResponse, chunks: Buffer[]): void {
   let len = 0;
   for (const c of chunks) len += c.length;
   res.writeHead(200, { ...JSON_HEADERS, 'content-length': len });
-  res.cork();
-  for (const c of chunks) res.write(c);
-  res.uncork();
-  res.end();
+  // One copy into one buffer beats a writev of ~2 buffers per item: a 10,000-pod LIST was
+  // ~20,000 iovecs and writev took a third of the proxy's busy CPU (bench/, --cpu-prof).
+  res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, len));
 }
 
 /** LIST from the cache. */
@@ -157,26 +163,38 @@ export async function serveList(
   const { opts, sel } = decodeWithSelectors(query, cache, ctx.codec);
   if (sel.field === undefined) return false;
   const rv = parseResourceVersion(opts.resourceVersion);
-  if (rv === null || opts.continue !== '') return false;
+  if (rv === null) return false;
   const exact = opts.resourceVersionMatch === 'Exact';
   // The apiserver ignores `limit` for RV="0" (any-RV) lists served by its cache.
-  if (opts.limit > 0 && !(rv === 0n && !exact)) return false;
+  const limit = rv === 0n && !exact ? 0 : opts.limit;
+  // A page at RV=N without resourceVersionMatch is the legacy exact read (cacher delegator.go).
+  const legacyExact = opts.resourceVersionMatch === '' && limit > 0 && rv !== undefined && rv !== 0n;
+  let continueFrom: ContinueFrom | undefined;
+  if (opts.continue !== '') {
+    continueFrom = ctx.codec.decodeContinue(opts.continue);
+    if (!continueFrom) return false;
+  }
   if (!(await ready(cache, ctx, signal))) return false;
   let exactRV: bigint | undefined;
-  if (rv === undefined) {
+  if (continueFrom) {
+    // The snapshot is pinned at the token's RV: served only while it is inside the window.
+  } else if (rv === undefined) {
     if (!(await consistentFromCache(cache, info, ctx, signal))) return false;
-  } else if (exact) {
+  } else if (exact || legacyExact) {
     exactRV = rv;
   } else if (rv !== 0n && !(await notOlderThan(cache, rv, ctx, signal))) return false;
-  let result: { resourceVersion: string; items: Buffer[] };
+  let result: ListPage;
   try {
     const q: Parameters<ServedCache['list']>[0] = { labelSelector: sel.label, fieldSelector: sel.field };
     if (info.namespace !== undefined) q.namespace = info.namespace;
     if (exactRV !== undefined) q.exactRV = exactRV;
+    if (limit > 0) q.limit = limit;
+    if (continueFrom) q.continueFrom = continueFrom;
     result = cache.list(q);
   } catch (err) {
-    // Exact outside the window: etcd may still have it; the apiserver answers for itself.
-    if (err instanceof StatusError && err.code === 410 && exactRV !== undefined) return false;
+    // Outside the window: etcd may still have that RV; the apiserver answers for itself.
+    if (err instanceof StatusError && err.code === 410 && (exactRV !== undefined || continueFrom))
+      return false;
     throw err;
   }
   if (signal.aborted) return true;

@@ -4,9 +4,9 @@
  * kept unsynced (so every request that passes validation goes upstream), with the real
  * selector parsers of `src/cache/` (their errors are part of the comparison).
  */
+
 import { Agent } from 'undici';
-import { parseFieldSelector, parseLabelSelector } from '../../src/cache/selectors.ts';
-import { encodeList } from '../../src/cache/watch-cache.ts';
+import { cacheCodec } from '../../src/cache/codec.ts';
 import { buildServer, type KubeServer } from '../../src/server/app.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import type { Fixture } from '../fixture/index.ts';
@@ -31,7 +31,7 @@ export async function startProxy(f: Fixture): Promise<ProxyHarness> {
       authorization: () => `Bearer ${f.tokens.admin}`,
     },
     caches: [cache],
-    codec: { parseLabelSelector, parseFieldSelector, encodeList },
+    codec: cacheCodec,
     consistentReads: 'cache',
     syncWaitMs: 1,
     logger: silentLogger,

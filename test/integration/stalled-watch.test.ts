@@ -4,12 +4,13 @@
  * connection at the next stall check (STALLED_CHECK_MS) instead of waiting for a graceful end
  * the client will never read; a reading client on the same cache gets every event.
  */
+
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { parseFieldSelector, parseLabelSelector } from '../../src/cache/selectors.ts';
-import { encodeList, WatchCache } from '../../src/cache/watch-cache.ts';
+import { cacheCodec } from '../../src/cache/codec.ts';
+import { WatchCache } from '../../src/cache/watch-cache.ts';
 import { buildServer } from '../../src/server/app.ts';
 import { STALLED_CHECK_MS } from '../../src/server/serve-cache.ts';
 import { FakeClock } from '../../src/util/clock.ts';
@@ -48,7 +49,7 @@ test('a stalled watch is cut once its watcher overflowed; the reading one gets e
       authorization: () => undefined,
     },
     caches: [cache],
-    codec: { parseLabelSelector, parseFieldSelector, encodeList },
+    codec: cacheCodec,
     consistentReads: 'cache',
     clock,
     logger: silentLogger,

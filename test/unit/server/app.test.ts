@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MockAgent } from 'undici';
+import { encodeContinue } from '../../../src/cache/continue-token.ts';
 import { buildServer, type ServerOptions } from '../../../src/server/app.ts';
 import type { UpstreamTarget } from '../../../src/server/upstream.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
@@ -201,10 +202,25 @@ describe('serving from the cache', () => {
     assert.deepEqual(cache.calls, ['waitSynced']);
   });
 
-  it('limit/continue (except at RV=0), unknown field selectors and odd RVs are forwarded', async () => {
+  it('pages from the cache: limit at RV="" / RV=N (legacy exact) / continue tokens it can decode', async () => {
+    const { app, cache } = setup();
+    const token = encodeContinue('a/p1', 5n); // the apiserver's own token format
+    for (const [url, call] of [
+      ['/api/v1/pods?limit=5', 'list ns= exact= limit=5'],
+      ['/api/v1/pods?limit=5&resourceVersion=7', 'list ns= exact=7 limit=5'],
+      ['/api/v1/pods?limit=5&resourceVersion=7&resourceVersionMatch=NotOlderThan', 'list ns= exact= limit=5'],
+      [`/api/v1/pods?limit=5&continue=${token}`, 'list ns= exact= limit=5 continue=5:a/p1\u0000'],
+    ] as const) {
+      cache.calls.length = 0;
+      const r = await app.inject({ url });
+      assert.equal(r.statusCode, 200, `${url}: ${r.body}`);
+      assert.ok(cache.calls.includes(call), `${url}: ${JSON.stringify(cache.calls)}`);
+    }
+  });
+
+  it('undecodable continue tokens, unknown field selectors and odd RVs are forwarded', async () => {
     const { app, upstreamPool } = setup();
     for (const url of [
-      '/api/v1/pods?limit=5',
       '/api/v1/pods?continue=abc',
       '/api/v1/pods?resourceVersion=0&fieldSelector=spec.nodeName%3Dn1',
       '/api/v1/pods?resourceVersion=abc',

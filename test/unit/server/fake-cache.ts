@@ -4,6 +4,7 @@
  * Label selectors: `k=v` terms joined by commas; field selectors: `metadata.name=x` only.
  */
 import { PassThrough, type Readable } from 'node:stream';
+import { decodeContinue } from '../../../src/cache/continue-token.ts';
 import type { UpstreamObject } from '../../../src/cache/types.ts';
 import type { CacheCodec, CacheWatch, ServedCache } from '../../../src/server/cache-api.ts';
 import type { ResourceInfo } from '../../../src/util/gvr.ts';
@@ -71,7 +72,9 @@ export class FakeCache implements ServedCache {
     return this.rv >= rv;
   }
   list(q: Parameters<ServedCache['list']>[0]) {
-    this.calls.push(`list ns=${q.namespace ?? ''} exact=${q.exactRV ?? ''}`);
+    this.calls.push(
+      `list ns=${q.namespace ?? ''} exact=${q.exactRV ?? ''}${q.limit ? ` limit=${q.limit}` : ''}${q.continueFrom ? ` continue=${q.continueFrom.rv}:${q.continueFrom.start}` : ''}`,
+    );
     if (q.exactRV !== undefined && (q.exactRV < this.windowStart || q.exactRV > this.rv)) {
       throw expired(`too old resource version: ${q.exactRV} (${this.windowStart})`);
     }
@@ -129,4 +132,5 @@ export const fakeCodec: CacheCodec = {
     Buffer.from(items.map((b) => b.toString()).join(',')),
     Buffer.from(']}'),
   ],
+  decodeContinue,
 };

@@ -1,0 +1,23 @@
+/**
+ * Re-renders the Markdown and SVG of a results JSON (after a report change, without re-running):
+ *   node bench/render.ts [bench/results/latest.json] [--readme]
+ * `--readme` also rewrites the README's Benchmarks block, as a full run does.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type BenchResults, renderMarkdown, renderSvg, updateReadme } from './report.ts';
+
+const args = process.argv.slice(2);
+const file =
+  args.find((a) => !a.startsWith('--')) ?? fileURLToPath(new URL('./results/latest.json', import.meta.url));
+const r = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
+const base = file.replace(/\.json$/, '');
+const svgName = `${base.split('/').pop()}.svg`;
+const md = renderMarkdown(r, svgName);
+writeFileSync(`${base}.md`, md);
+writeFileSync(`${base}.svg`, renderSvg(r));
+if (args.includes('--readme'))
+  updateReadme(
+    fileURLToPath(new URL('../README.md', import.meta.url)),
+    md.replaceAll(`(${svgName})`, '(bench/results/latest.svg)'),
+  );

@@ -1,0 +1,405 @@
+/**
+ * Renders bench/run.ts results: a Markdown report (tables + headline ratios) and a hand-written
+ * SVG chart (LIST req/s by query and target, log scale; watch p99 delivery latency by watcher
+ * count), and replaces the README block between the `bench:start`/`bench:end` markers.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+
+type Num = number;
+/** The subset of the results the report reads (see bench/run.ts for the producer). */
+export interface BenchResults {
+  meta: {
+    date: string;
+    mode: string;
+    kubeApiserver: string;
+    kubeCacheProxy: string;
+    node: string;
+    autocannon: string;
+    machine: { cpus: Num; cpuModel: string; memGiB: Num; loadavgAtStart: Num[] };
+    pinning: Record<string, string>;
+    dataset: { pods: Num; namespaces: Num; nodes: Num; podBytes: Num; configMaps: Num };
+    durations: Record<string, Num>;
+    totalS: Num;
+    loadavgAtEnd: Num[];
+    proxyPeakRssMiB: Num;
+  };
+  list: Array<{
+    query: string;
+    target: string;
+    encoding: string;
+    responseBytes: Num;
+    rps: Num;
+    p50Ms: Num;
+    p99Ms: Num;
+    bytesPerSec: Num;
+    non2xx: Num;
+    errors: Num;
+    serverCores: Num;
+    apiserverCores: Num;
+    serverRssMiB: Num;
+  }>;
+  watch: Array<WatchRowView>;
+  slowConsumer: Array<WatchRowView>;
+  upstream: Array<{
+    probes: Num;
+    target: string;
+    lists: Num;
+    watches: Num;
+    upstreamMiB: Num;
+    apiserverCpuS: Num;
+    wallS: Num;
+    syncP50Ms: Num;
+    syncMaxMs: Num;
+  }>;
+  cold: {
+    proxy: Array<{
+      what: string;
+      objects: Num;
+      readyMs: Num;
+      peakRssMiB: Num;
+      rssMiB: Num;
+      rssPerObjectBytes: Num;
+      jsonPerObjectBytes: Num;
+      rssPerJsonByte: Num;
+    }>;
+    reflector: Array<{
+      resource: string;
+      mode: string;
+      objects: Num;
+      ms: Num;
+      listRequests: Num;
+      peakRssMiB: Num;
+    }>;
+  };
+  passthrough: Array<{ op: string; target: string; rps: Num; p50Ms: Num; p99Ms: Num; non2xx: Num }>;
+}
+
+interface WatchRowView {
+  target: string;
+  watchers: Num;
+  events: Num;
+  eventsPerSec: Num;
+  bytesPerSec: Num;
+  p50Ms: Num;
+  p99Ms: Num;
+  maxMs: Num;
+  healthyClosed: Num;
+  stalledClosed: Num;
+  stalledBytes: Num;
+  serverCores: Num;
+  writer: { target: Num | 'max'; achievedRate: Num; failed: Num };
+}
+
+const fmt = (x: number, d = 1) =>
+  Number.isFinite(x) ? (Math.round(x * 10 ** d) / 10 ** d).toLocaleString('en-US') : '–';
+const mib = (b: number) => fmt(b / 2 ** 20, 1);
+
+/** A Markdown table padded the way Biome formats one, so the README stays `biome check`-clean. */
+function table(header: string[], rows: Array<Array<string | number>>): string {
+  const cells = rows.map((r) => r.map(String));
+  const widths = header.map((h, i) => Math.max(h.length, 3, ...cells.map((r) => r[i]!.length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line), ''].join('\n');
+}
+
+const QUERY: Record<string, string> = {
+  'all-rv0': 'LIST all pods, RV=0',
+  'all-rv': 'LIST all pods, RV=""',
+  namespace: 'LIST one namespace',
+  node: 'LIST spec.nodeName=X',
+  get: 'GET one pod',
+};
+
+/** The headline ratios, computed from the rows (NaN where a row is missing). */
+export function headline(r: BenchResults) {
+  const rps = (q: string, t: string) =>
+    r.list.find((x) => x.query === q && x.target === t)?.rps ?? Number.NaN;
+  const w1000 = (t: string) =>
+    r.watch.find(
+      (x) =>
+        x.watchers === Math.max(...r.watch.map((y) => y.watchers)) &&
+        x.target === t &&
+        x.writer.target !== 'max',
+    );
+  const up = (t: string) =>
+    r.upstream.find((x) => x.probes === Math.max(...r.upstream.map((y) => y.probes)) && x.target === t);
+  const cold = r.cold.proxy.filter((x) => x.objects > 0);
+  return {
+    listProxyVsDirectGzip: rps('all-rv0', 'proxy') / rps('all-rv0', 'direct (gzip)'),
+    listProxyVsDirectIdentity: rps('all-rv0', 'proxy') / rps('all-rv0', 'direct (identity)'),
+    listProxyVsCeiling: rps('all-rv0', 'proxy') / rps('all-rv0', 'ceiling'),
+    fanout: { watchers: w1000('proxy')?.watchers, proxy: w1000('proxy'), direct: w1000('direct') },
+    upstream: { probes: up('proxy')?.probes, proxy: up('proxy'), direct: up('direct') },
+    rssPerJsonByte: cold.map((c) => ({ what: c.what, ratio: c.rssPerJsonByte })),
+  };
+}
+
+/** The Markdown report; `svg` is the chart's relative path. */
+export function renderMarkdown(r: BenchResults, svg: string): string {
+  const m = r.meta;
+  const h = headline(r);
+  const out: string[] = [];
+  out.push(
+    `Run ${m.date.slice(0, 16).replace('T', ' ')} UTC (${m.mode} mode, ${fmt(m.totalS / 60)} min): kube-cache-proxy ${m.kubeCacheProxy} on Node ${m.node}, kube-apiserver ${m.kubeApiserver} + etcd (fixture), autocannon ${m.autocannon}; ` +
+      `${m.machine.cpus} × ${m.machine.cpuModel}, ${m.machine.memGiB} GiB, shared with other work (load average ${m.machine.loadavgAtStart.join('/')} at start, ${m.loadavgAtEnd.join('/')} at end). ` +
+      `Dataset: ${m.dataset.pods.toLocaleString('en-US')} pods of ~${m.dataset.podBytes / 1000} KB in ${m.dataset.namespaces} namespaces over ${m.dataset.nodes} nodes` +
+      (m.dataset.configMaps ? `; ${m.dataset.configMaps.toLocaleString('en-US')} ConfigMaps of ~1 KB.` : '.'),
+    '',
+    `Pinning (taskset): ${Object.entries(m.pinning)
+      .map(([k, v]) => `**${k}**: ${v}`)
+      .join('; ')}. ` +
+      `LIST/GET: ${m.durations.connections} connections × ${m.durations.listS} s per row; watch: ${m.durations.watchS} s of writes per row.`,
+    '',
+    `![benchmark chart](${svg})`,
+    '',
+    '**Headline**',
+    '',
+    `- LIST all pods (RV=0): proxy ${fmt(h.listProxyVsDirectGzip, 2)}× the req/s of direct with gzip (what client-go asks for), ${fmt(h.listProxyVsDirectIdentity, 2)}× direct without gzip; proxy = ${fmt(h.listProxyVsCeiling * 100, 0)} % of the loopback ceiling.`,
+  );
+  const fp = h.fanout.proxy;
+  const fd = h.fanout.direct;
+  if (fp && fd)
+    out.push(
+      `- Watch fan-out at ${fp.watchers} watchers (${fp.writer.achievedRate} writes/s): delivery p50/p99 proxy ${fmt(fp.p50Ms)}/${fmt(fp.p99Ms)} ms vs direct ${fmt(fd.p50Ms)}/${fmt(fd.p99Ms)} ms; ${fmt(fp.eventsPerSec, 0)} vs ${fmt(fd.eventsPerSec, 0)} events/s delivered.`,
+    );
+  const up = h.upstream;
+  if (up.proxy && up.direct)
+    out.push(
+      `- ${up.probes} client-go informers: upstream LIST+WATCH requests ${up.direct.lists + up.direct.watches} direct vs ${up.proxy.lists + up.proxy.watches} through the proxy (${up.direct.lists + up.direct.watches - up.proxy.lists - up.proxy.watches} saved), upstream bytes ${fmt(up.direct.upstreamMiB)} vs ${fmt(up.proxy.upstreamMiB)} MiB, apiserver CPU ${fmt(up.direct.apiserverCpuS)} vs ${fmt(up.proxy.apiserverCpuS)} s.`,
+    );
+  out.push(
+    `- Proxy RSS per byte of cached JSON: ${h.rssPerJsonByte.map((x) => `${x.what.replace('proxy ', '').replace(' (watch-list)', '')} ${fmt(x.ratio, 2)}`).join(', ')}.`,
+    '',
+  );
+
+  out.push(
+    '**LIST / GET** (req/s and latency per request; bytes on the wire; CPU in cores used by the server under test)',
+    '',
+  );
+  out.push(
+    table(
+      [
+        'query',
+        'target',
+        'encoding',
+        'response',
+        'req/s',
+        'p50 ms',
+        'p99 ms',
+        'MiB/s',
+        'server cores',
+        'apiserver cores',
+        'server RSS MiB',
+        'errors',
+      ],
+      r.list.map((x) => [
+        QUERY[x.query] ?? x.query,
+        x.target,
+        x.encoding,
+        x.responseBytes > 2 ** 20 ? `${mib(x.responseBytes)} MiB` : `${fmt(x.responseBytes / 1024)} KiB`,
+        fmt(x.rps),
+        fmt(x.p50Ms, 0),
+        fmt(x.p99Ms, 0),
+        mib(x.bytesPerSec),
+        fmt(x.serverCores, 2),
+        fmt(x.apiserverCores, 2),
+        fmt(x.serverRssMiB, 0),
+        x.non2xx + x.errors,
+      ]),
+    ),
+  );
+  const wrow = (x: WatchRowView) => [
+    x.watchers,
+    x.target,
+    x.writer.target === 'max'
+      ? `max → ${x.writer.achievedRate}`
+      : `${x.writer.target} → ${x.writer.achievedRate}`,
+    fmt(x.eventsPerSec, 0),
+    mib(x.bytesPerSec),
+    fmt(x.p50Ms),
+    fmt(x.p99Ms),
+    fmt(x.maxMs, 0),
+    fmt(x.serverCores, 2),
+    x.healthyClosed,
+  ];
+  const wh = [
+    'watchers',
+    'target',
+    'writes/s (target → achieved)',
+    'events/s delivered',
+    'MiB/s',
+    'p50 ms',
+    'p99 ms',
+    'max ms',
+    'server cores',
+    'watches closed by the server',
+  ];
+  out.push(
+    '**Watch fan-out** (delivery latency = receive time − the send timestamp in an annotation)',
+    '',
+    table(wh, r.watch.map(wrow)),
+  );
+  out.push(
+    '**Slow consumer** (99 watchers read, 1 never reads; writer at 100/s: compare with the 100-watcher fan-out row)',
+    '',
+    table(
+      [...wh, 'stalled watcher closed', 'bytes it got'],
+      r.slowConsumer.map((x) => [...wrow(x), x.stalledClosed ? 'yes' : 'no', `${mib(x.stalledBytes)} MiB`]),
+    ),
+  );
+  out.push(
+    "**Upstream load** (N client-go informers on all pods; counted by the apiserver; proxy rows include the proxy's own cold start)",
+    '',
+    table(
+      [
+        'informers',
+        'target',
+        'upstream LIST',
+        'upstream WATCH',
+        'upstream MiB',
+        'apiserver CPU s',
+        'wall s',
+        'informer sync p50/max ms',
+      ],
+      r.upstream.map((x) => [
+        x.probes,
+        x.target,
+        x.lists,
+        x.watches,
+        fmt(x.upstreamMiB),
+        fmt(x.apiserverCpuS, 2),
+        fmt(x.wallS),
+        `${x.syncP50Ms}/${x.syncMaxMs}`,
+      ]),
+    ),
+  );
+  out.push(
+    '**Cold start** (proxy process: spawn → /readyz 200; RSS 2 s after ready; per object = (RSS − empty-cache RSS) / objects)',
+    '',
+    table(
+      [
+        'what',
+        'objects',
+        'ready ms',
+        'peak RSS MiB',
+        'RSS MiB',
+        'RSS B/object',
+        'JSON B/object',
+        'RSS per JSON byte',
+      ],
+      r.cold.proxy.map((x) => [
+        x.what,
+        x.objects,
+        x.readyMs,
+        fmt(x.peakRssMiB, 0),
+        fmt(x.rssMiB, 0),
+        x.rssPerObjectBytes,
+        x.jsonPerObjectBytes,
+        fmt(x.rssPerJsonByte, 2),
+      ]),
+    ),
+    'Reflector alone (bench/sync-run.ts: Reflector + a Map sink, no watch cache), watch-list vs. the paginated LIST fallback:',
+    '',
+    table(
+      ['resource', 'mode', 'objects', 'sync ms', 'LIST requests', 'peak RSS MiB'],
+      r.cold.reflector.map((x) => [x.resource, x.mode, x.objects, x.ms, x.listRequests, x.peakRssMiB]),
+    ),
+  );
+  out.push(
+    '**Pass-through** (not cached: forwarded upstream)',
+    '',
+    table(
+      ['request', 'target', 'req/s', 'p50 ms', 'p99 ms', 'errors'],
+      r.passthrough.map((x) => [x.op, x.target, fmt(x.rps), fmt(x.p50Ms, 0), fmt(x.p99Ms, 0), x.non2xx]),
+    ),
+  );
+  return out.join('\n');
+}
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+
+/** A hand-written SVG: two panels of horizontal bars. */
+export function renderSvg(r: BenchResults): string {
+  const W = 860;
+  const colors: Record<string, string> = {
+    'direct (gzip)': '#8c8c8c',
+    'direct (identity)': '#c7c7c7',
+    direct: '#8c8c8c',
+    proxy: '#2f6fdb',
+    ceiling: '#2ca02c',
+  };
+  const parts: string[] = [];
+  let y = 30;
+  const panel = (
+    title: string,
+    groups: Array<{ label: string; bars: Array<{ name: string; value: number; text: string }> }>,
+    log: boolean,
+  ) => {
+    parts.push(`<text x="10" y="${y}" font-size="15" font-weight="bold">${esc(title)}</text>`);
+    y += 14;
+    const all = groups.flatMap((g) => g.bars.map((b) => b.value)).filter((v) => v > 0);
+    const max = Math.max(...all, 1);
+    const min = Math.min(...all, 1);
+    const x0 = 230;
+    const span = W - x0 - 120;
+    const scale = (v: number) =>
+      v <= 0
+        ? 0
+        : log
+          ? (span * (Math.log10(v) - Math.log10(min) + 0.3)) / (Math.log10(max) - Math.log10(min) + 0.3)
+          : (span * v) / max;
+    for (const g of groups) {
+      y += 8;
+      parts.push(`<text x="10" y="${y + 12}" font-size="12">${esc(g.label)}</text>`);
+      for (const b of g.bars) {
+        const w = Math.max(1, scale(b.value));
+        parts.push(
+          `<rect x="${x0}" y="${y}" width="${w.toFixed(1)}" height="13" fill="${colors[b.name] ?? '#999'}"/>`,
+        );
+        parts.push(
+          `<text x="${(x0 + w + 4).toFixed(1)}" y="${y + 11}" font-size="11">${esc(`${b.name}: ${b.text}`)}</text>`,
+        );
+        y += 15;
+      }
+    }
+    y += 24;
+  };
+  const queries = [...new Set(r.list.map((x) => x.query))];
+  panel(
+    'LIST/GET throughput, req/s (log scale; higher is better)',
+    queries.map((q) => ({
+      label: QUERY[q] ?? q,
+      bars: r.list
+        .filter((x) => x.query === q)
+        .map((x) => ({ name: x.target, value: x.rps, text: fmt(x.rps) })),
+    })),
+    true,
+  );
+  const counts = [...new Set(r.watch.map((x) => x.watchers))];
+  panel(
+    'Watch delivery latency p99, ms at ~100 writes/s (log scale; lower is better)',
+    counts.map((n) => ({
+      label: `${n} watcher${n > 1 ? 's' : ''}`,
+      bars: r.watch
+        .filter((x) => x.watchers === n && x.writer.target !== 'max')
+        .map((x) => ({ name: x.target, value: Math.max(x.p99Ms, 0.1), text: `${fmt(x.p99Ms)} ms` })),
+    })),
+    true,
+  );
+  const m = r.meta;
+  parts.push(
+    `<text x="10" y="${y}" font-size="11" fill="#555">${esc(`${m.date.slice(0, 10)} · kube-cache-proxy ${m.kubeCacheProxy} · kube-apiserver ${m.kubeApiserver} · Node ${m.node} · ${m.machine.cpus} CPU ${m.machine.cpuModel} · ${m.dataset.pods} pods`)}</text>`,
+  );
+  y += 10;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${y}" viewBox="0 0 ${W} ${y}" font-family="sans-serif">\n<rect width="100%" height="100%" fill="white"/>\n${parts.join('\n')}\n</svg>\n`;
+}
+
+/** Replaces the text between `<!-- bench:start -->` and `<!-- bench:end -->` in `readme`, if present. */
+export function updateReadme(readme: string, md: string): boolean {
+  const text = readFileSync(readme, 'utf8');
+  const a = text.indexOf('<!-- bench:start -->');
+  const b = text.indexOf('<!-- bench:end -->');
+  if (a < 0 || b < a) return false;
+  writeFileSync(readme, `${text.slice(0, a + '<!-- bench:start -->'.length)}\n${md}\n${text.slice(b)}`);
+  return true;
+}

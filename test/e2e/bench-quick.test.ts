@@ -1,0 +1,73 @@
+/**
+ * The benchmark's smoke run (`npm run bench -- --quick`, issue 6) end to end: it starts its own
+ * fixture apiserver, runs every scenario once with a small dataset, and writes the report files.
+ * Asserts that each scenario produced rows with real traffic (not performance thresholds: the
+ * machine is shared).
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { BenchResults } from '../../bench/report.ts';
+
+const runTs = fileURLToPath(new URL('../../bench/run.ts', import.meta.url));
+
+test('npm run bench -- --quick writes results for every scenario', { timeout: 300_000 }, async () => {
+  const out = mkdtempSync(join(tmpdir(), 'kcp-bench-e2e-'));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        [runTs, '--quick', '--out', out],
+        { timeout: 280_000, maxBuffer: 16 << 20 },
+        (err, _o, stderr) => (err ? reject(new Error(`${err.message}\n${stderr.slice(-3000)}`)) : resolve()),
+      );
+    });
+    const r = JSON.parse(readFileSync(join(out, 'quick.json'), 'utf8')) as BenchResults;
+    assert.equal(r.meta.mode, 'quick');
+    assert.deepEqual(
+      [...new Set(r.list.map((x) => x.target))],
+      ['direct (gzip)', 'direct (identity)', 'proxy', 'ceiling'],
+    );
+    for (const row of r.list) {
+      assert.ok(row.rps > 0, `${row.query} ${row.target}: no requests`);
+      assert.equal(row.non2xx + row.errors, 0, `${row.query} ${row.target}: failed requests`);
+    }
+    // The same LIST bytes on every identity path; gzip only where the apiserver compresses.
+    const all = r.list.filter((x) => x.query === 'all-rv0');
+    const direct = all.find((x) => x.target === 'direct (identity)')!;
+    assert.equal(
+      all.find((x) => x.target === 'ceiling')!.responseBytes,
+      all.find((x) => x.target === 'proxy')!.responseBytes,
+    );
+    assert.ok(
+      Math.abs(direct.responseBytes - all.find((x) => x.target === 'proxy')!.responseBytes) <
+        direct.responseBytes / 100,
+    );
+    assert.deepEqual(
+      r.watch.map((x) => `${x.target}:${x.watchers}`),
+      ['direct:1', 'proxy:1', 'direct:10', 'proxy:10', 'direct:100', 'proxy:100'],
+    );
+    for (const w of r.watch) assert.ok(w.events > 0, `${w.target} ${w.watchers}: no events delivered`);
+    assert.equal(r.slowConsumer.length, 2);
+    assert.deepEqual(
+      r.upstream.map((x) => `${x.target}:${x.probes}`),
+      ['direct:1', 'proxy:1', 'direct:5', 'proxy:5'],
+    );
+    // Five informers: at least five upstream watches direct (client-go may retry under load), and
+    // through the proxy only its own (one; two if the machine's load made it restart once).
+    const direct5 = r.upstream.find((x) => x.target === 'direct' && x.probes === 5)!.watches;
+    const proxy5 = r.upstream.find((x) => x.target === 'proxy' && x.probes === 5)!.watches;
+    assert.ok(direct5 >= 5, `direct watches ${direct5}`);
+    assert.ok(proxy5 >= 1 && proxy5 <= 2, `proxy upstream watches ${proxy5}`);
+    assert.equal(r.cold.proxy.find((x) => x.what.startsWith('proxy pods'))!.objects, 1000);
+    assert.equal(r.passthrough.length, 4);
+    assert.match(readFileSync(join(out, 'quick.md'), 'utf8'), /\*\*Headline\*\*/);
+    assert.match(readFileSync(join(out, 'quick.svg'), 'utf8'), /^<svg /);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+});
