@@ -171,6 +171,9 @@ export async function serveList(
   const legacyExact = opts.resourceVersionMatch === '' && limit > 0 && rv !== undefined && rv !== 0n;
   let continueFrom: ContinueFrom | undefined;
   if (opts.continue !== '') {
+    // continue with resourceVersion=N: the apiserver's own 400 ("specifying resource version is
+    // not allowed when using continue", etcd3 store); the cache used to serve the page.
+    if (rv !== undefined && rv !== 0n) return false;
     continueFrom = ctx.codec.decodeContinue(opts.continue);
     if (!continueFrom) return false;
   }

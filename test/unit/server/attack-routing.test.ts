@@ -8,6 +8,7 @@ import { createServer, request, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { describe, it } from 'node:test';
 import { Agent, MockAgent } from 'undici';
+import { encodeContinue } from '../../../src/cache/continue-token.ts';
 import { acceptsPlainJson } from '../../../src/server/accept.ts';
 import { buildServer, originForm } from '../../../src/server/app.ts';
 import { parseGoQuery } from '../../../src/server/go-query.ts';
@@ -402,6 +403,42 @@ describe('attack: watches the cache declines still count against --max-watchers'
       await agent.close();
       upstream.closeAllConnections();
       await new Promise((r) => upstream.close(r));
+    }
+  });
+});
+
+describe('attack: continue together with resourceVersion=N', () => {
+  it('is passed upstream (apiserver: 400 "specifying resource version is not allowed when using continue")', async () => {
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    const pool = agent.get('https://apiserver.test:6443');
+    const cache = new FakeCache();
+    cache.objects = [pod('a', 'p1', 7), pod('a', 'p2', 8)];
+    const server = buildServer({
+      upstream: {
+        server: new URL('https://apiserver.test:6443'),
+        dispatcher: agent,
+        longRunningDispatcher: agent,
+        authorization: () => undefined,
+      },
+      caches: [cache],
+      codec: fakeCodec,
+      consistentReads: 'cache',
+      logger: silentLogger,
+    });
+    const token = encodeContinue('a/p1', 9n);
+    const url = `/api/v1/pods?limit=1&continue=${token}&resourceVersion=5`;
+    pool.intercept({ method: 'GET', path: url }).reply(400, '{"upstream":true}');
+    try {
+      const r = await server.app.inject({ method: 'GET', url });
+      assert.equal(r.statusCode, 400);
+      assert.equal(r.body, '{"upstream":true}');
+      // Without an RV (or with RV=0) the token is still served from the cache.
+      const c = await server.app.inject({ method: 'GET', url: `/api/v1/pods?limit=1&continue=${token}` });
+      assert.equal(c.statusCode, 200, c.body);
+    } finally {
+      await server.shutdown();
+      await agent.close();
     }
   });
 });
