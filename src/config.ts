@@ -119,7 +119,8 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: 'KCP_MAX_INFLIGHT',
     kind: 'int',
     default: 400,
-    description: 'Maximum concurrent short requests; more get 429 with Retry-After.',
+    description:
+      'Maximum concurrent short requests, counted separately for cache-served and passed-upstream ones (so a stuck apiserver cannot block cached reads); more get 429 with Retry-After.',
   },
   {
     key: 'maxWatchers',
