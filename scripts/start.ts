@@ -17,6 +17,7 @@ import { createParts, EXIT_CONFIG, EXIT_FAILURE, type RunningProxy, runProxy } f
 import { createLogger } from '../src/util/logger.ts';
 import { createMetrics } from '../src/util/metrics.ts';
 import { type Fixture, startFixture, writeKubeconfig } from '../test/fixture/index.ts';
+import { onParentExit } from '../test/fixture/parent-watch.ts';
 
 /** Proxy defaults of `npm start`; any of them can be overridden by an extra argument. */
 export const START_DEFAULTS = ['--resources', 'pods,configmaps,deployments.apps,events'];
@@ -54,6 +55,7 @@ async function shutdown(code: number): Promise<never> {
 }
 process.once('SIGINT', () => void shutdown(0));
 process.once('SIGTERM', () => void shutdown(0));
+onParentExit(() => void shutdown(0));
 
 try {
   fixture = await startFixture({ verbose: true });
@@ -83,9 +85,10 @@ try {
       '',
       `  export ${k}`,
       `  alias kubectl=${fixture.bin.kubectl}    # the fixture's kubectl, if you have none`,
-      '  kubectl get pods,configmaps -A',
-      '  kubectl create configmap demo --from-literal=a=1 && kubectl get configmaps -w',
-      `  curl -s -H 'Authorization: Bearer ${fixture.tokens.admin}' '${proxy.address}/api/v1/configmaps'`,
+      '  kubectl get configmaps -A -o yaml      # LIST from the cache (table output is rendered upstream)',
+      '  kubectl create configmap demo --from-literal=a=1 && kubectl get configmaps -w -o name   # WATCH from the cache',
+      "  curl -s -A demo -H \"Authorization: Bearer $(kubectl config view --raw -o jsonpath='{.users[0].user.token}')\" \\",
+      `       '${proxy.address}/api/v1/configmaps'   # curl's own User-Agent asks for pretty JSON: passed upstream`,
       `  curl -s ${proxy.opsAddress}/debug/cache`,
       '',
       `direct to the apiserver (for comparison): KUBECONFIG=${fixture.kubeconfigs.adminToken}`,

@@ -1,8 +1,18 @@
 #!/usr/bin/env node
 /** The `kube-cache-proxy` command (see `config.ts` for every flag). */
-import { installLeanClientNode } from './ops/lean-client-node.ts';
 
+// Checked before anything else is linked: older Node.js fails on an import below with an
+// unhelpful SyntaxError (e.g. `registerHooks`, Node ≥ 22.15). package.json `engines` says the same.
+const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 19)) {
+  process.stderr.write(
+    `kube-cache-proxy: needs Node.js >= 22.19 (24 LTS recommended); this is ${process.version}. ` +
+      'From a source checkout, `npx node dist/src/cli.js` uses the node@24 devDependency.\n',
+  );
+  process.exit(2);
+}
 // Before main.ts (and client-node) are even linked: see lean-client-node.ts (~40 MiB less RSS).
+const { installLeanClientNode } = await import('./ops/lean-client-node.ts');
 installLeanClientNode();
 const { main } = await import('./main.ts');
 

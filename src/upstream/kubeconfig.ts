@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 // config.js directly, not the package index (which re-exports the whole generated API client):
 // see src/ops/lean-client-node.ts.
@@ -43,6 +43,18 @@ export function loadKubeConfig(src: KubeConfigSource = {}): LoadedKubeConfig {
   } else if (src.inCluster) {
     kc.loadFromCluster(src.inClusterPathPrefix);
   } else {
+    // With nothing to load, client-node falls back to an unauthenticated http://localhost:8080
+    // (the long-gone insecure port): fail now with what is missing instead of retrying forever.
+    const home = process.env.HOME ?? '';
+    if (
+      envFiles.length === 0 &&
+      !process.env.KUBERNETES_SERVICE_HOST &&
+      !existsSync(path.join(home, '.kube', 'config'))
+    ) {
+      throw new Error(
+        'kubeconfig: none found: pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run in a pod (KUBERNETES_SERVICE_HOST is unset)',
+      );
+    }
     kc.loadFromDefault();
   }
   if (src.context) kc.setCurrentContext(src.context);

@@ -103,3 +103,40 @@ describe('loadKubeConfig: in-cluster', () => {
     }
   });
 });
+
+describe('loadKubeConfig: nothing configured', () => {
+  it('fails with what is missing instead of falling back to http://localhost:8080', () => {
+    const saved = {
+      HOME: process.env.HOME,
+      KUBECONFIG: process.env.KUBECONFIG,
+      HOST: process.env.KUBERNETES_SERVICE_HOST,
+    };
+    const home = mkdtempSync(path.join(tmpdir(), 'kcp-home-'));
+    try {
+      process.env.HOME = home;
+      delete process.env.KUBECONFIG;
+      delete process.env.KUBERNETES_SERVICE_HOST;
+      assert.throws(() => loadKubeConfig({}), {
+        message:
+          'kubeconfig: none found: pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run in a pod (KUBERNETES_SERVICE_HOST is unset)',
+      });
+      // A ~/.kube/config is found and used as before.
+      mkdirSync(path.join(home, '.kube'));
+      writeFileSync(
+        path.join(home, '.kube', 'config'),
+        'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
+      );
+      assert.equal(loadKubeConfig({}).kc.getCurrentCluster()?.server, 'https://127.0.0.1:6443');
+    } finally {
+      for (const [k, v] of [
+        ['HOME', saved.HOME],
+        ['KUBECONFIG', saved.KUBECONFIG],
+        ['KUBERNETES_SERVICE_HOST', saved.HOST],
+      ] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
