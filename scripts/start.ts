@@ -87,7 +87,7 @@ try {
       `  alias kubectl=${fixture.bin.kubectl}    # the fixture's kubectl, if you have none`,
       '  kubectl get configmaps -A -o yaml      # LIST from the cache (table output is rendered upstream)',
       '  kubectl create configmap demo --from-literal=a=1 && kubectl get configmaps -w -o name   # WATCH from the cache',
-      "  curl -s -A demo -H \"Authorization: Bearer $(kubectl config view --raw -o jsonpath='{.users[0].user.token}')\" \\",
+      '  curl -s -A demo -H "Authorization: Bearer $(kubectl config view --raw -o jsonpath=\'{.users[0].user.token}\')" \\',
       `       '${proxy.address}/api/v1/configmaps'   # curl's own User-Agent asks for pretty JSON: passed upstream`,
       `  curl -s ${proxy.opsAddress}/debug/cache`,
       '',
