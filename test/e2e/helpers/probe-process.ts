@@ -4,7 +4,7 @@
  * informer has synced. Output format: test/fixture/probe.ts `ProbeLine`.
  */
 import { spawn } from 'node:child_process';
-import type { ProbeLine, ProbeOptions, ProbeResult } from '../../fixture/index.ts';
+import { type ProbeLine, type ProbeOptions, type ProbeResult, probeInvocation } from '../../fixture/index.ts';
 
 /** A running probe. */
 export interface ProbeProcess {
@@ -16,16 +16,7 @@ export interface ProbeProcess {
 
 /** Starts the probe binary `bin` (see `runProbe` for the options). */
 export function startProbe(bin: string, o: ProbeOptions): ProbeProcess {
-  const args = [
-    `--kubeconfig=${o.kubeconfig}`,
-    `--resource=${o.resource}`,
-    `--duration=${o.durationMs ?? 1000}ms`,
-    `--namespace=${o.namespace ?? ''}`,
-    `--label-selector=${o.labelSelector ?? ''}`,
-  ];
-  if (o.quiet) args.push('--quiet');
-  const env = { ...process.env };
-  if (o.watchList !== undefined) env.KUBE_FEATURE_WatchListClient = String(o.watchList);
+  const { args, env } = probeInvocation(o);
   const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
   const result: ProbeResult = { events: [], store: [], syncedMs: -1 };
   let onSynced: () => void = () => {};
