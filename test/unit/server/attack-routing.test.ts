@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer, request, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { describe, it } from 'node:test';
-import { Agent, MockAgent } from 'undici';
+import { Agent } from 'undici';
 import { encodeContinue } from '../../../src/cache/continue-token.ts';
 import { acceptsPlainJson } from '../../../src/server/accept.ts';
 import { buildServer, originForm } from '../../../src/server/app.ts';
@@ -16,7 +16,7 @@ import { forwardRequestHeaders } from '../../../src/server/hop-by-hop.ts';
 import { CacheRegistry, route } from '../../../src/server/router.ts';
 import { MAX_TIMER_MS, watchTimeoutMs } from '../../../src/server/serve-cache.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
-import { FakeCache, fakeCodec, pod } from './fake-cache.ts';
+import { FakeCache, fakeCodec, mockServer, pod } from './fake-cache.ts';
 
 describe('attack: names the apiserver rejects are not served from the cache', () => {
   const registry = new CacheRegistry([new FakeCache()]);
@@ -55,22 +55,7 @@ describe('attack: Accept media types are case-sensitive like the apiserver', () 
 
 describe('attack: long request lines', () => {
   it('a 64 KiB label selector is served (the apiserver accepts up to 1 MiB; was 431 from Node)', async () => {
-    const agent = new MockAgent();
-    agent.disableNetConnect();
-    const cache = new FakeCache();
-    cache.objects = [pod('a', 'p1', 7, { app: 'x' })];
-    const server = buildServer({
-      upstream: {
-        server: new URL('https://apiserver.test:6443'),
-        dispatcher: agent,
-        longRunningDispatcher: agent,
-        authorization: () => undefined,
-      },
-      caches: [cache],
-      codec: fakeCodec,
-      consistentReads: 'cache',
-      logger: silentLogger,
-    });
+    const { agent, server } = mockServer([pod('a', 'p1', 7, { app: 'x' })]);
     await server.app.listen({ host: '127.0.0.1', port: 0 });
     try {
       const port = (server.app.server.address() as AddressInfo).port;
@@ -102,21 +87,7 @@ describe('attack: huge watch timeoutSeconds', () => {
     assert.equal(watchTimeoutMs({ ...opts, timeoutSeconds: 2_147_483 }, ctx), 2_147_483_000);
 
     // End to end through the server with the real clock: the watch must still be open later.
-    const agent = new MockAgent();
-    agent.disableNetConnect();
-    const cache = new FakeCache();
-    const server = buildServer({
-      upstream: {
-        server: new URL('https://apiserver.test:6443'),
-        dispatcher: agent,
-        longRunningDispatcher: agent,
-        authorization: () => undefined,
-      },
-      caches: [cache],
-      codec: fakeCodec,
-      consistentReads: 'cache',
-      logger: silentLogger,
-    });
+    const { agent, cache, server } = mockServer();
     await server.app.listen({ host: '127.0.0.1', port: 0 });
     try {
       const port = (server.app.server.address() as AddressInfo).port;
@@ -176,22 +147,7 @@ describe('attack: query strings are parsed like Go url.ParseQuery', () => {
   });
 
   it('labelSelector=a%ZZ lists everything (apiserver: 200 unfiltered; the cache said 400)', async () => {
-    const agent = new MockAgent();
-    agent.disableNetConnect();
-    const cache = new FakeCache();
-    cache.objects = [pod('a', 'p1', 7, { app: 'x' }), pod('a', 'p2', 8)];
-    const server = buildServer({
-      upstream: {
-        server: new URL('https://apiserver.test:6443'),
-        dispatcher: agent,
-        longRunningDispatcher: agent,
-        authorization: () => undefined,
-      },
-      caches: [cache],
-      codec: fakeCodec,
-      consistentReads: 'cache',
-      logger: silentLogger,
-    });
+    const { agent, server } = mockServer([pod('a', 'p1', 7, { app: 'x' }), pod('a', 'p2', 8)]);
     try {
       for (const url of [
         '/api/v1/namespaces/a/pods?resourceVersion=0&labelSelector=a%ZZ',
@@ -213,22 +169,7 @@ describe('attack: query strings are parsed like Go url.ParseQuery', () => {
 
 describe('attack: Upgrade headers that are not stream protocols', () => {
   it('`Upgrade: h2c` (curl --http2) is served normally; `websocket` still gets the 501', async () => {
-    const agent = new MockAgent();
-    agent.disableNetConnect();
-    const cache = new FakeCache();
-    cache.objects = [pod('a', 'p1', 7)];
-    const server = buildServer({
-      upstream: {
-        server: new URL('https://apiserver.test:6443'),
-        dispatcher: agent,
-        longRunningDispatcher: agent,
-        authorization: () => undefined,
-      },
-      caches: [cache],
-      codec: fakeCodec,
-      consistentReads: 'cache',
-      logger: silentLogger,
-    });
+    const { agent, server } = mockServer([pod('a', 'p1', 7)]);
     await server.app.listen({ host: '127.0.0.1', port: 0 });
     try {
       const port = (server.app.server.address() as AddressInfo).port;
@@ -277,22 +218,7 @@ describe('attack: absolute-form request targets', () => {
     assert.equal(originForm('/api/v1/pods'), '/api/v1/pods');
     assert.equal(originForm('*'), '*');
 
-    const agent = new MockAgent();
-    agent.disableNetConnect();
-    const cache = new FakeCache();
-    cache.objects = [pod('a', 'p1', 7)];
-    const server = buildServer({
-      upstream: {
-        server: new URL('https://apiserver.test:6443'),
-        dispatcher: agent,
-        longRunningDispatcher: agent,
-        authorization: () => undefined,
-      },
-      caches: [cache],
-      codec: fakeCodec,
-      consistentReads: 'cache',
-      logger: silentLogger,
-    });
+    const { agent, server } = mockServer([pod('a', 'p1', 7)]);
     await server.app.listen({ host: '127.0.0.1', port: 0 });
     try {
       const port = (server.app.server.address() as AddressInfo).port;
@@ -320,20 +246,7 @@ describe('attack: absolute-form request targets', () => {
 
 describe('attack: Status bodies are byte-identical to Go encoding/json', () => {
   it('escapes < > & as \\u003c \\u003e \\u0026 (GET .../pods/x%3Cy&z: apiserver `x\\u003cy\\u0026z`)', async () => {
-    const agent = new MockAgent();
-    agent.disableNetConnect();
-    const server = buildServer({
-      upstream: {
-        server: new URL('https://apiserver.test:6443'),
-        dispatcher: agent,
-        longRunningDispatcher: agent,
-        authorization: () => undefined,
-      },
-      caches: [new FakeCache()],
-      codec: fakeCodec,
-      consistentReads: 'cache',
-      logger: silentLogger,
-    });
+    const { agent, server } = mockServer();
     try {
       const r = await server.app.inject({
         method: 'GET',
@@ -409,23 +322,8 @@ describe('attack: watches the cache declines still count against --max-watchers'
 
 describe('attack: continue together with resourceVersion=N', () => {
   it('is passed upstream (apiserver: 400 "specifying resource version is not allowed when using continue")', async () => {
-    const agent = new MockAgent();
-    agent.disableNetConnect();
+    const { agent, server } = mockServer([pod('a', 'p1', 7), pod('a', 'p2', 8)]);
     const pool = agent.get('https://apiserver.test:6443');
-    const cache = new FakeCache();
-    cache.objects = [pod('a', 'p1', 7), pod('a', 'p2', 8)];
-    const server = buildServer({
-      upstream: {
-        server: new URL('https://apiserver.test:6443'),
-        dispatcher: agent,
-        longRunningDispatcher: agent,
-        authorization: () => undefined,
-      },
-      caches: [cache],
-      codec: fakeCodec,
-      consistentReads: 'cache',
-      logger: silentLogger,
-    });
     const token = encodeContinue('a/p1', 9n);
     const url = `/api/v1/pods?limit=1&continue=${token}&resourceVersion=5`;
     pool.intercept({ method: 'GET', path: url }).reply(400, '{"upstream":true}');

@@ -4,10 +4,13 @@
  * Label selectors: `k=v` terms joined by commas; field selectors: `metadata.name=x` only.
  */
 import { PassThrough, type Readable } from 'node:stream';
+import { MockAgent } from 'undici';
 import { decodeContinue } from '../../../src/cache/continue-token.ts';
 import type { UpstreamObject } from '../../../src/cache/types.ts';
+import { buildServer, type ServerOptions } from '../../../src/server/app.ts';
 import type { CacheCodec, CacheWatch, ServedCache } from '../../../src/server/cache-api.ts';
 import type { ResourceInfo } from '../../../src/util/gvr.ts';
+import { silentLogger } from '../../../src/util/logger.ts';
 import { badRequest, expired } from '../../../src/util/status.ts';
 
 export const podsInfo: ResourceInfo = {
@@ -134,3 +137,28 @@ export const fakeCodec: CacheCodec = {
   ],
   decodeContinue,
 };
+
+/**
+ * A server over one {@link FakeCache} holding `objects`, with an undici MockAgent upstream at
+ * `https://apiserver.test:6443` (network disabled); `over` overrides any ServerOptions.
+ */
+export function mockServer(objects: UpstreamObject[] = [], over: Partial<ServerOptions> = {}) {
+  const agent = new MockAgent();
+  agent.disableNetConnect();
+  const cache = new FakeCache();
+  cache.objects = objects;
+  const server = buildServer({
+    upstream: {
+      server: new URL('https://apiserver.test:6443'),
+      dispatcher: agent,
+      longRunningDispatcher: agent,
+      authorization: () => undefined,
+    },
+    caches: [cache],
+    codec: fakeCodec,
+    consistentReads: 'cache',
+    logger: silentLogger,
+    ...over,
+  });
+  return { agent, cache, server };
+}
