@@ -2,36 +2,11 @@
 import type { CacheWatcher } from '../../../src/cache/cache-watcher.ts';
 import type { KubeObject, UpstreamObject } from '../../../src/cache/types.ts';
 import type { ResourceInfo } from '../../../src/util/gvr.ts';
+import { resourceInfo } from '../../support/resource-info.ts';
 
-export const PODS: ResourceInfo = {
-  gvr: { group: '', version: 'v1', resource: 'pods' },
-  kind: 'Pod',
-  listKind: 'PodList',
-  apiVersion: 'v1',
-  namespaced: true,
-  verbs: ['list', 'watch', 'get'],
-  builtIn: true,
-};
-
-export const NODES: ResourceInfo = {
-  gvr: { group: '', version: 'v1', resource: 'nodes' },
-  kind: 'Node',
-  listKind: 'NodeList',
-  apiVersion: 'v1',
-  namespaced: false,
-  verbs: ['list', 'watch', 'get'],
-  builtIn: true,
-};
-
-export const WIDGETS: ResourceInfo = {
-  gvr: { group: 'example.com', version: 'v1', resource: 'widgets' },
-  kind: 'Widget',
-  listKind: 'WidgetList',
-  apiVersion: 'example.com/v1',
-  namespaced: true,
-  verbs: ['list', 'watch', 'get'],
-  builtIn: false,
-};
+export const PODS: ResourceInfo = resourceInfo('v1', 'pods', 'Pod');
+export const NODES: ResourceInfo = resourceInfo('v1', 'nodes', 'Node', { namespaced: false });
+export const WIDGETS: ResourceInfo = resourceInfo('example.com/v1', 'widgets', 'Widget');
 
 export interface PodSpec {
   labels?: Record<string, string>;

@@ -7,16 +7,9 @@ import type {
 } from '../../../src/reflector/list-watch.ts';
 import type { DecodedList, WatchEvent, WatchEventType } from '../../../src/reflector/watch-decoder.ts';
 import type { ResourceInfo } from '../../../src/util/gvr.ts';
+import { resourceInfo } from '../../support/resource-info.ts';
 
-export const configMapInfo: ResourceInfo = {
-  gvr: { group: '', version: 'v1', resource: 'configmaps' },
-  kind: 'ConfigMap',
-  listKind: 'ConfigMapList',
-  apiVersion: 'v1',
-  namespaced: true,
-  verbs: ['list', 'watch', 'get'],
-  builtIn: true,
-};
+export const configMapInfo: ResourceInfo = resourceInfo('v1', 'configmaps', 'ConfigMap');
 
 /** A ConfigMap `ns/name` at `rv`. */
 export function cm(name: string, rv: string | number, extra: Partial<KubeObject> = {}): UpstreamObject {

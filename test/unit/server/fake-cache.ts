@@ -12,16 +12,11 @@ import type { CacheCodec, CacheWatch, ServedCache } from '../../../src/server/ca
 import type { ResourceInfo } from '../../../src/util/gvr.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { badRequest, expired } from '../../../src/util/status.ts';
+import { resourceInfo } from '../../support/resource-info.ts';
 
-export const podsInfo: ResourceInfo = {
-  gvr: { group: '', version: 'v1', resource: 'pods' },
-  kind: 'Pod',
-  listKind: 'PodList',
-  apiVersion: 'v1',
-  namespaced: true,
+export const podsInfo: ResourceInfo = resourceInfo('v1', 'pods', 'Pod', {
   verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
-  builtIn: true,
-};
+});
 
 export function pod(
   namespace: string,

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { acceptsPlainJson } from '../../../src/server/accept.ts';
 import { isLongRunning, parseResourcePath } from '../../../src/server/request-info.ts';
 import { CacheRegistry, route } from '../../../src/server/router.ts';
-import type { ResourceInfo } from '../../../src/util/gvr.ts';
+import { resourceInfo } from '../../support/resource-info.ts';
 import { FakeCache } from './fake-cache.ts';
 
 describe('parseResourcePath', () => {
@@ -76,15 +76,7 @@ describe('acceptsPlainJson', () => {
 });
 
 describe('route', () => {
-  const deployments: ResourceInfo = {
-    gvr: { group: 'apps', version: 'v1', resource: 'deployments' },
-    kind: 'Deployment',
-    listKind: 'DeploymentList',
-    apiVersion: 'apps/v1',
-    namespaced: true,
-    verbs: ['get', 'list', 'watch'],
-    builtIn: true,
-  };
+  const deployments = resourceInfo('apps/v1', 'deployments', 'Deployment');
   const reg = new CacheRegistry([new FakeCache(), new FakeCache(deployments)]);
   const r = (method: string, url: string, headers: Record<string, string> = {}) => {
     const [path, qs = ''] = url.split('?');
