@@ -6,7 +6,7 @@
  * k8s.io/apiserver/pkg/endpoints/metrics/metrics.go, as v1.37.2 exposes them.
  */
 import { request } from 'undici';
-import type { Upstream } from '../src/upstream/upstream.ts';
+import type { Upstream } from '../src/upstream/connection.ts';
 
 /** Counters of one resource; take two snapshots and subtract ({@link diffUpstream}). */
 export interface UpstreamCounters {

@@ -14,7 +14,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { createUpstream, type Upstream } from '../src/upstream/upstream.ts';
+import { createUpstream, type Upstream } from '../src/upstream/connection.ts';
 import { type Fixture, startFixture, writeKubeconfig } from '../test/fixture/index.ts';
 import { diffUpstream, upstreamCounters } from './apiserver-metrics.ts';
 import { clientHeaders, type LoadResult, runLoad } from './load.ts';

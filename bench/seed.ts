@@ -1,11 +1,11 @@
 /**
  * The benchmark's pod dataset: `namespaces` namespaces `bench-000…`, each with the `default`
- * ServiceAccount (no controller-manager runs in the fixture, FIXTURE.md), and `pods` pods of
+ * ServiceAccount (no controller-manager runs in the fixture, docs/testing.md), and `pods` pods of
  * about `podBytes` bytes of JSON spread round-robin over the namespaces and over `nodes` node
  * names (`node-00…`, set directly in spec.nodeName). Parallel POSTs through undici.
  */
 import { request } from 'undici';
-import type { Upstream } from '../src/upstream/upstream.ts';
+import type { Upstream } from '../src/upstream/connection.ts';
 
 /** Shape of the pod dataset. */
 export interface PodDataset {

@@ -8,8 +8,8 @@
 import type { ListerWatcher } from '../src/reflector/list-watch.ts';
 import { HttpListerWatcher } from '../src/reflector/list-watch.ts';
 import { Reflector } from '../src/reflector/reflector.ts';
+import { createUpstream } from '../src/upstream/connection.ts';
 import { discoverResource } from '../src/upstream/discovery.ts';
-import { createUpstream } from '../src/upstream/upstream.ts';
 import { createLogger } from '../src/util/logger.ts';
 import { MapSink } from './sync-support.ts';
 

@@ -4,9 +4,10 @@
  * in src/cache/ and is not needed to measure or check the reflector).
  */
 import { request } from 'undici';
-import type { CacheSink, UpstreamObject } from '../src/cache/types.ts';
+import type { UpstreamObject } from '../src/apimachinery/object.ts';
+import type { CacheSink } from '../src/reflector/cache-sink.ts';
+import type { Upstream } from '../src/upstream/connection.ts';
 import { upstreamGetBuffer } from '../src/upstream/request.ts';
-import type { Upstream } from '../src/upstream/upstream.ts';
 
 /** A CacheSink keeping `namespace/name` → object, the RV and counters. */
 export class MapSink implements CacheSink {

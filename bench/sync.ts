@@ -9,7 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createUpstream } from '../src/upstream/upstream.ts';
+import { createUpstream } from '../src/upstream/connection.ts';
 import { startFixture } from '../test/fixture/index.ts';
 import { seedConfigMaps } from './sync-support.ts';
 

@@ -4,7 +4,7 @@
  * or as fast as `concurrency` in-flight requests allow (`rate: 'max'`). Straight to the apiserver.
  */
 import { request } from 'undici';
-import type { Upstream } from '../src/upstream/upstream.ts';
+import type { Upstream } from '../src/upstream/connection.ts';
 
 /** What a writer run achieved. */
 export interface WriterResult {

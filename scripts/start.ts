@@ -14,8 +14,8 @@
 import { join } from 'node:path';
 import { type Config, ConfigError, loadConfig, renderHelp } from '../src/config.ts';
 import { createParts, EXIT_CONFIG, EXIT_FAILURE, type RunningProxy, runProxy } from '../src/main.ts';
+import { createMetrics } from '../src/ops/metrics.ts';
 import { createLogger } from '../src/util/logger.ts';
-import { createMetrics } from '../src/util/metrics.ts';
 import { type Fixture, startFixture, writeKubeconfig } from '../test/fixture/index.ts';
 import { onParentExit } from '../test/fixture/parent-watch.ts';
 

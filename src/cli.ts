@@ -12,7 +12,7 @@ if (major < 22 || (major === 22 && minor < 19)) {
   process.exit(2);
 }
 // Before main.ts (and client-node) are even linked: see lean-client-node.ts (~40 MiB less RSS).
-const { installLeanClientNode } = await import('./ops/lean-client-node.ts');
+const { installLeanClientNode } = await import('./upstream/lean-client-node.ts');
 installLeanClientNode();
 const { main } = await import('./main.ts');
 

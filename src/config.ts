@@ -8,12 +8,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { type ListenAddress, parseListenAddress } from './util/listen-address.ts';
 
-/** A `HOST:PORT` listen address. */
-export interface ListenAddress {
-  host: string;
-  port: number;
-}
+export type { ListenAddress };
 
 /** The validated configuration. */
 export interface Config {
@@ -144,11 +141,11 @@ function isLoopbackHost(host: string): boolean {
 }
 
 function parseAddress(where: string, v: string): ListenAddress {
-  const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(v);
-  const port = m ? Number(m[2]) : Number.NaN;
-  if (!m || port > 65535)
+  try {
+    return parseListenAddress(v);
+  } catch {
     throw new ConfigError(`${where}: invalid address ${JSON.stringify(v)} (want HOST:PORT)`);
-  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+  }
 }
 
 const RESOURCE_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

@@ -1,7 +1,7 @@
 /**
  * Process wiring: config → upstream → one watch cache + reflector per resource → the API
  * server and the ops listener (metrics, health, /debug/cache). SIGTERM/SIGINT: stop accepting, end open
- * watches cleanly, stop the reflectors, exit 0 (DESIGN.md §5).
+ * watches cleanly, stop the reflectors, exit 0 (docs/design.md §5).
  */
 
 import { readFileSync } from 'node:fs';
@@ -9,18 +9,18 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Dispatcher } from 'undici';
 import { cacheCodec } from './cache/codec.ts';
-import type { CacheSink } from './cache/types.ts';
 import { WatchCache } from './cache/watch-cache.ts';
 import { type Config, ConfigError, loadConfig, renderHelp } from './config.ts';
+import { type CacheStatusSource, createMetrics, type Metrics, type ResourceStatus } from './ops/metrics.ts';
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
 import { observeUpstream } from './ops/upstream-observer.ts';
+import type { CacheSink } from './reflector/cache-sink.ts';
 import { ReflectorSet, type ResourceState } from './reflector/index.ts';
 import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec, ServedCache } from './server/cache-api.ts';
-import type { UpstreamTarget } from './server/upstream.ts';
+import type { UpstreamTarget } from './server/upstream-target.ts';
 import { createUpstream, parseResourceName, type Upstream } from './upstream/index.ts';
 import { createLogger, type Logger } from './util/logger.ts';
-import { type CacheStatusSource, createMetrics, type Metrics, type ResourceStatus } from './util/metrics.ts';
 
 /** Exit codes. */
 export const EXIT_OK = 0;

@@ -16,7 +16,7 @@ export type CloseReason =
   | 'client'
   /** Its buffer overflowed: the client did not read fast enough. */
   | 'overflow'
-  /** The cache relisted (DESIGN.md §3 "Relist"); the client resumes and may get 410. */
+  /** The cache relisted (docs/design.md §3 "Relist"); the client resumes and may get 410. */
   | 'relist'
   /** It asked for an RV older than the window and got a 410 ERROR event. */
   | 'expired'

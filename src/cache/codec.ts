@@ -2,8 +2,8 @@
  * The cache's request codec in one object: selector parsers, the LIST encoder and the continue
  * token decoder, as the server consumes them (structurally `server/cache-api.ts` `CacheCodec`).
  */
-import { decodeContinue } from './continue-token.ts';
+import { decodeContinue } from '../apimachinery/continue-token.ts';
+import { parseFieldSelector, parseLabelSelector } from '../apimachinery/selectors.ts';
 import { encodeList } from './encoding.ts';
-import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
 
 export const cacheCodec = { parseLabelSelector, parseFieldSelector, encodeList, decodeContinue };

@@ -7,8 +7,8 @@
  * the kind carrying only the RV, plus the `k8s.io/initial-events-end` annotation for the
  * watch-list end marker) and `metav1.Status` for ERROR events.
  */
-import type { ResourceInfo } from '../util/gvr.ts';
-import type { Status } from '../util/status.ts';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import type { Status } from '../apimachinery/status.ts';
 
 /** Watch event types as on the wire. */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';

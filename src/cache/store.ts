@@ -4,12 +4,13 @@
  * `threadSafeMap` indexers of client-go (`namespace`, and per-kind indexes such as pods by
  * `spec.nodeName`). Entries hold the upstream's verbatim bytes so answers never re-encode.
  */
-import type { ResourceInfo } from '../util/gvr.ts';
+
+import type { FieldSelector } from '../apimachinery/field-selector.ts';
+import { type FieldSet, indexedFields, selectableFields } from '../apimachinery/field-sets.ts';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import type { LabelSelector } from '../apimachinery/label-selector.ts';
+import type { UpstreamObject } from '../apimachinery/object.ts';
 import { listItemBytes } from './encoding.ts';
-import type { FieldSelector } from './field-selector.ts';
-import { type FieldSet, indexedFields, selectableFields } from './field-sets.ts';
-import type { LabelSelector } from './label-selector.ts';
-import type { UpstreamObject } from './types.ts';
 
 /**
  * One stored object. Immutable once created except for the lazily computed list-item bytes

@@ -8,11 +8,15 @@
  * so a LIST or a new WATCH always sees a consistent (store, history, RV) triple.
  */
 import type { Logger } from 'pino';
+import { type ContinueToken, encodeContinue } from '../apimachinery/continue-token.ts';
+import type { FieldSelector } from '../apimachinery/field-selector.ts';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import type { LabelSelector } from '../apimachinery/label-selector.ts';
+import type { UpstreamObject } from '../apimachinery/object.ts';
+import { type StatusError, tooManyRequests, tooOldResourceVersion } from '../apimachinery/status.ts';
+import type { CacheSink } from '../reflector/cache-sink.ts';
 import { type Clock, realClock, type TimerHandle } from '../util/clock.ts';
-import type { ResourceInfo } from '../util/gvr.ts';
-import { type StatusError, tooManyRequests, tooOldResourceVersion } from '../util/status.ts';
 import { type CacheWatcher, type CloseReason, Watcher } from './cache-watcher.ts';
-import { type ContinueToken, encodeContinue } from './continue-token.ts';
 import {
   type BookmarkShape,
   bookmarkObject,
@@ -21,14 +25,11 @@ import {
   type ListResult,
   learnBookmarkShape,
 } from './encoding.ts';
-import type { FieldSelector } from './field-selector.ts';
 import { type ChangeType, History, HistoryEvent } from './history.ts';
-import type { LabelSelector } from './label-selector.ts';
 import { compareKeys, objectKey, parseRV, Store, type StoreEntry } from './store.ts';
-import type { CacheSink, UpstreamObject } from './types.ts';
 
+export { type ContinueToken, decodeContinue, encodeContinue } from '../apimachinery/continue-token.ts';
 export type { CacheWatcher, CloseReason } from './cache-watcher.ts';
-export { type ContinueToken, decodeContinue, encodeContinue } from './continue-token.ts';
 export { encodeList, type ListResult } from './encoding.ts';
 
 /** Construction options of a {@link WatchCache}. */

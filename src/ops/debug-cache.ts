@@ -1,5 +1,5 @@
-import { groupResourceString } from '../util/gvr.ts';
-import type { ResourceStatus } from '../util/metrics.ts';
+import { groupResourceString } from '../apimachinery/gvr.ts';
+import type { ResourceStatus } from './metrics.ts';
 
 /** One resource in the `/debug/cache` answer. Times are RFC 3339 (UTC), ages in seconds. */
 export interface DebugCacheResource {

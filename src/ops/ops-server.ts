@@ -5,17 +5,17 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
+import { groupResourceString } from '../apimachinery/gvr.ts';
 import { type Clock, realClock } from '../util/clock.ts';
-import { groupResourceString } from '../util/gvr.ts';
+import { parseListenAddress } from '../util/listen-address.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
-import type { CacheStatusSource, Metrics } from '../util/metrics.ts';
 import { debugCacheView } from './debug-cache.ts';
 import { type EventLoopMonitor, startEventLoopMonitor } from './event-loop-monitor.ts';
 import { type HealthCheck, pingCheck, runCheck, runHealthChecks } from './health-checks.ts';
-import { parseListenAddress } from './listen-address.ts';
+import type { CacheStatusSource, Metrics } from './metrics.ts';
 
 /**
- * The ops listener (DESIGN.md §5): the proxy's own endpoints, apart from the main listener which
+ * The ops listener (docs/design.md §5): the proxy's own endpoints, apart from the main listener which
  * is pure Kubernetes API and passes the apiserver's `/metrics`, `/healthz`, `/readyz`, `/livez`
  * through. Routes:
  * - `GET /metrics`: Prometheus text exposition of {@link Metrics.registry};

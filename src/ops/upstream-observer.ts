@@ -1,9 +1,9 @@
 import type { Dispatcher } from 'undici';
-import { parseResourcePath } from '../server/request-info.ts';
-import { requestVerb } from '../server/request-verb.ts';
+import { parseResourcePath } from '../apimachinery/request-info.ts';
+import { requestVerb } from '../apimachinery/request-verb.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
-import type { Metrics } from '../util/metrics.ts';
+import type { Metrics } from './metrics.ts';
 
 /** Labels of one upstream request (`kube_cache_proxy_upstream_requests_total`). */
 export interface UpstreamRequestLabels {

@@ -1,6 +1,6 @@
+import { groupVersionPath, type ResourceInfo } from '../apimachinery/gvr.ts';
+import type { Upstream } from '../upstream/connection.ts';
 import { readLines, upstreamGet, upstreamGetBuffer } from '../upstream/request.ts';
-import type { Upstream } from '../upstream/upstream.ts';
-import { groupVersionPath, type ResourceInfo } from '../util/gvr.ts';
 import { type DecodedList, decodeList, decodeWatchLine, type WatchEvent } from './watch-decoder.ts';
 
 /** `metav1.ListOptions` for one LIST page. Empty strings / undefined are not sent. */

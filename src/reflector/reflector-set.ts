@@ -1,10 +1,10 @@
-import type { CacheSink } from '../cache/types.ts';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import type { Upstream } from '../upstream/connection.ts';
 import { DiscoveryError, discoverResource } from '../upstream/discovery.ts';
-import type { Upstream } from '../upstream/upstream.ts';
 import { type Clock, realClock } from '../util/clock.ts';
-import type { ResourceInfo } from '../util/gvr.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import { Backoff } from './backoff.ts';
+import type { CacheSink } from './cache-sink.ts';
 import { HttpListerWatcher, type ListerWatcher } from './list-watch.ts';
 import { Reflector, type ReflectorOptions, type ReflectorStatus } from './reflector.ts';
 

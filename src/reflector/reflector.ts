@@ -1,4 +1,6 @@
-import type { CacheSink, UpstreamObject } from '../cache/types.ts';
+import { groupResourceString, type ResourceInfo } from '../apimachinery/gvr.ts';
+import type { UpstreamObject } from '../apimachinery/object.ts';
+import type { Status } from '../apimachinery/status.ts';
 import {
   isConnectionRefused,
   isExpired,
@@ -8,10 +10,9 @@ import {
   UpstreamError,
 } from '../upstream/errors.ts';
 import { type Clock, realClock } from '../util/clock.ts';
-import { groupResourceString, type ResourceInfo } from '../util/gvr.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
-import type { Status } from '../util/status.ts';
 import { Backoff } from './backoff.ts';
+import type { CacheSink } from './cache-sink.ts';
 import type { ListerWatcher, WatchStream } from './list-watch.ts';
 import type { WatchEvent } from './watch-decoder.ts';
 
@@ -120,7 +121,7 @@ type StoreOp = 'add' | 'update' | 'delete';
 /**
  * The ListAndWatch loop for one resource: a TypeScript port of client-go
  * `tools/cache/reflector.go` (v1.3x, with the RV-withholding fix) writing into a
- * {@link CacheSink}. See DESIGN.md §2 for the rules; each method names the Go function it copies.
+ * {@link CacheSink}. See docs/design.md §2 for the rules; each method names the Go function it copies.
  *
  * Invariants:
  * - The sink only ever sees complete snapshots (`replace`) followed by events in the order the
@@ -372,7 +373,7 @@ export class Reflector {
       result = await this.#pagedList(this.#relistRV(), limit, start);
     }
     if (result.resourceVersion === '' || result.resourceVersion === '0') {
-      // Without a list RV there is no safe point to watch from (DESIGN.md §3: a resource whose
+      // Without a list RV there is no safe point to watch from (docs/design.md §3: a resource whose
       // RVs do not parse is not cached).
       throw new Error(`${this.#name}: upstream LIST returned no usable resourceVersion`);
     }

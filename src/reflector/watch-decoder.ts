@@ -1,4 +1,4 @@
-import type { KubeObject, UpstreamObject } from '../cache/types.ts';
+import type { KubeObject, UpstreamObject } from '../apimachinery/object.ts';
 
 /** The event types of a Kubernetes watch stream (`watch.EventType`). */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';

@@ -1,5 +1,5 @@
 /**
- * The main listener: pure Kubernetes API (DESIGN.md §5). Every request is classified by
+ * The main listener: pure Kubernetes API (docs/design.md §5). Every request is classified by
  * `router.ts`; cacheable LIST/GET/WATCH are answered by `serve-cache.ts`, everything else (and
  * anything the cache declines) is passed through by `passthrough.ts`. HTTP Upgrade
  * (exec/attach/port-forward) is answered 501 for now.
@@ -7,20 +7,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { parseGoQuery } from '../apimachinery/go-query.ts';
+import { isLongRunning, isWatchParam } from '../apimachinery/request-info.ts';
+import { requestVerb } from '../apimachinery/request-verb.ts';
+import { notImplemented, tooManyRequests } from '../apimachinery/status.ts';
+import type { Metrics } from '../ops/metrics.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
-import type { Metrics } from '../util/metrics.ts';
-import { notImplemented, tooManyRequests } from '../util/status.ts';
 import type { CacheCodec, ServedCache } from './cache-api.ts';
-import { parseGoQuery } from './go-query.ts';
 import { Limiter } from './limiter.ts';
 import { passThrough } from './passthrough.ts';
-import { isLongRunning, isWatchParam } from './request-info.ts';
-import { requestVerb } from './request-verb.ts';
 import { CacheRegistry, route } from './router.ts';
 import { toStatusError, writeStatus } from './send-status.ts';
 import { type ServeContext, serveGet, serveList, serveWatch, TOO_MANY_REQUESTS } from './serve-cache.ts';
-import type { UpstreamTarget } from './upstream.ts';
+import type { UpstreamTarget } from './upstream-target.ts';
 import { WriteTracker, writeEffectOf, writeKey } from './write-tracker.ts';
 
 /** Options of {@link buildServer}. Durations in ms. */

@@ -6,8 +6,8 @@
  * {@link CacheCodec}.
  */
 import type { Readable } from 'node:stream';
-import type { UpstreamObject } from '../cache/types.ts';
-import type { ResourceInfo } from '../util/gvr.ts';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import type { UpstreamObject } from '../apimachinery/object.ts';
 
 /** A parsed label selector; opaque to the server. */
 export type LabelSelector = unknown;

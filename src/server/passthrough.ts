@@ -13,11 +13,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
+import { serviceUnavailable } from '../apimachinery/status.ts';
 import type { Logger } from '../util/logger.ts';
-import { serviceUnavailable } from '../util/status.ts';
 import { forwardRequestHeaders, forwardResponseHeaders } from './hop-by-hop.ts';
 import { writeStatus } from './send-status.ts';
-import type { UpstreamTarget } from './upstream.ts';
+import type { UpstreamTarget } from './upstream-target.ts';
 
 /** Largest write answer buffered for read-your-writes (bytes); bigger ones just stream. */
 const MAX_TEE_BYTES = 8 * 1024 * 1024;

@@ -1,15 +1,15 @@
 /**
  * Cache or upstream? A request is served from the cache only when the cache can answer it
- * exactly as the apiserver would (DESIGN.md §3 serving table): a GET of a cached resource in
+ * exactly as the apiserver would (docs/design.md §3 serving table): a GET of a cached resource in
  * its cached GroupVersion (collection or single object, no subresource), inside the namespace
  * the cache holds, from a client that accepts plain JSON and impersonates no one. Everything
  * else is passed through. Finer decisions that depend on query values (limit/continue, unknown
  * field selectors, freshness) are taken by the handlers, which may still pass through.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { acceptsPlainJson } from './accept.ts';
+import { acceptsPlainJson } from '../apimachinery/accept.ts';
+import { isWatchParam, parseResourcePath, type ResourceRequest } from '../apimachinery/request-info.ts';
 import type { ServedCache } from './cache-api.ts';
-import { isWatchParam, parseResourcePath, type ResourceRequest } from './request-info.ts';
 
 /** The cache-servable verbs. */
 export type CacheVerb = 'list' | 'get' | 'watch';

@@ -1,12 +1,14 @@
 /**
  * LIST, GET and WATCH answered from the watch cache with the apiserver's resourceVersion
- * semantics (DESIGN.md §3 serving table; apiserver `storage/cacher/delegator.go` decides cache
+ * semantics (docs/design.md §3 serving table; apiserver `storage/cacher/delegator.go` decides cache
  * vs storage the same way). Each handler returns false when the request must be passed
  * upstream instead (nothing has been written to the response then), true when it answered.
  */
 import type { ServerResponse } from 'node:http';
+import { type ListOptions, parseListOptions, parseResourceVersion } from '../apimachinery/list-options.ts';
+import type { ResourceRequest } from '../apimachinery/request-info.ts';
+import { notFound, StatusError, tooManyRequests } from '../apimachinery/status.ts';
 import type { Clock, TimerHandle } from '../util/clock.ts';
-import { notFound, StatusError, tooManyRequests } from '../util/status.ts';
 import type {
   CacheCodec,
   ContinueFrom,
@@ -16,8 +18,6 @@ import type {
   ServedCache,
 } from './cache-api.ts';
 import type { Limiter } from './limiter.ts';
-import { type ListOptions, parseListOptions, parseResourceVersion } from './list-options.ts';
-import type { ResourceRequest } from './request-info.ts';
 import { writeStatus } from './send-status.ts';
 import { type PendingDelete, type WriteTracker, writeKey } from './write-tracker.ts';
 

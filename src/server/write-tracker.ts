@@ -1,5 +1,5 @@
 /**
- * Read-your-writes bookkeeping (DESIGN.md §3, the RV="" row). For each cached resource:
+ * Read-your-writes bookkeeping (docs/design.md §3, the RV="" row). For each cached resource:
  * - the highest resourceVersion returned by a write this proxy passed upstream, and
  * - deletions whose answer carries no usable RV: an immediate DELETE answers a Status
  *   (`details.name/uid`, no RV) and a deletecollection answers the deleted items at their

@@ -1,7 +1,7 @@
-import type { GroupVersionResource, ResourceInfo } from '../util/gvr.ts';
+import type { GroupVersionResource, ResourceInfo } from '../apimachinery/gvr.ts';
+import type { Upstream } from './connection.ts';
 import { UpstreamError } from './errors.ts';
 import { upstreamGetBuffer } from './request.ts';
-import type { Upstream } from './upstream.ts';
 
 /**
  * Groups compiled into kube-apiserver whose names contain a dot. Together with the dot-less

@@ -1,4 +1,4 @@
-import type { Status } from '../util/status.ts';
+import type { Status } from '../apimachinery/status.ts';
 
 /**
  * A non-2xx answer from the upstream apiserver (or an ERROR event on a watch stream), with the

@@ -1,3 +1,4 @@
+export { createUpstream, type Upstream, type UpstreamOptions } from './connection.ts';
 export { DiscoveryError, discoverResource, isBuiltInGroup, parseResourceName } from './discovery.ts';
 export {
   isConnectionRefused,
@@ -17,4 +18,3 @@ export {
   upstreamUrl,
 } from './request.ts';
 export { FileTokenSource } from './token-source.ts';
-export { createUpstream, type Upstream, type UpstreamOptions } from './upstream.ts';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 // config.js directly, not the package index (which re-exports the whole generated API client):
-// see src/ops/lean-client-node.ts.
+// see ./lean-client-node.ts.
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { parse, stringify } from 'yaml';
 

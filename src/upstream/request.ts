@@ -1,6 +1,6 @@
 import { request } from 'undici';
+import type { Upstream } from './connection.ts';
 import { UpstreamError } from './errors.ts';
-import type { Upstream } from './upstream.ts';
 
 /** Query parameters; `undefined` values are omitted. */
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -22,7 +22,7 @@ export function upstreamUrl(up: Pick<Upstream, 'baseUrl'>, path: string, query: 
 
 /**
  * GET `path` upstream asking for JSON with identity encoding (recent apiservers gzip watch-list
- * streams when allowed; DESIGN.md §2). Resolves once headers arrive; a non-2xx answer is read
+ * streams when allowed; docs/design.md §2). Resolves once headers arrive; a non-2xx answer is read
  * (bounded to 64 KiB) and thrown as {@link UpstreamError}. Network errors (e.g. ECONNREFUSED)
  * are thrown as undici raises them. `signal` aborts the request and its body.
  */

@@ -1,7 +1,7 @@
 import { type Logger, pino } from 'pino';
 
 /**
- * Paths pino redacts everywhere: credentials must never reach logs (DESIGN.md §4). Covers
+ * Paths pino redacts everywhere: credentials must never reach logs (docs/design.md §4). Covers
  * request headers as logged by fastify and kubeconfig-shaped objects.
  */
 export const REDACT_PATHS = [

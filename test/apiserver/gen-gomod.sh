@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Generates go.mod for the test fixture: k8s.io/kubernetes pinned to $K8S_VERSION, with one
 # `replace` per staging module (k8s.io/kubernetes's own go.mod replaces them with ./staging paths,
-# which a consumer module cannot see). See ../../../shared/FIXTURE.md.
+# which a consumer module cannot see). See docs/testing.md.
 set -euo pipefail
 cd "$(dirname "$0")"
 K8S_VERSION=${K8S_VERSION:-$(cat VERSION)}

@@ -7,17 +7,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
-import type { CacheWatcher } from '../../src/cache/cache-watcher.ts';
+import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
+import type { KubeObject, UpstreamObject } from '../../src/apimachinery/object.ts';
 import {
   everythingFields,
   everythingLabels,
   parseFieldSelector,
   parseLabelSelector,
-} from '../../src/cache/selectors.ts';
-import type { KubeObject, UpstreamObject } from '../../src/cache/types.ts';
+} from '../../src/apimachinery/selectors.ts';
+import { StatusError } from '../../src/apimachinery/status.ts';
+import type { CacheWatcher } from '../../src/cache/cache-watcher.ts';
 import { decodeContinue, encodeList, WatchCache } from '../../src/cache/watch-cache.ts';
-import type { ResourceInfo } from '../../src/util/gvr.ts';
-import { StatusError } from '../../src/util/status.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 
 const CONFIGMAPS: ResourceInfo = {

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
+import { everythingFields, everythingLabels } from '../../src/apimachinery/selectors.ts';
 import type { CacheWatcher } from '../../src/cache/cache-watcher.ts';
-import { everythingFields, everythingLabels } from '../../src/cache/selectors.ts';
 import { encodeList, WatchCache } from '../../src/cache/watch-cache.ts';
 import { ReflectorSet } from '../../src/reflector/index.ts';
 import { createUpstream, type Upstream } from '../../src/upstream/index.ts';

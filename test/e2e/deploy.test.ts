@@ -12,8 +12,8 @@ import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
-import { cacheRbacRules } from '../../src/ops/rbac-rules.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { cacheRbacRules } from '../support/rbac-rules.ts';
 
 const deployDir = fileURLToPath(new URL('../../deploy/', import.meta.url));
 

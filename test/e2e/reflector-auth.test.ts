@@ -10,8 +10,8 @@ import { after, before, describe, test } from 'node:test';
 import { MapSink, seedConfigMaps } from '../../bench/sync-support.ts';
 import { HttpListerWatcher } from '../../src/reflector/list-watch.ts';
 import { Reflector } from '../../src/reflector/reflector.ts';
+import { createUpstream, type Upstream } from '../../src/upstream/connection.ts';
 import { discoverResource } from '../../src/upstream/discovery.ts';
-import { createUpstream, type Upstream } from '../../src/upstream/upstream.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 
 describe('upstream credentials', () => {

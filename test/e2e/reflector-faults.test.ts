@@ -6,12 +6,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { directList, MapSink, seedConfigMaps } from '../../bench/sync-support.ts';
+import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
 import { HttpListerWatcher, type ListerWatcher, type WatchStream } from '../../src/reflector/list-watch.ts';
 import { Reflector, type ReflectorOptions } from '../../src/reflector/reflector.ts';
+import { createUpstream, type Upstream } from '../../src/upstream/connection.ts';
 import { discoverResource } from '../../src/upstream/discovery.ts';
 import { readLines, upstreamGet } from '../../src/upstream/request.ts';
-import { createUpstream, type Upstream } from '../../src/upstream/upstream.ts';
-import type { ResourceInfo } from '../../src/util/gvr.ts';
 import { type Fixture, startFixture } from '../fixture/index.ts';
 
 /** Wraps a ListerWatcher: `cut()` breaks the open streams, `hold()` parks new requests until `release()`. */

@@ -9,8 +9,8 @@ import { directList, MapSink, seedConfigMaps } from '../../bench/sync-support.ts
 import { HttpListerWatcher } from '../../src/reflector/list-watch.ts';
 import { Reflector } from '../../src/reflector/reflector.ts';
 import { ReflectorSet } from '../../src/reflector/reflector-set.ts';
+import { createUpstream, type Upstream } from '../../src/upstream/connection.ts';
 import { discoverResource } from '../../src/upstream/discovery.ts';
-import { createUpstream, type Upstream } from '../../src/upstream/upstream.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 
 describe('reflector against the real apiserver', () => {

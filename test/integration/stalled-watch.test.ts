@@ -9,13 +9,13 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { request } from 'undici';
+import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
 import { cacheCodec } from '../../src/cache/codec.ts';
 import { WatchCache } from '../../src/cache/watch-cache.ts';
 import { buildServer } from '../../src/server/app.ts';
 import { STALLED_CHECK_MS } from '../../src/server/serve-cache.ts';
-import { FakeClock } from '../../src/util/clock.ts';
-import type { ResourceInfo } from '../../src/util/gvr.ts';
 import { silentLogger } from '../../src/util/logger.ts';
+import { FakeClock } from '../support/fake-clock.ts';
 
 const info: ResourceInfo = {
   gvr: { group: '', version: 'v1', resource: 'configmaps' },

@@ -1,5 +1,5 @@
 /** Builds the `ResourceInfo` that discovery would return, for unit tests. */
-import type { ResourceInfo } from '../../src/util/gvr.ts';
+import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
 
 /**
  * `kind` + `group/version/resource`; list kind `<Kind>List`, apiVersion `v1` or `group/version`.

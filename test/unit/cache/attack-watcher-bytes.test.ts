@@ -6,10 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { everythingFields, everythingLabels } from '../../../src/cache/selectors.ts';
-import type { KubeObject, UpstreamObject } from '../../../src/cache/types.ts';
+import type { KubeObject, UpstreamObject } from '../../../src/apimachinery/object.ts';
+import { everythingFields, everythingLabels } from '../../../src/apimachinery/selectors.ts';
 import { WatchCache } from '../../../src/cache/watch-cache.ts';
-import { FakeClock } from '../../../src/util/clock.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 import { drain, PODS, pod, summary } from './helpers.ts';
 
 const ALL = { labelSelector: everythingLabels, fieldSelector: everythingFields };

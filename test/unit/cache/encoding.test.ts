@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
+import { everythingFields, everythingLabels } from '../../../src/apimachinery/selectors.ts';
+import { tooOldResourceVersion } from '../../../src/apimachinery/status.ts';
 import {
   bookmarkObject,
   encodeList,
@@ -10,10 +13,7 @@ import {
   listItemBytes,
 } from '../../../src/cache/encoding.ts';
 import { withResourceVersion } from '../../../src/cache/history.ts';
-import { everythingFields, everythingLabels } from '../../../src/cache/selectors.ts';
 import { WatchCache } from '../../../src/cache/watch-cache.ts';
-import type { ResourceInfo } from '../../../src/util/gvr.ts';
-import { tooOldResourceVersion } from '../../../src/util/status.ts';
 import { PODS, WIDGETS } from './helpers.ts';
 
 const DAEMONSETS: ResourceInfo = {

@@ -1,7 +1,8 @@
 /** Builders shared by the cache unit tests. */
+
+import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
+import type { KubeObject, UpstreamObject } from '../../../src/apimachinery/object.ts';
 import type { CacheWatcher } from '../../../src/cache/cache-watcher.ts';
-import type { KubeObject, UpstreamObject } from '../../../src/cache/types.ts';
-import type { ResourceInfo } from '../../../src/util/gvr.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
 export const PODS: ResourceInfo = resourceInfo('v1', 'pods', 'Pod');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { everythingFields, parseFieldSelector } from '../../../src/cache/selectors.ts';
+import { everythingFields, parseFieldSelector } from '../../../src/apimachinery/selectors.ts';
 import { parseRV, Store } from '../../../src/cache/store.ts';
 import { PODS, pod } from './helpers.ts';
 

@@ -5,10 +5,10 @@ import {
   everythingLabels,
   parseFieldSelector,
   parseLabelSelector,
-} from '../../../src/cache/selectors.ts';
+} from '../../../src/apimachinery/selectors.ts';
+import { StatusError } from '../../../src/apimachinery/status.ts';
 import { encodeList, WatchCache, type WatchCacheOptions } from '../../../src/cache/watch-cache.ts';
-import { FakeClock } from '../../../src/util/clock.ts';
-import { StatusError } from '../../../src/util/status.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 import { drain, PODS, pod, summary } from './helpers.ts';
 
 const ALL = { labelSelector: everythingLabels, fieldSelector: everythingFields };

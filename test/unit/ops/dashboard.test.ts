@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { createMetrics } from '../../../src/util/metrics.ts';
+import { createMetrics } from '../../../src/ops/metrics.ts';
 
 interface Panel {
   id: number;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { cacheRbacRules } from '../../../src/ops/rbac-rules.ts';
+import { cacheRbacRules } from '../../support/rbac-rules.ts';
 
 // Structural checks on the source manifests (no kubectl needed). test/e2e/deploy.test.ts renders
 // them with kustomize and applies them with a server-side dry-run against a real apiserver.

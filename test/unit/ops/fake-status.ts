@@ -1,4 +1,4 @@
-import type { CacheStatusSource, ResourceStatus } from '../../../src/util/metrics.ts';
+import type { CacheStatusSource, ResourceStatus } from '../../../src/ops/metrics.ts';
 
 /** A ResourceStatus for `pods` with every field set; override what a test cares about. */
 export function podsStatus(over: Partial<ResourceStatus> = {}): ResourceStatus {

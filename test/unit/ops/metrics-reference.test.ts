@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { createMetrics } from '../../../src/util/metrics.ts';
+import { createMetrics } from '../../../src/ops/metrics.ts';
 
 // deploy/README.md documents every metric; this keeps the table equal to the registry.
 const readme = readFileSync(new URL('../../../deploy/README.md', import.meta.url), 'utf8');

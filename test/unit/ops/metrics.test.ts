@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock } from '../../../src/util/clock.ts';
-import { createMetrics, resourceVersionGaugeValue } from '../../../src/util/metrics.ts';
+import { createMetrics, resourceVersionGaugeValue } from '../../../src/ops/metrics.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 import { deploymentsStatus, FakeStatusSource, podsStatus } from './fake-status.ts';
 
 const NOW = 1_700_000_010_000;

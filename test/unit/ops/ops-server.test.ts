@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { createMetrics } from '../../../src/ops/metrics.ts';
 import { buildOpsServer, startOpsServer } from '../../../src/ops/ops-server.ts';
-import { FakeClock } from '../../../src/util/clock.ts';
-import { createMetrics } from '../../../src/util/metrics.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 import { deploymentsStatus, FakeStatusSource, podsStatus } from './fake-status.ts';
 
 const NOW = 1_700_000_010_000;

@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { Agent, request } from 'undici';
+import { createMetrics } from '../../../src/ops/metrics.ts';
 import { observeUpstream, upstreamRequestLabels } from '../../../src/ops/upstream-observer.ts';
-import { FakeClock } from '../../../src/util/clock.ts';
 import { createLogger } from '../../../src/util/logger.ts';
-import { createMetrics } from '../../../src/util/metrics.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 
 async function samples(m: ReturnType<typeof createMetrics>, name: string): Promise<string[]> {
   const text = await m.registry.getSingleMetricAsString(name);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Backoff } from '../../../src/reflector/backoff.ts';
-import { FakeClock } from '../../../src/util/clock.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 
 describe('Backoff (client-go reflector defaults)', () => {
   it('sleeps are uniform in [d, 2d) for d = 0.8, 1.6, 3.2, … s, capped at [30, 60) s', () => {

@@ -1,4 +1,6 @@
-import type { CacheSink, KubeObject, UpstreamObject } from '../../../src/cache/types.ts';
+import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
+import type { KubeObject, UpstreamObject } from '../../../src/apimachinery/object.ts';
+import type { CacheSink } from '../../../src/reflector/cache-sink.ts';
 import type {
   ListerWatcher,
   ListOptions,
@@ -6,7 +8,6 @@ import type {
   WatchStream,
 } from '../../../src/reflector/list-watch.ts';
 import type { DecodedList, WatchEvent, WatchEventType } from '../../../src/reflector/watch-decoder.ts';
-import type { ResourceInfo } from '../../../src/util/gvr.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
 export const configMapInfo: ResourceInfo = resourceInfo('v1', 'configmaps', 'ConfigMap');

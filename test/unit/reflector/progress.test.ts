@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { Reflector } from '../../../src/reflector/reflector.ts';
-import { FakeClock } from '../../../src/util/clock.ts';
 import { createLogger } from '../../../src/util/logger.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 import { bookmark, cm, configMapInfo, ev, FakeListerWatcher, FakeStream, RecordingSink } from './fakes.ts';
 
 /** Lets every pending promise chain (and Writable callbacks) run: a macrotask turn drains all microtasks. */

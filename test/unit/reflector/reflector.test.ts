@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Reflector, type ReflectorOptions } from '../../../src/reflector/reflector.ts';
 import { UpstreamError } from '../../../src/upstream/errors.ts';
-import { FakeClock, flushMicrotasks } from '../../../src/util/clock.ts';
+import { FakeClock, flushMicrotasks } from '../../support/fake-clock.ts';
 import {
   bookmark,
   cm,

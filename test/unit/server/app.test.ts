@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MockAgent } from 'undici';
-import { encodeContinue } from '../../../src/cache/continue-token.ts';
+import { encodeContinue } from '../../../src/apimachinery/continue-token.ts';
+import { createMetrics } from '../../../src/ops/metrics.ts';
 import { buildServer, type ServerOptions } from '../../../src/server/app.ts';
-import type { UpstreamTarget } from '../../../src/server/upstream.ts';
-import { FakeClock } from '../../../src/util/clock.ts';
+import type { UpstreamTarget } from '../../../src/server/upstream-target.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
-import { createMetrics } from '../../../src/util/metrics.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 import { FakeCache, fakeCodec, pod } from './fake-cache.ts';
 
 const ORIGIN = 'https://apiserver.test:6443';

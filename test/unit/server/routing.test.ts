@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { acceptsPlainJson } from '../../../src/server/accept.ts';
-import { isLongRunning, parseResourcePath } from '../../../src/server/request-info.ts';
+import { acceptsPlainJson } from '../../../src/apimachinery/accept.ts';
+import { isLongRunning, parseResourcePath } from '../../../src/apimachinery/request-info.ts';
 import { CacheRegistry, route } from '../../../src/server/router.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 import { FakeCache } from './fake-cache.ts';

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
+import { createUpstream, type Upstream } from '../../../src/upstream/connection.ts';
 import {
   DiscoveryError,
   discoverResource,
   isBuiltInGroup,
   parseResourceName,
 } from '../../../src/upstream/discovery.ts';
-import { createUpstream, type Upstream } from '../../../src/upstream/upstream.ts';
 
 describe('parseResourceName / isBuiltInGroup', () => {
   it('parses resource[.version][.group]', () => {

@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { createUpstream } from '../../../src/upstream/connection.ts';
 import { loadKubeConfig } from '../../../src/upstream/kubeconfig.ts';
-import { createUpstream } from '../../../src/upstream/upstream.ts';
-import { FakeClock } from '../../../src/util/clock.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 
 describe('loadKubeConfig / createUpstream', () => {
   it('finds a relative token-file, resolves it against the kubeconfig and re-reads it', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { FileTokenSource } from '../../../src/upstream/token-source.ts';
-import { FakeClock } from '../../../src/util/clock.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 
 describe('FileTokenSource', () => {
   it('re-reads a rotated token file when it changes (checked every 10 s) and at least every 60 s', async () => {

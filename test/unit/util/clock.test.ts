@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FakeClock } from '../../../src/util/clock.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 
 test('FakeClock fires timers in due order and only when due', async () => {
   const c = new FakeClock(1000);

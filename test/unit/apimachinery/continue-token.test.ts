@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeContinue, encodeContinue } from '../../../src/cache/continue-token.ts';
-import { everythingFields, everythingLabels, parseLabelSelector } from '../../../src/cache/selectors.ts';
+import { decodeContinue, encodeContinue } from '../../../src/apimachinery/continue-token.ts';
+import {
+  everythingFields,
+  everythingLabels,
+  parseLabelSelector,
+} from '../../../src/apimachinery/selectors.ts';
+import { StatusError } from '../../../src/apimachinery/status.ts';
 import { encodeList, WatchCache } from '../../../src/cache/watch-cache.ts';
-import { FakeClock } from '../../../src/util/clock.ts';
-import { StatusError } from '../../../src/util/status.ts';
-import { PODS, pod } from './helpers.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
+import { PODS, pod } from '../cache/helpers.ts';
 
 function status(fn: () => unknown): string {
   try {

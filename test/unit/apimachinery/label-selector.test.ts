@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseLabelSelector } from '../../../src/cache/selectors.ts';
-import { StatusError } from '../../../src/util/status.ts';
+import { parseLabelSelector } from '../../../src/apimachinery/selectors.ts';
+import { StatusError } from '../../../src/apimachinery/status.ts';
 
 function badRequestMessage(s: string): string {
   try {

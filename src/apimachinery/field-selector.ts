@@ -3,9 +3,10 @@
  * on unescaped commas, `!=` / `==` / `=` found left to right, values unescaped with `\\`, `\,`,
  * `\=`), with its error messages word for word.
  */
-import type { ResourceInfo } from '../util/gvr.ts';
-import { badRequest } from '../util/status.ts';
+
 import { type FieldSet, isSelectableField } from './field-sets.ts';
+import type { ResourceInfo } from './gvr.ts';
+import { badRequest } from './status.ts';
 
 /** One `hasTerm` (`=`, `==`) or `notHasTerm` (`!=`). */
 export interface FieldTerm {

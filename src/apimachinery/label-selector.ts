@@ -5,7 +5,7 @@
  * `pkg/util/validation/field` (`field.Invalid(...).Error()`), because a bad `labelSelector` must
  * be answered with the same 400 message the apiserver gives.
  */
-import { badRequest } from '../util/status.ts';
+import { badRequest } from './status.ts';
 
 /** `selection.Operator` as spelled in the Go source (the `>`/`<` operators are `gt`/`lt`). */
 export type LabelOperator = 'in' | 'notin' | '=' | '==' | '!=' | 'gt' | 'lt' | 'exists' | '!';

@@ -1,38 +1,9 @@
 /**
  * The contract between the Reflector (which fills the cache) and the watch cache (which serves
- * it): the apiserver cacher's `watchCache` is a `cache.Store` that its reflector writes into;
- * here that Store is {@link CacheSink}.
+ * it): the apiserver cacher's `watchCache` is a `cache.Store` that its reflector writes into
+ * (client-go `tools/cache/store.go`); here that Store is {@link CacheSink}.
  */
-
-/** The parts of `metav1.ObjectMeta` the cache reads. */
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  resourceVersion: string;
-  uid?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  [k: string]: unknown;
-}
-
-/** A Kubernetes object as decoded from JSON. */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  [k: string]: unknown;
-}
-
-/**
- * One object as received from upstream: its JSON bytes exactly as the apiserver sent them
- * (WITH `kind` and `apiVersion`, as in watch events and GET answers) and the parsed value.
- * The bytes are kept verbatim so GET, LIST and WATCH answers re-use them without re-encoding
- * (DESIGN.md §3 "Keep the upstream's bytes"). Neither field may be modified after creation.
- */
-export interface UpstreamObject {
-  readonly raw: Buffer;
-  readonly object: KubeObject;
-}
+import type { UpstreamObject } from '../apimachinery/object.ts';
 
 /**
  * What the Reflector writes into (apiserver `watchCache` as a `cache.Store`, plus
@@ -49,7 +20,7 @@ export interface CacheSink {
   /**
    * Atomically replace the whole contents with `objects` at `resourceVersion`. On a cache that
    * already served watchers this is a relist: open watchers are ended cleanly and the history
-   * window restarts at `resourceVersion` (apiserver cacher behaviour, DESIGN.md §3 "Relist").
+   * window restarts at `resourceVersion` (apiserver cacher behaviour, docs/design.md §3 "Relist").
    * `bookmarkObject`, when the snapshot came from a watch-list, is the `object` bytes of the
    * `k8s.io/initial-events-end` BOOKMARK as received: the cache learns from it the exact shape the
    * upstream gives bookmark objects of this kind, so its own bookmarks match byte for byte.

@@ -6,8 +6,8 @@
  * `apiserver/pkg/registry/generic/matcher.go` (`ObjectMetaFieldsSet`) for every other resource.
  * A field outside these sets is one the cache cannot evaluate: the request goes upstream.
  */
-import type { ResourceInfo } from '../util/gvr.ts';
-import type { KubeObject } from './types.ts';
+import type { ResourceInfo } from './gvr.ts';
+import type { KubeObject } from './object.ts';
 
 /** A `fields.Set`: field path → value. A missing field reads as "" (`fields.Set.Get`). */
 export type FieldSet = Readonly<Record<string, string>>;

@@ -1,10 +1,10 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { type Clock, realClock } from './clock.ts';
-import type { GroupVersionResource } from './gvr.ts';
+import type { GroupVersionResource } from '../apimachinery/gvr.ts';
+import { type Clock, realClock } from '../util/clock.ts';
 
 /**
  * Every Prometheus metric of kube-cache-proxy, in one registry served on the ops listener's
- * `/metrics` (DESIGN.md §5). Names carry the `kube_cache_proxy_` prefix and copy the apiserver's
+ * `/metrics` (docs/design.md §5). Names carry the `kube_cache_proxy_` prefix and copy the apiserver's
  * where the concept is the same, so dashboards and alerts written for the apiserver's watch cache
  * read naturally:
  * - `staging/src/k8s.io/apiserver/pkg/storage/cacher/metrics/metrics.go`

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseFieldSelector, selectableFields } from '../../../src/cache/selectors.ts';
-import type { ResourceInfo } from '../../../src/util/gvr.ts';
-import { StatusError } from '../../../src/util/status.ts';
-import { NODES, PODS, pod, WIDGETS } from './helpers.ts';
+import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
+import { parseFieldSelector, selectableFields } from '../../../src/apimachinery/selectors.ts';
+import { StatusError } from '../../../src/apimachinery/status.ts';
+import { NODES, PODS, pod, WIDGETS } from '../cache/helpers.ts';
 
 const EVENTS: ResourceInfo = {
   ...PODS,

@@ -5,7 +5,7 @@
  * object's key relative to the listed prefix (`name` within a namespace, `namespace/name` across
  * namespaces). Tokens are interchangeable between the cache and the apiserver in both directions.
  */
-import { badRequest } from '../util/status.ts';
+import { badRequest } from './status.ts';
 
 /** A decoded token: the snapshot RV and the first key (relative, inclusive) of the next page. */
 export interface ContinueToken {

@@ -24,7 +24,7 @@ export interface UpstreamTarget {
    * Pools WITHOUT the proxy's TLS client certificate, for requests that carry the client's own
    * `Authorization`: the apiserver authenticates a client certificate before any bearer token,
    * so sending the client's token over the proxy's certificate connection would act with the
-   * proxy's rights (DESIGN.md §4: the client's own credentials are forwarded). Absent when the
+   * proxy's rights (docs/design.md §4: the client's own credentials are forwarded). Absent when the
    * proxy's identity is not a client certificate (then the pools above serve both).
    */
   readonly clientCredentialPools?: {

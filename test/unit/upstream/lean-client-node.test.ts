@@ -40,11 +40,11 @@ describe('installLeanClientNode', () => {
       }),
     );
     const script = `
-      const lean = await import(${JSON.stringify(join(src, 'ops/lean-client-node.ts'))});
+      const lean = await import(${JSON.stringify(join(src, 'upstream/lean-client-node.ts'))});
       const first = lean.installLeanClientNode();
       const again = lean.installLeanClientNode();
       const { loadKubeConfig } = await import(${JSON.stringify(join(src, 'upstream/kubeconfig.ts'))});
-      const { createUpstream } = await import(${JSON.stringify(join(src, 'upstream/upstream.ts'))});
+      const { createUpstream } = await import(${JSON.stringify(join(src, 'upstream/connection.ts'))});
       const loaded = loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });
       const up = await createUpstream({ loaded });
       let makeApiClient;

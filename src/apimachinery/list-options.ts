@@ -8,8 +8,9 @@
  *    errors are 422 `ListOptions.meta.k8s.io "" is invalid: …`.
  * Selectors are parsed by the cache's parsers (they throw their own 400s).
  */
-import { badRequest, type FieldError, forbidden, invalid, notSupported } from '../util/status.ts';
+
 import { isWatchParam } from './request-info.ts';
+import { badRequest, type FieldError, forbidden, invalid, notSupported } from './status.ts';
 
 /** Decoded `metav1.ListOptions` (internal version), as the handler sees it after defaulting. */
 export interface ListOptions {
