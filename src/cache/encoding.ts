@@ -1,62 +1,13 @@
 /**
  * Wire bytes the cache serves, built from the upstream's verbatim object bytes without
- * re-encoding: watch event lines (apimachinery `watch/versioned` + the apiserver's JSON
- * serializer, one `Encode` per event so each line ends with `\n`), LIST bodies (apiserver
- * `endpoints/handlers/responsewriters` streaming collection encoder: built-in items without
- * `kind`/`apiVersion`), bookmark objects (cacher `cacher.go` bookmark events: an empty object of
- * the kind carrying only the RV, plus the `k8s.io/initial-events-end` annotation for the
- * watch-list end marker) and `metav1.Status` for ERROR events.
+ * re-encoding and serialized once for every reader (apiserver `storage/cacher/caching_object.go`):
+ * LIST bodies (apiserver `endpoints/handlers/responsewriters` streaming collection encoder:
+ * built-in items without `kind`/`apiVersion`) and bookmark objects (cacher `cacher.go` bookmark
+ * events: an empty object of the kind carrying only the RV, plus the `k8s.io/initial-events-end`
+ * annotation for the watch-list end marker). The watch event framing and Go's JSON escaping are
+ * wire format: `apimachinery/watch-event.ts`, `apimachinery/go-json.ts`.
  */
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
-import type { Status } from '../apimachinery/status.ts';
-
-/** Watch event types as on the wire. */
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-
-const PREFIX: Record<WatchEventType, Buffer> = {
-  ADDED: Buffer.from('{"type":"ADDED","object":'),
-  MODIFIED: Buffer.from('{"type":"MODIFIED","object":'),
-  DELETED: Buffer.from('{"type":"DELETED","object":'),
-  BOOKMARK: Buffer.from('{"type":"BOOKMARK","object":'),
-  ERROR: Buffer.from('{"type":"ERROR","object":'),
-};
-const LINE_END = Buffer.from('}\n');
-
-/** `{"type":T,"object":<object>}\n`: one allocation, the object bytes copied once. */
-export function eventLine(type: WatchEventType, object: Buffer): Buffer {
-  const prefix = PREFIX[type];
-  const out = Buffer.allocUnsafe(prefix.length + object.length + LINE_END.length);
-  prefix.copy(out, 0);
-  object.copy(out, prefix.length);
-  LINE_END.copy(out, prefix.length + object.length);
-  return out;
-}
-
-/**
- * `metav1.Status` JSON in Go field order (kind, apiVersion, metadata, status, message, reason,
- * details, code), as the apiserver encodes an ERROR event's object.
- */
-export function encodeStatus(s: Status): Buffer {
-  const parts = [
-    `"kind":"Status","apiVersion":"v1","metadata":{},"status":${goJSON(s.status)}`,
-    `"message":${goJSON(s.message)}`,
-    `"reason":${goJSON(s.reason)}`,
-  ];
-  if (s.details) parts.push(`"details":${goJSON(s.details)}`);
-  parts.push(`"code":${s.code}`);
-  return Buffer.from(`{${parts.join(',')}}`);
-}
-
-/**
- * `JSON.stringify` with Go encoding/json's HTML-safe escapes (`<`, `>`, `&`, U+2028, U+2029 as
- * `\\u003c`…), so messages match the apiserver byte for byte. Key order is the argument's.
- */
-export function goJSON(v: unknown): string {
-  return JSON.stringify(v).replace(
-    /[<>&\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-}
 
 /**
  * What the apiserver writes for the zero value of a built-in kind, as observed on kube-apiserver

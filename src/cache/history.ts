@@ -5,7 +5,7 @@
  * `watch_cache_interval.go` (the interval of events after an RV). Each event's wire line is
  * encoded once here and shared by every watcher (apiserver `caching_object.go`).
  */
-import { eventLine } from './encoding.ts';
+import { eventLine } from '../apimachinery/watch-event.ts';
 import type { StoreEntry } from './store.ts';
 
 /** ADDED / MODIFIED / DELETED as received from upstream. */

@@ -10,21 +10,16 @@
 import type { Logger } from 'pino';
 import { type ContinueToken, encodeContinue } from '../apimachinery/continue-token.ts';
 import type { FieldSelector } from '../apimachinery/field-selector.ts';
+import { encodeStatus } from '../apimachinery/go-json.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
 import type { UpstreamObject } from '../apimachinery/object.ts';
 import { type StatusError, tooManyRequests, tooOldResourceVersion } from '../apimachinery/status.ts';
+import { eventLine } from '../apimachinery/watch-event.ts';
 import type { CacheSink } from '../reflector/cache-sink.ts';
 import { type Clock, realClock, type TimerHandle } from '../util/clock.ts';
 import { type CacheWatcher, type CloseReason, Watcher } from './cache-watcher.ts';
-import {
-  type BookmarkShape,
-  bookmarkObject,
-  encodeStatus,
-  eventLine,
-  type ListResult,
-  learnBookmarkShape,
-} from './encoding.ts';
+import { type BookmarkShape, bookmarkObject, type ListResult, learnBookmarkShape } from './encoding.ts';
 import { type ChangeType, History, HistoryEvent } from './history.ts';
 import { compareKeys, objectKey, parseRV, Store, type StoreEntry } from './store.ts';
 

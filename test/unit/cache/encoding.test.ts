@@ -2,13 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
 import { everythingFields, everythingLabels } from '../../../src/apimachinery/selectors.ts';
-import { tooOldResourceVersion } from '../../../src/apimachinery/status.ts';
 import {
   bookmarkObject,
   encodeList,
-  encodeStatus,
-  eventLine,
-  goJSON,
   learnBookmarkShape,
   listItemBytes,
 } from '../../../src/cache/encoding.ts';
@@ -52,21 +48,6 @@ describe('encoding', () => {
       String(bookmarkObject(UNKNOWN, 7n, true)),
       '{"kind":"Gadget","apiVersion":"gadgets.k8s.io/v1","metadata":{"resourceVersion":"7","annotations":{"k8s.io/initial-events-end":"true"}}}',
     );
-  });
-
-  it('event lines', () => {
-    assert.equal(
-      String(eventLine('MODIFIED', Buffer.from('{"a":1}'))),
-      '{"type":"MODIFIED","object":{"a":1}}\n',
-    );
-  });
-
-  it('ERROR Status in Go field order with Go escaping', () => {
-    assert.equal(
-      String(encodeStatus(tooOldResourceVersion(5n, 10n).status)),
-      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 5 (10)","reason":"Expired","code":410}',
-    );
-    assert.equal(goJSON('<nil> & >'), '"\\u003cnil\\u003e \\u0026 \\u003e"');
   });
 
   it('list items drop kind/apiVersion for built-in kinds only, without re-encoding', () => {
