@@ -8,6 +8,7 @@
  * wire format: `apimachinery/watch-event.ts`, `apimachinery/go-json.ts`.
  */
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import { eventLine } from '../apimachinery/watch-event.ts';
 
 /**
  * What the apiserver writes for the zero value of a built-in kind, as observed on kube-apiserver
@@ -144,6 +145,48 @@ export function learnBookmarkShape(
   else if (s.includes(`${annotation},`)) plain = s.replace(`${annotation},`, '');
   if (plain === undefined) return { plain: split(s) };
   return { plain: split(plain), end: split(s) };
+}
+
+/**
+ * The BOOKMARK event lines of one resource: in the shape learnt from the upstream's own bookmarks
+ * when it sent one (byte-identical to the apiserver's), else {@link bookmarkObject}'s. The
+ * periodic line is encoded once per RV and shared by every watcher.
+ */
+export class BookmarkLines {
+  readonly #resource: ResourceInfo;
+  #shape: BookmarkShape = {};
+  #periodic: { rv: bigint; line: Buffer } | undefined;
+
+  constructor(resource: ResourceInfo) {
+    this.#resource = resource;
+  }
+
+  /**
+   * Learns the shape from an upstream bookmark `object` at `rv` (see {@link learnBookmarkShape}).
+   * Keeps the first shape learnt for each variant (they never change for a kind).
+   */
+  learn(object: Buffer, rv: string): void {
+    if (this.#shape.plain && this.#shape.end) return;
+    const shape = learnBookmarkShape(this.#resource, object, rv);
+    if (!shape) return;
+    this.#shape = { plain: this.#shape.plain ?? shape.plain, end: this.#shape.end ?? shape.end };
+    this.#periodic = undefined;
+  }
+
+  /** The periodic bookmark line at `rv`, encoded once per RV for all watchers. */
+  periodic(rv: bigint): Buffer {
+    if (this.#periodic?.rv !== rv) this.#periodic = { rv, line: this.line(rv, false) };
+    return this.#periodic.line;
+  }
+
+  /** A BOOKMARK event line at `rv`; with `initialEventsEnd`, the watch-list end marker. */
+  line(rv: bigint, initialEventsEnd: boolean): Buffer {
+    const learnt = initialEventsEnd ? this.#shape.end : this.#shape.plain;
+    const object = learnt
+      ? Buffer.from(`${learnt[0]}${rv}${learnt[1]}`)
+      : bookmarkObject(this.#resource, rv, initialEventsEnd);
+    return eventLine('BOOKMARK', object);
+  }
 }
 
 /**

@@ -8,7 +8,6 @@ import {
   learnBookmarkShape,
   listItemBytes,
 } from '../../../src/cache/encoding.ts';
-import { withResourceVersion } from '../../../src/cache/history.ts';
 import { WatchCache } from '../../../src/cache/watch-cache.ts';
 import { PODS, WIDGETS } from './helpers.ts';
 
@@ -77,16 +76,6 @@ describe('encoding', () => {
     assert.equal(
       String(Buffer.concat(encodeList(WIDGETS, { resourceVersion: '9', items: [] }))),
       '{"apiVersion":"example.com/v1","items":[],"kind":"WidgetList","metadata":{"continue":"","resourceVersion":"9"}}\n',
-    );
-  });
-
-  it('rewrites the object RV only in metadata', () => {
-    const raw = Buffer.from(
-      '{"kind":"Event","apiVersion":"v1","metadata":{"name":"e","resourceVersion":"5"},"involvedObject":{"resourceVersion":"5"}}',
-    );
-    assert.equal(
-      String(withResourceVersion(raw, 5n, 8n)),
-      '{"kind":"Event","apiVersion":"v1","metadata":{"name":"e","resourceVersion":"8"},"involvedObject":{"resourceVersion":"5"}}',
     );
   });
 
