@@ -7,6 +7,7 @@
  * watchers and memory stays bounded. Its client resumes by RV.
  */
 import { Readable } from 'node:stream';
+import { FifoQueue } from './fifo-queue.ts';
 import type { HistoryEvent } from './history.ts';
 import type { StoreEntry } from './store.ts';
 
@@ -75,8 +76,7 @@ export class Watcher implements CacheWatcher {
   readonly #onClose: ((w: Watcher, reason: CloseReason) => void) | undefined;
   #minRV: bigint;
   #initial: Iterator<Buffer> | undefined;
-  #queue: Buffer[] = [];
-  #queueHead = 0;
+  readonly #queue = new FifoQueue<Buffer>();
   #reading = false;
   #closeReason: CloseReason | undefined;
   /** Cleared by the owner when the watcher closes (e.g. its bookmark timer). */
@@ -110,7 +110,7 @@ export class Watcher implements CacheWatcher {
 
   /** Live events queued and not yet handed to the stream. */
   get queued(): number {
-    return this.#queue.length - this.#queueHead;
+    return this.#queue.length;
   }
 
   close(): void {
@@ -146,17 +146,8 @@ export class Watcher implements CacheWatcher {
       if (!r.done) return r.value;
       this.#initial = undefined;
     }
-    if (this.#queueHead >= this.#queue.length) return undefined;
-    const line = this.#queue[this.#queueHead]!;
-    this.#queue[this.#queueHead++] = EMPTY;
-    this.#queuedBytes -= line.length;
-    if (this.#queueHead === this.#queue.length) {
-      this.#queue = [];
-      this.#queueHead = 0;
-    } else if (this.#queueHead > 1024 && this.#queueHead * 2 > this.#queue.length) {
-      this.#queue = this.#queue.slice(this.#queueHead);
-      this.#queueHead = 0;
-    }
+    const line = this.#queue.shift();
+    if (line) this.#queuedBytes -= line.length;
     return line;
   }
 
@@ -176,8 +167,7 @@ export class Watcher implements CacheWatcher {
     if (this.closed) return;
     this.#closeReason = reason;
     this.#initial = undefined;
-    this.#queue = [];
-    this.#queueHead = 0;
+    this.#queue.clear();
     this.#queuedBytes = 0;
     this.cleanup?.();
     this.cleanup = undefined;
@@ -188,5 +178,3 @@ export class Watcher implements CacheWatcher {
     this.#onClose?.(this, reason);
   }
 }
-
-const EMPTY = Buffer.alloc(0);

@@ -1,62 +1,14 @@
 /**
  * Wire bytes the cache serves, built from the upstream's verbatim object bytes without
- * re-encoding: watch event lines (apimachinery `watch/versioned` + the apiserver's JSON
- * serializer, one `Encode` per event so each line ends with `\n`), LIST bodies (apiserver
- * `endpoints/handlers/responsewriters` streaming collection encoder: built-in items without
- * `kind`/`apiVersion`), bookmark objects (cacher `cacher.go` bookmark events: an empty object of
- * the kind carrying only the RV, plus the `k8s.io/initial-events-end` annotation for the
- * watch-list end marker) and `metav1.Status` for ERROR events.
+ * re-encoding and serialized once for every reader (apiserver `storage/cacher/caching_object.go`):
+ * LIST bodies (apiserver `endpoints/handlers/responsewriters` streaming collection encoder:
+ * built-in items without `kind`/`apiVersion`) and bookmark objects (cacher `cacher.go` bookmark
+ * events: an empty object of the kind carrying only the RV, plus the `k8s.io/initial-events-end`
+ * annotation for the watch-list end marker). The watch event framing and Go's JSON escaping are
+ * wire format: `apimachinery/watch-event.ts`, `apimachinery/go-json.ts`.
  */
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
-import type { Status } from '../apimachinery/status.ts';
-
-/** Watch event types as on the wire. */
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-
-const PREFIX: Record<WatchEventType, Buffer> = {
-  ADDED: Buffer.from('{"type":"ADDED","object":'),
-  MODIFIED: Buffer.from('{"type":"MODIFIED","object":'),
-  DELETED: Buffer.from('{"type":"DELETED","object":'),
-  BOOKMARK: Buffer.from('{"type":"BOOKMARK","object":'),
-  ERROR: Buffer.from('{"type":"ERROR","object":'),
-};
-const LINE_END = Buffer.from('}\n');
-
-/** `{"type":T,"object":<object>}\n`: one allocation, the object bytes copied once. */
-export function eventLine(type: WatchEventType, object: Buffer): Buffer {
-  const prefix = PREFIX[type];
-  const out = Buffer.allocUnsafe(prefix.length + object.length + LINE_END.length);
-  prefix.copy(out, 0);
-  object.copy(out, prefix.length);
-  LINE_END.copy(out, prefix.length + object.length);
-  return out;
-}
-
-/**
- * `metav1.Status` JSON in Go field order (kind, apiVersion, metadata, status, message, reason,
- * details, code), as the apiserver encodes an ERROR event's object.
- */
-export function encodeStatus(s: Status): Buffer {
-  const parts = [
-    `"kind":"Status","apiVersion":"v1","metadata":{},"status":${goJSON(s.status)}`,
-    `"message":${goJSON(s.message)}`,
-    `"reason":${goJSON(s.reason)}`,
-  ];
-  if (s.details) parts.push(`"details":${goJSON(s.details)}`);
-  parts.push(`"code":${s.code}`);
-  return Buffer.from(`{${parts.join(',')}}`);
-}
-
-/**
- * `JSON.stringify` with Go encoding/json's HTML-safe escapes (`<`, `>`, `&`, U+2028, U+2029 as
- * `\\u003c`…), so messages match the apiserver byte for byte. Key order is the argument's.
- */
-export function goJSON(v: unknown): string {
-  return JSON.stringify(v).replace(
-    /[<>&\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-}
+import { eventLine } from '../apimachinery/watch-event.ts';
 
 /**
  * What the apiserver writes for the zero value of a built-in kind, as observed on kube-apiserver
@@ -193,6 +145,48 @@ export function learnBookmarkShape(
   else if (s.includes(`${annotation},`)) plain = s.replace(`${annotation},`, '');
   if (plain === undefined) return { plain: split(s) };
   return { plain: split(plain), end: split(s) };
+}
+
+/**
+ * The BOOKMARK event lines of one resource: in the shape learnt from the upstream's own bookmarks
+ * when it sent one (byte-identical to the apiserver's), else {@link bookmarkObject}'s. The
+ * periodic line is encoded once per RV and shared by every watcher.
+ */
+export class BookmarkLines {
+  readonly #resource: ResourceInfo;
+  #shape: BookmarkShape = {};
+  #periodic: { rv: bigint; line: Buffer } | undefined;
+
+  constructor(resource: ResourceInfo) {
+    this.#resource = resource;
+  }
+
+  /**
+   * Learns the shape from an upstream bookmark `object` at `rv` (see {@link learnBookmarkShape}).
+   * Keeps the first shape learnt for each variant (they never change for a kind).
+   */
+  learn(object: Buffer, rv: string): void {
+    if (this.#shape.plain && this.#shape.end) return;
+    const shape = learnBookmarkShape(this.#resource, object, rv);
+    if (!shape) return;
+    this.#shape = { plain: this.#shape.plain ?? shape.plain, end: this.#shape.end ?? shape.end };
+    this.#periodic = undefined;
+  }
+
+  /** The periodic bookmark line at `rv`, encoded once per RV for all watchers. */
+  periodic(rv: bigint): Buffer {
+    if (this.#periodic?.rv !== rv) this.#periodic = { rv, line: this.line(rv, false) };
+    return this.#periodic.line;
+  }
+
+  /** A BOOKMARK event line at `rv`; with `initialEventsEnd`, the watch-list end marker. */
+  line(rv: bigint, initialEventsEnd: boolean): Buffer {
+    const learnt = initialEventsEnd ? this.#shape.end : this.#shape.plain;
+    const object = learnt
+      ? Buffer.from(`${learnt[0]}${rv}${learnt[1]}`)
+      : bookmarkObject(this.#resource, rv, initialEventsEnd);
+    return eventLine('BOOKMARK', object);
+  }
 }
 
 /**

@@ -5,7 +5,8 @@
  * `watch_cache_interval.go` (the interval of events after an RV). Each event's wire line is
  * encoded once here and shared by every watcher (apiserver `caching_object.go`).
  */
-import { eventLine } from './encoding.ts';
+import { eventLine } from '../apimachinery/watch-event.ts';
+import { FifoQueue } from './fifo-queue.ts';
 import type { StoreEntry } from './store.ts';
 
 /** ADDED / MODIFIED / DELETED as received from upstream. */
@@ -113,8 +114,7 @@ export interface HistoryLimits {
  */
 export class History {
   readonly #limits: HistoryLimits;
-  #events: HistoryEvent[] = [];
-  #head = 0;
+  readonly #events = new FifoQueue<HistoryEvent>();
   #bytes = 0;
   #start = 0n;
 
@@ -128,7 +128,7 @@ export class History {
   }
 
   get length(): number {
-    return this.#events.length - this.#head;
+    return this.#events.length;
   }
 
   get bytes(): number {
@@ -137,13 +137,12 @@ export class History {
 
   /** The oldest buffered event, if any. */
   oldest(): HistoryEvent | undefined {
-    return this.#events[this.#head];
+    return this.#events.peek();
   }
 
   /** Empties the ring and restarts the window at `rv` (a new snapshot). */
   reset(rv: bigint): void {
-    this.#events = [];
-    this.#head = 0;
+    this.#events.clear();
     this.#bytes = 0;
     this.#start = rv;
   }
@@ -159,33 +158,28 @@ export class History {
     const { minAgeMs, minEvents, maxEvents, maxBytes } = this.#limits;
     let evicted: HistoryEvent | undefined;
     for (;;) {
-      const head = this.#events[this.#head];
+      const head = this.#events.peek();
       if (!head) break;
       const n = this.length;
       const over = n > maxEvents || this.#bytes > maxBytes || (n > minEvents && now - head.at > minAgeMs);
       if (!over) break;
-      this.#events[this.#head] = undefined as unknown as HistoryEvent;
-      this.#head++;
+      this.#events.shift();
       this.#bytes -= head.size;
       evicted = head;
     }
     if (!evicted) return;
     // As the apiserver: the window starts just below the oldest event still buffered.
-    const next = this.#events[this.#head];
+    const next = this.#events.peek();
     this.#start = next ? next.rv - 1n : evicted.rv;
-    if (this.#head > 1024 && this.#head * 2 > this.#events.length) {
-      this.#events = this.#events.slice(this.#head);
-      this.#head = 0;
-    }
   }
 
-  /** Index of the first buffered event with RV > `rv` (binary search). */
+  /** Index (0 = oldest) of the first buffered event with RV > `rv` (binary search). */
   #firstAfter(rv: bigint): number {
-    let lo = this.#head;
+    let lo = 0;
     let hi = this.#events.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.#events[mid]!.rv > rv) hi = mid;
+      if (this.#events.at(mid).rv > rv) hi = mid;
       else lo = mid + 1;
     }
     return lo;
@@ -193,12 +187,12 @@ export class History {
 
   /** The buffered events with RV > `rv`, oldest first (a copy: later evictions do not affect it). */
   since(rv: bigint): HistoryEvent[] {
-    return this.#events.slice(this.#firstAfter(rv));
+    return this.#events.sliceFrom(this.#firstAfter(rv));
   }
 
   /** The same, newest first, without copying. */
   *newestFirstAfter(rv: bigint): Generator<HistoryEvent> {
     const stop = this.#firstAfter(rv);
-    for (let i = this.#events.length - 1; i >= stop; i--) yield this.#events[i]!;
+    for (let i = this.#events.length - 1; i >= stop; i--) yield this.#events.at(i);
   }
 }

@@ -4,8 +4,8 @@
  * `retryAfterSeconds` (429, 504 too-large RV).
  */
 import type { ServerResponse } from 'node:http';
+import { goJSON } from '../apimachinery/go-json.ts';
 import { internalError, StatusError } from '../apimachinery/status.ts';
-import { goJSON } from '../cache/encoding.ts';
 
 /** Converts anything thrown into the StatusError to answer with (unknown errors → 500). */
 export function toStatusError(err: unknown): StatusError {

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
+import { decodeContinue } from '../../src/apimachinery/continue-token.ts';
 import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
 import type { KubeObject, UpstreamObject } from '../../src/apimachinery/object.ts';
 import {
@@ -17,7 +18,8 @@ import {
 } from '../../src/apimachinery/selectors.ts';
 import { StatusError } from '../../src/apimachinery/status.ts';
 import type { CacheWatcher } from '../../src/cache/cache-watcher.ts';
-import { decodeContinue, encodeList, WatchCache } from '../../src/cache/watch-cache.ts';
+import { encodeList } from '../../src/cache/encoding.ts';
+import { WatchCache } from '../../src/cache/watch-cache.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 
 const CONFIGMAPS: ResourceInfo = {

@@ -7,7 +7,8 @@ import {
   parseLabelSelector,
 } from '../../../src/apimachinery/selectors.ts';
 import { StatusError } from '../../../src/apimachinery/status.ts';
-import { encodeList, WatchCache } from '../../../src/cache/watch-cache.ts';
+import { encodeList } from '../../../src/cache/encoding.ts';
+import { WatchCache } from '../../../src/cache/watch-cache.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import { PODS, pod } from '../cache/helpers.ts';
 

@@ -2,17 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
 import { everythingFields, everythingLabels } from '../../../src/apimachinery/selectors.ts';
-import { tooOldResourceVersion } from '../../../src/apimachinery/status.ts';
 import {
   bookmarkObject,
   encodeList,
-  encodeStatus,
-  eventLine,
-  goJSON,
   learnBookmarkShape,
   listItemBytes,
 } from '../../../src/cache/encoding.ts';
-import { withResourceVersion } from '../../../src/cache/history.ts';
 import { WatchCache } from '../../../src/cache/watch-cache.ts';
 import { PODS, WIDGETS } from './helpers.ts';
 
@@ -54,21 +49,6 @@ describe('encoding', () => {
     );
   });
 
-  it('event lines', () => {
-    assert.equal(
-      String(eventLine('MODIFIED', Buffer.from('{"a":1}'))),
-      '{"type":"MODIFIED","object":{"a":1}}\n',
-    );
-  });
-
-  it('ERROR Status in Go field order with Go escaping', () => {
-    assert.equal(
-      String(encodeStatus(tooOldResourceVersion(5n, 10n).status)),
-      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 5 (10)","reason":"Expired","code":410}',
-    );
-    assert.equal(goJSON('<nil> & >'), '"\\u003cnil\\u003e \\u0026 \\u003e"');
-  });
-
   it('list items drop kind/apiVersion for built-in kinds only, without re-encoding', () => {
     const raw = Buffer.from(
       '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","resourceVersion":"1"},"spec":{"10":1,"a":2}}',
@@ -96,16 +76,6 @@ describe('encoding', () => {
     assert.equal(
       String(Buffer.concat(encodeList(WIDGETS, { resourceVersion: '9', items: [] }))),
       '{"apiVersion":"example.com/v1","items":[],"kind":"WidgetList","metadata":{"continue":"","resourceVersion":"9"}}\n',
-    );
-  });
-
-  it('rewrites the object RV only in metadata', () => {
-    const raw = Buffer.from(
-      '{"kind":"Event","apiVersion":"v1","metadata":{"name":"e","resourceVersion":"5"},"involvedObject":{"resourceVersion":"5"}}',
-    );
-    assert.equal(
-      String(withResourceVersion(raw, 5n, 8n)),
-      '{"kind":"Event","apiVersion":"v1","metadata":{"name":"e","resourceVersion":"8"},"involvedObject":{"resourceVersion":"5"}}',
     );
   });
 

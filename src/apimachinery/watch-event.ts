@@ -1,0 +1,28 @@
+/**
+ * One watch event on the wire: apimachinery `pkg/watch/watch.go` (`EventType`) and
+ * `pkg/apis/meta/v1/watch.go` (`WatchEvent`: `{"type":…,"object":…}`), written as the
+ * apiserver's JSON serializer frames a watch stream (one `Encode` per event, so each line ends
+ * with `\n`).
+ */
+
+/** Watch event types as on the wire. */
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+const PREFIX: Record<WatchEventType, Buffer> = {
+  ADDED: Buffer.from('{"type":"ADDED","object":'),
+  MODIFIED: Buffer.from('{"type":"MODIFIED","object":'),
+  DELETED: Buffer.from('{"type":"DELETED","object":'),
+  BOOKMARK: Buffer.from('{"type":"BOOKMARK","object":'),
+  ERROR: Buffer.from('{"type":"ERROR","object":'),
+};
+const LINE_END = Buffer.from('}\n');
+
+/** `{"type":T,"object":<object>}\n`: one allocation, the object bytes copied once. */
+export function eventLine(type: WatchEventType, object: Buffer): Buffer {
+  const prefix = PREFIX[type];
+  const out = Buffer.allocUnsafe(prefix.length + object.length + LINE_END.length);
+  prefix.copy(out, 0);
+  object.copy(out, prefix.length);
+  LINE_END.copy(out, prefix.length + object.length);
+  return out;
+}

@@ -1,0 +1,255 @@
+/**
+ * The serving half of one resource's cache: apiserver `storage/cacher/cacher.go` — LIST and GET
+ * answered from the watch cache's state (`GetList` with its paging and continue tokens, `Get`),
+ * WATCH (`Watch`: choose the initial interval, register a `cacheWatcher`), the fan-out of each
+ * change to the watchers of its namespace (`dispatchEvent` with the namespace trigger) and
+ * `terminateAllWatchers` on a relist or shutdown. The state it reads (store, history window,
+ * current RV, readiness) is owned by `WatchCache` and changes only between its calls.
+ */
+import type { Logger } from 'pino';
+import { type ContinueToken, encodeContinue } from '../apimachinery/continue-token.ts';
+import type { FieldSelector } from '../apimachinery/field-selector.ts';
+import { encodeStatus } from '../apimachinery/go-json.ts';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import type { LabelSelector } from '../apimachinery/label-selector.ts';
+import type { UpstreamObject } from '../apimachinery/object.ts';
+import { tooOldResourceVersion } from '../apimachinery/status.ts';
+import { eventLine } from '../apimachinery/watch-event.ts';
+import type { Clock } from '../util/clock.ts';
+import { BookmarkTimer } from './bookmark-timer.ts';
+import { type CacheWatcher, type CloseReason, Watcher } from './cache-watcher.ts';
+import type { BookmarkLines, ListResult } from './encoding.ts';
+import type { History, HistoryEvent } from './history.ts';
+import type { Ready } from './ready.ts';
+import { objectKey, type Store, type StoreEntry } from './store.ts';
+import { historyLines, type Selection, snapshotAt, snapshotLines } from './watch-cache-interval.ts';
+
+/** A LIST from the cache. `namespace` undefined = all namespaces (or a cluster-scoped resource). */
+export interface ListRequest {
+  namespace?: string;
+  labelSelector: LabelSelector;
+  fieldSelector: FieldSelector;
+  /** resourceVersionMatch=Exact: the snapshot AT this RV. */
+  exactRV?: bigint;
+  /** Page size (`limit`); unset or 0 = everything. */
+  limit?: number;
+  /**
+   * A decoded `continue` token (`decodeContinue`): the page starting at its key, from the
+   * snapshot at its RV (which must still be inside the window; else 410 like `exactRV`).
+   */
+  continueFrom?: ContinueToken;
+}
+
+/** A WATCH from the cache. */
+export interface WatchRequest {
+  namespace?: string;
+  labelSelector: LabelSelector;
+  fieldSelector: FieldSelector;
+  /**
+   * undefined or 0n: from now, preceded by synthetic ADDED events for the (filtered) snapshot
+   * (unless `sendInitialEvents` is false). N: every event with RV > N, then live.
+   */
+  resourceVersion?: bigint;
+  /**
+   * true: ADDED for the snapshot, then a BOOKMARK annotated `k8s.io/initial-events-end`, then
+   * live (KEP-3157). The caller first waits for the cache to reach `resourceVersion`
+   * (NotOlderThan); the snapshot served is the current one. false: no initial events.
+   */
+  sendInitialEvents?: boolean;
+  /** Periodic BOOKMARKs carrying the current RV. */
+  allowWatchBookmarks?: boolean;
+  /**
+   * The watch's timeout (`timeoutSeconds` × 1000, or the server's jittered default), ms. When
+   * set, the watcher ends cleanly (reason `timeout`) after it, and a bookmark is sent 2 s before
+   * so the client resumes from a fresh RV (cache_watcher.go `nextBookmarkTime`).
+   */
+  timeoutMs?: number;
+}
+
+/** The watch cache's state as the cacher reads it (owned and changed by `WatchCache` only). */
+export interface CacheState {
+  readonly resource: ResourceInfo;
+  readonly store: Store;
+  readonly history: History;
+  readonly ready: Ready;
+  readonly bookmarks: BookmarkLines;
+  /** The current RV. */
+  resourceVersion(): bigint;
+}
+
+/** Construction options of a {@link Cacher}. */
+export interface CacherOptions {
+  state: CacheState;
+  clock: Clock;
+  logger?: Logger | undefined;
+  /** Period of BOOKMARKs, ms. */
+  bookmarkIntervalMs: number;
+  /** Live events a watcher may have waiting before it is closed. */
+  watcherBufferEvents: number;
+  /** Bytes of live events a watcher may have waiting before it is closed. */
+  watcherBufferBytes: number;
+  /** Called once per change handed to the fan-out, whatever the number of watchers. */
+  onEventDispatched?: (() => void) | undefined;
+  /** Called when a watcher is closed for not keeping up. */
+  onWatcherTerminated?: (() => void) | undefined;
+}
+
+/** Reads and watchers of one resource. All calls are synchronous on the event loop. */
+export class Cacher {
+  readonly #state: CacheState;
+  readonly #logger: Logger | undefined;
+  readonly #timer: BookmarkTimer;
+  readonly #bufferEvents: number;
+  readonly #bufferBytes: number;
+  readonly #onEventDispatched: (() => void) | undefined;
+  readonly #onWatcherTerminated: (() => void) | undefined;
+  /** Every open watcher; and the same split by the namespace it watches ("" = all). */
+  readonly #watchers = new Set<Watcher>();
+  readonly #watchersByNs = new Map<string, Set<Watcher>>();
+  #terminatedWatchers = 0;
+
+  constructor(opts: CacherOptions) {
+    const state = opts.state;
+    this.#state = state;
+    this.#logger = opts.logger;
+    this.#bufferEvents = opts.watcherBufferEvents;
+    this.#bufferBytes = opts.watcherBufferBytes;
+    this.#onEventDispatched = opts.onEventDispatched;
+    this.#onWatcherTerminated = opts.onWatcherTerminated;
+    this.#timer = new BookmarkTimer({
+      clock: opts.clock,
+      intervalMs: opts.bookmarkIntervalMs,
+      send: (w) => {
+        const rv = state.resourceVersion();
+        w.bookmark(rv, state.bookmarks.periodic(rv));
+      },
+    });
+  }
+
+  /** Open watchers. */
+  get watchers(): number {
+    return this.#watchers.size;
+  }
+
+  /** Watchers closed so far for not keeping up (buffer full). */
+  get terminatedWatchers(): number {
+    return this.#terminatedWatchers;
+  }
+
+  /** See `WatchCache.list`. */
+  list(q: ListRequest): ListResult {
+    const s = this.#state;
+    s.ready.check();
+    const ns = s.resource.namespaced ? q.namespace : undefined;
+    const start = q.continueFrom?.start;
+    // Keys in a continue token are relative to the listed prefix: the name within a namespace.
+    const rel = (e: StoreEntry) => (ns !== undefined ? e.name : e.key);
+    const wanted = (e: StoreEntry) =>
+      (ns === undefined || e.namespace === ns) &&
+      (start === undefined || rel(e) >= start) &&
+      e.matches(q.labelSelector, q.fieldSelector);
+    const current = s.resourceVersion();
+    const rv = q.continueFrom?.rv ?? q.exactRV ?? current;
+    const window = { store: s.store, history: s.history, current };
+    const picked = snapshotAt(window, rv, { namespace: ns, fieldSelector: q.fieldSelector, wanted });
+    const result: ListResult = { resourceVersion: String(rv), items: [] };
+    let page = picked;
+    if (q.limit && q.limit > 0 && picked.length > q.limit) {
+      page = picked.slice(0, q.limit);
+      result.continue = encodeContinue(rel(page[page.length - 1]!), rv);
+      if (q.labelSelector.empty && q.fieldSelector.empty) result.remainingItemCount = picked.length - q.limit;
+    }
+    result.items = page.map((e) => e.listItem);
+    return result;
+  }
+
+  /** See `WatchCache.get`. */
+  get(namespace: string | undefined, name: string): UpstreamObject | undefined {
+    const s = this.#state;
+    s.ready.check();
+    return s.store.get(objectKey(s.resource.namespaced ? namespace : undefined, name))?.obj;
+  }
+
+  /** See `WatchCache.watch`. */
+  watch(q: WatchRequest): CacheWatcher {
+    const s = this.#state;
+    s.ready.check();
+    const ns = s.resource.namespaced ? q.namespace : undefined;
+    const { labelSelector, fieldSelector } = q;
+    const filter = (e: StoreEntry) =>
+      (ns === undefined || e.namespace === ns) && e.matches(labelSelector, fieldSelector);
+    const sel: Selection = { namespace: ns, fieldSelector, wanted: filter };
+    const current = s.resourceVersion();
+    const requested = q.resourceVersion ?? 0n;
+    let initial: Iterator<Buffer> | undefined;
+    let minRV = current;
+
+    if (q.sendInitialEvents === true) {
+      initial = snapshotLines(s.store, sel, s.bookmarks.line(current, true));
+    } else if (requested === 0n) {
+      if (q.sendInitialEvents !== false) initial = snapshotLines(s.store, sel, undefined);
+    } else if (requested < s.history.start) {
+      const w = new Watcher({ minRV: current, filter, bufferEvents: 1 });
+      const status = tooOldResourceVersion(requested, s.history.start).status;
+      w.end('expired', eventLine('ERROR', encodeStatus(status)));
+      return w;
+    } else if (requested >= current) {
+      minRV = requested;
+    } else {
+      initial = historyLines(s.history.since(requested), filter);
+    }
+
+    const nsKey = ns ?? '';
+    const w = new Watcher({
+      initial,
+      minRV,
+      filter,
+      bufferEvents: this.#bufferEvents,
+      bufferBytes: this.#bufferBytes,
+      onClose: (closed, reason) => this.#unregister(closed, nsKey, reason),
+    });
+    this.#watchers.add(w);
+    let bucket = this.#watchersByNs.get(nsKey);
+    if (!bucket) {
+      bucket = new Set();
+      this.#watchersByNs.set(nsKey, bucket);
+    }
+    bucket.add(w);
+    this.#timer.arm(w, q.timeoutMs, q.allowWatchBookmarks === true);
+    return w;
+  }
+
+  /**
+   * Offers a change to the watchers of its namespace and of all namespaces (the cacher's
+   * namespace trigger), then counts it as dispatched.
+   */
+  dispatch(event: HistoryEvent): void {
+    const all = this.#watchersByNs.get('');
+    if (all) for (const w of all) w.deliver(event);
+    const own = event.cur.namespace ? this.#watchersByNs.get(event.cur.namespace) : undefined;
+    if (own) for (const w of own) w.deliver(event);
+    this.#onEventDispatched?.();
+  }
+
+  /** Ends every watcher with `reason` (cacher.go `terminateAllWatchers`) and stops their timers. */
+  terminateAll(reason: CloseReason): void {
+    for (const w of [...this.#watchers]) w.end(reason);
+    this.#watchers.clear();
+    this.#watchersByNs.clear();
+  }
+
+  #unregister(w: Watcher, nsKey: string, reason: CloseReason): void {
+    this.#watchers.delete(w);
+    const bucket = this.#watchersByNs.get(nsKey);
+    bucket?.delete(w);
+    if (bucket?.size === 0) this.#watchersByNs.delete(nsKey);
+    if (reason === 'overflow') {
+      this.#terminatedWatchers++;
+      this.#onWatcherTerminated?.();
+      this.#logger?.info(
+        { resource: this.#state.resource.gvr.resource },
+        'watcher closed: buffer full (client too slow)',
+      );
+    }
+  }
+}

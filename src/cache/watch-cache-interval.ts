@@ -1,0 +1,80 @@
+/**
+ * What a reader sees of the cache at one resourceVersion: apiserver
+ * `storage/cacher/watch_cache_interval.go` (the interval a watcher replays: the store's snapshot
+ * as synthetic ADDED events, `newCacheIntervalFromStore`, or the buffered events after an RV,
+ * `newCacheInterval`) and the snapshot at an older RV that a LIST with
+ * `resourceVersionMatch=Exact` or a `continue` token asks for (`watch_cache.go` snapshots).
+ * Intervals are captured when the watch starts and encoded lazily as the client reads.
+ */
+import type { FieldSelector } from '../apimachinery/field-selector.ts';
+import { tooOldResourceVersion } from '../apimachinery/status.ts';
+import { eventLine } from '../apimachinery/watch-event.ts';
+import type { History, HistoryEvent } from './history.ts';
+import { compareKeys, type Store, type StoreEntry } from './store.ts';
+
+/** The cache state an interval is cut from (the watch cache's, at one instant). */
+export interface CacheWindow {
+  readonly store: Store;
+  readonly history: History;
+  /** The cache's current RV. */
+  readonly current: bigint;
+}
+
+/** Which entries a reader wants: its namespace (undefined = all) and selectors. */
+export interface Selection {
+  namespace: string | undefined;
+  /** Narrows the candidates through the store's indexes (see `Store.candidates`). */
+  fieldSelector: FieldSelector;
+  /** The full predicate every candidate must pass. */
+  wanted: (e: StoreEntry) => boolean;
+}
+
+/**
+ * The entries of `sel` at `rv`, in key order: the store as it is when `rv` is the current RV,
+ * else rebuilt by undoing the history events newer than `rv` (for each key changed after `rv`,
+ * its value before the oldest such change).
+ * @throws StatusError 410 Expired when `rv` is outside the window [history start, current].
+ */
+export function snapshotAt(w: CacheWindow, rv: bigint, sel: Selection): StoreEntry[] {
+  const picked: StoreEntry[] = [];
+  const c = w.store.candidates(sel.namespace, sel.fieldSelector);
+  if (rv === w.current) {
+    for (const e of c.entries) if (sel.wanted(e)) picked.push(e);
+    if (!c.sorted) picked.sort(byKey);
+    return picked;
+  }
+  if (rv < w.history.start || rv > w.current) throw tooOldResourceVersion(rv, w.history.start);
+  const undo = new Map<string, StoreEntry | null>();
+  for (const e of w.history.newestFirstAfter(rv)) undo.set(e.cur.key, e.prev ?? null);
+  for (const e of c.entries) if (!undo.has(e.key) && sel.wanted(e)) picked.push(e);
+  for (const e of undo.values()) if (e && sel.wanted(e)) picked.push(e);
+  picked.sort(byKey);
+  return picked;
+}
+
+/**
+ * Synthetic ADDED lines for the current snapshot of `sel` (captured now, encoded lazily), then
+ * `end` (e.g. the initial-events-end BOOKMARK) when given.
+ */
+export function snapshotLines(store: Store, sel: Selection, end: Buffer | undefined): Iterator<Buffer> {
+  const entries: StoreEntry[] = [];
+  const c = store.candidates(sel.namespace, sel.fieldSelector);
+  for (const e of c.entries) if (sel.wanted(e)) entries.push(e);
+  if (!c.sorted) entries.sort(byKey);
+  return (function* () {
+    for (const e of entries) yield eventLine('ADDED', e.obj.raw);
+    if (end) yield end;
+  })();
+}
+
+/** The lines of `events` as a watcher whose selector is `passes` receives them (see `HistoryEvent.lineFor`). */
+export function* historyLines(events: HistoryEvent[], passes: (e: StoreEntry) => boolean): Generator<Buffer> {
+  for (const e of events) {
+    const line = e.lineFor(passes);
+    if (line) yield line;
+  }
+}
+
+function byKey(a: StoreEntry, b: StoreEntry): number {
+  return compareKeys(a.key, b.key);
+}

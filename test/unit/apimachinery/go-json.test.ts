@@ -1,0 +1,14 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { encodeStatus, goJSON } from '../../../src/apimachinery/go-json.ts';
+import { tooOldResourceVersion } from '../../../src/apimachinery/status.ts';
+
+describe('Go encoding/json output', () => {
+  it('ERROR Status in Go field order with Go escaping', () => {
+    assert.equal(
+      String(encodeStatus(tooOldResourceVersion(5n, 10n).status)),
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 5 (10)","reason":"Expired","code":410}',
+    );
+    assert.equal(goJSON('<nil> & >'), '"\\u003cnil\\u003e \\u0026 \\u003e"');
+  });
+});

@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  everythingFields,
+  everythingLabels,
+  parseFieldSelector,
+  parseLabelSelector,
+} from '../../../src/apimachinery/selectors.ts';
+import { encodeList } from '../../../src/cache/encoding.ts';
+import { ALL, drain, names, PODS, pod, seeded, summary } from './helpers.ts';
+
+describe('WatchCache list/get', () => {
+  it('lists in key order, without kind/apiVersion, filtered by namespace and selectors', () => {
+    const { cache } = seeded();
+    const all = cache.list(ALL);
+    assert.equal(all.resourceVersion, '10');
+    assert.deepEqual(names(all.items), ['a/p1', 'a/p2', 'b/p3']);
+    assert.equal(
+      String(all.items[0]),
+      '{"metadata":{"name":"p1","namespace":"a","resourceVersion":"5","labels":{"app":"web"}},"spec":{"nodeName":"n1"},"status":{}}',
+    );
+    // computed once per object, then shared
+    assert.equal(cache.list(ALL).items[0], all.items[0]);
+    assert.deepEqual(names(cache.list({ ...ALL, namespace: 'a' }).items), ['a/p1', 'a/p2']);
+    assert.deepEqual(names(cache.list({ ...ALL, namespace: 'zz' }).items), []);
+    const web = { labelSelector: parseLabelSelector('app=web'), fieldSelector: everythingFields };
+    assert.deepEqual(names(cache.list(web).items), ['a/p1', 'b/p3']);
+    const onN2 = {
+      labelSelector: everythingLabels,
+      fieldSelector: parseFieldSelector('spec.nodeName=n2', PODS)!,
+    };
+    assert.deepEqual(names(cache.list(onN2).items), ['b/p3']);
+    const unscheduled = {
+      labelSelector: everythingLabels,
+      fieldSelector: parseFieldSelector('spec.nodeName=', PODS)!,
+    };
+    assert.deepEqual(names(cache.list(unscheduled).items), ['a/p2']);
+    const byName = { ...ALL, namespace: 'a', fieldSelector: parseFieldSelector('metadata.name=p2', PODS)! };
+    assert.deepEqual(names(cache.list(byName).items), ['a/p2']);
+    const notOnN1 = { ...ALL, fieldSelector: parseFieldSelector('spec.nodeName!=n1', PODS)! };
+    assert.deepEqual(names(cache.list(notOnN1).items), ['a/p2', 'b/p3']);
+  });
+
+  it('gets one object with its verbatim bytes', () => {
+    const { cache } = seeded();
+    const p = pod('a', 'p1', 5, { labels: { app: 'web' }, nodeName: 'n1' });
+    assert.deepEqual(cache.get('a', 'p1')?.raw, p.raw);
+    assert.equal(cache.get('a', 'nope'), undefined);
+    assert.equal(cache.get('b', 'p1'), undefined);
+  });
+
+  it('encodes a LIST body like the apiserver', () => {
+    const { cache } = seeded();
+    const body = Buffer.concat(encodeList(PODS, cache.list({ ...ALL, namespace: 'b' }))).toString();
+    assert.equal(
+      body,
+      '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"10"},"items":[{"metadata":{"name":"p3","namespace":"b","resourceVersion":"8","labels":{"app":"web"}},"spec":{"nodeName":"n2"},"status":{}}]}\n',
+    );
+    const empty = Buffer.concat(encodeList(PODS, cache.list({ ...ALL, namespace: 'zz' }))).toString();
+    assert.equal(
+      empty,
+      '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"10"},"items":[]}\n',
+    );
+  });
+});
+
+describe('WatchCache watch', () => {
+  it('RV unset: synthetic ADDED for the filtered snapshot in key order, then live events', () => {
+    const { cache } = seeded();
+    const w = cache.watch({ ...ALL, labelSelector: parseLabelSelector('app=web') });
+    assert.deepEqual(summary(drain(w)), ['ADDED p1@5', 'ADDED p3@8']);
+    cache.add(pod('a', 'p4', 11, { labels: { app: 'web' } }));
+    cache.add(pod('a', 'p5', 12, { labels: { app: 'db' } }));
+    assert.deepEqual(summary(drain(w)), ['ADDED p4@11']);
+    assert.equal(cache.stats().watchers, 1);
+    w.close();
+    assert.equal(w.closed, true);
+    assert.equal(w.closeReason, 'client');
+    assert.equal(cache.stats().watchers, 0);
+  });
+
+  it('sendInitialEvents=false with RV unset starts from now without initial events', () => {
+    const { cache } = seeded();
+    const w = cache.watch({ ...ALL, sendInitialEvents: false });
+    assert.deepEqual(drain(w), []);
+    cache.delete(pod('a', 'p1', 11, { labels: { app: 'web' } }));
+    assert.deepEqual(summary(drain(w)), ['DELETED p1@11']);
+  });
+
+  it('shares one encoded line between watchers', () => {
+    const { cache } = seeded();
+    const w1 = cache.watch({ ...ALL, resourceVersion: 10n });
+    const w2 = cache.watch({ ...ALL, resourceVersion: 10n, namespace: 'a' });
+    cache.add(pod('a', 'p4', 11));
+    const [c1] = [w1.stream.read() as Buffer];
+    const [c2] = [w2.stream.read() as Buffer];
+    assert.equal(c1, c2);
+  });
+
+  it('RV below the window: one ERROR event with Status 410 Expired, then the stream ends', async () => {
+    const { cache } = seeded();
+    const w = cache.watch({ ...ALL, resourceVersion: 9n });
+    assert.equal(w.closed, true);
+    assert.equal(w.closeReason, 'expired');
+    assert.deepEqual(drain(w), [
+      '{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 9 (10)","reason":"Expired","code":410}}\n',
+    ]);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(w.stream.readableEnded, true);
+    assert.equal(cache.stats().watchers, 0);
+  });
+
+  it('RV above the current one: accepted, only events after it', () => {
+    const { cache } = seeded();
+    const w = cache.watch({ ...ALL, resourceVersion: 12n });
+    cache.add(pod('a', 'p4', 11));
+    cache.add(pod('a', 'p5', 12));
+    cache.add(pod('a', 'p6', 13));
+    assert.deepEqual(summary(drain(w)), ['ADDED p6@13']);
+  });
+
+  it('label selector transitions: into the selector → ADDED, out of it → DELETED with the previous object at the new RV', () => {
+    const { cache } = seeded();
+    const w = cache.watch({ ...ALL, labelSelector: parseLabelSelector('app=web'), resourceVersion: 10n });
+    cache.update(pod('a', 'p2', 11, { labels: { app: 'web' } }));
+    cache.update(pod('a', 'p2', 12, { labels: { app: 'web', v: '2' } }));
+    cache.update(pod('a', 'p2', 13, { labels: { app: 'db' } }));
+    cache.update(pod('a', 'p2', 14, { labels: { app: 'db', v: '3' } }));
+    cache.delete(pod('a', 'p1', 15, { labels: { app: 'web' }, nodeName: 'n1' }));
+    const lines = drain(w);
+    assert.deepEqual(summary(lines), ['ADDED p2@11', 'MODIFIED p2@12', 'DELETED p2@13', 'DELETED p1@15']);
+    assert.equal(
+      lines[2],
+      '{"type":"DELETED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p2","namespace":"a","resourceVersion":"13","labels":{"app":"web","v":"2"}},"spec":{},"status":{}}}\n',
+    );
+    // The same transitions replayed from history.
+    const replay = cache.watch({
+      ...ALL,
+      labelSelector: parseLabelSelector('app=web'),
+      resourceVersion: 10n,
+    });
+    assert.deepEqual(drain(replay), lines);
+  });
+
+  it('field selector transitions on spec.nodeName', () => {
+    const { cache } = seeded();
+    const w = cache.watch({
+      ...ALL,
+      fieldSelector: parseFieldSelector('spec.nodeName=n1', PODS)!,
+      resourceVersion: 10n,
+    });
+    cache.update(pod('a', 'p2', 11, { nodeName: 'n1' }));
+    cache.update(pod('a', 'p1', 12, { labels: { app: 'web' }, nodeName: 'n3' }));
+    assert.deepEqual(summary(drain(w)), ['ADDED p2@11', 'DELETED p1@12']);
+  });
+});
+
+describe('WatchCache watcher registry', () => {
+  it('the client destroying its stream unregisters the watcher', async () => {
+    const { cache } = seeded();
+    const w = cache.watch(ALL);
+    w.stream.destroy();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(w.closed, true);
+    assert.equal(cache.stats().watchers, 0);
+  });
+});

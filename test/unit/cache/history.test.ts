@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { withResourceVersion } from '../../../src/cache/history.ts';
+import { ALL, drain, pod, seeded, summary } from './helpers.ts';
+
+describe('WatchCache history window', () => {
+  it('keeps events younger than historyMinAgeMs, evicts older ones beyond historyMinEvents', async () => {
+    const { cache, clock } = seeded({ historyMinAgeMs: 75_000, historyMinEvents: 2 });
+    cache.add(pod('a', 'e1', 11));
+    await clock.step(10_000);
+    cache.add(pod('a', 'e2', 12));
+    cache.add(pod('a', 'e3', 13));
+    assert.equal(cache.stats().historyEvents, 3);
+    assert.equal(cache.stats().oldestRV, '10');
+    await clock.step(70_000);
+    // e1 is now 80 s old and there are more than 2 events: it goes; the window starts at 12-1.
+    cache.add(pod('a', 'e4', 14));
+    assert.equal(cache.stats().historyEvents, 3);
+    assert.equal(cache.stats().oldestRV, '11');
+    assert.equal(cache.stats().oldestEventAgeMs, 70_000);
+    assert.deepEqual(summary(drain(cache.watch({ ...ALL, resourceVersion: 11n }))), [
+      'ADDED e2@12',
+      'ADDED e3@13',
+      'ADDED e4@14',
+    ]);
+    assert.match(
+      drain(cache.watch({ ...ALL, resourceVersion: 10n }))[0]!,
+      /too old resource version: 10 \(11\)/,
+    );
+  });
+
+  it('caps events and bytes even when they are fresh', () => {
+    const { cache } = seeded({ historyMaxEvents: 3 });
+    for (let i = 0; i < 6; i++) cache.add(pod('a', `e${i}`, 11 + i));
+    assert.equal(cache.stats().historyEvents, 3);
+    assert.equal(cache.stats().oldestRV, '13');
+    const lineBytes = '{"type":"ADDED","object":'.length + pod('a', 'e0', 11).raw.length + 2;
+    const small = seeded({ historyMaxBytes: lineBytes * 2 }).cache;
+    for (let i = 0; i < 5; i++) small.add(pod('a', `e${i}`, 11 + i));
+    assert.equal(small.stats().historyEvents, 2);
+    assert.equal(small.stats().historyBytes, lineBytes * 2);
+  });
+});
+
+describe('HistoryEvent', () => {
+  it('rewrites the object RV only in metadata', () => {
+    const raw = Buffer.from(
+      '{"kind":"Event","apiVersion":"v1","metadata":{"name":"e","resourceVersion":"5"},"involvedObject":{"resourceVersion":"5"}}',
+    );
+    assert.equal(
+      String(withResourceVersion(raw, 5n, 8n)),
+      '{"kind":"Event","apiVersion":"v1","metadata":{"name":"e","resourceVersion":"8"},"involvedObject":{"resourceVersion":"5"}}',
+    );
+  });
+});
