@@ -1,11 +1,11 @@
 /**
  * Re-renders the Markdown and SVG of a results JSON (after a report change, without re-running):
- *   node bench/render.ts [bench/results/latest.json] [--readme]
- * `--readme` also rewrites the README's Benchmarks block, as a full run does.
+ *   node bench/render.ts [bench/results/latest.json] [--docs]
+ * `--docs` also rewrites docs/benchmarks.md and the README's headline, as a full run does.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type BenchResults, renderMarkdown, renderSvg, updateReadme } from './report.ts';
+import { type BenchResults, renderMarkdown, renderSvg, updateDocs } from './report.ts';
 
 const args = process.argv.slice(2);
 const file =
@@ -16,8 +16,4 @@ const svgName = `${base.split('/').pop()}.svg`;
 const md = renderMarkdown(r, svgName);
 writeFileSync(`${base}.md`, md);
 writeFileSync(`${base}.svg`, renderSvg(r));
-if (args.includes('--readme'))
-  updateReadme(
-    fileURLToPath(new URL('../README.md', import.meta.url)),
-    md.replaceAll(`(${svgName})`, '(bench/results/latest.svg)'),
-  );
+if (args.includes('--docs')) updateDocs(r, md, svgName);

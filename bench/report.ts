@@ -1,9 +1,10 @@
 /**
  * Renders bench/run.ts results: a Markdown report (tables + headline ratios) and a hand-written
  * SVG chart (LIST req/s by query and target, log scale; watch p99 delivery latency by watcher
- * count), and replaces the README block between the `bench:start`/`bench:end` markers.
+ * count), and rewrites the generated blocks of the documentation ({@link updateDocs}).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 type Num = number;
 /** The subset of the results the report reads (see bench/run.ts for the producer). */
@@ -94,7 +95,7 @@ const fmt = (x: number, d = 1) =>
   Number.isFinite(x) ? (Math.round(x * 10 ** d) / 10 ** d).toLocaleString('en-US') : '–';
 const mib = (b: number) => fmt(b / 2 ** 20, 1);
 
-/** A Markdown table padded the way Biome formats one, so the README stays `biome check`-clean. */
+/** A Markdown table padded the way Biome formats one, so docs/benchmarks.md stays `biome check`-clean. */
 function table(header: string[], rows: Array<Array<string | number>>): string {
   const cells = rows.map((r) => r.map(String));
   const widths = header.map((h, i) => Math.max(h.length, 3, ...cells.map((r) => r[i]!.length)));
@@ -134,10 +135,35 @@ export function headline(r: BenchResults) {
   };
 }
 
+/**
+ * The headline ratios as Markdown bullets (no trailing newline): what the README shows between
+ * its `bench-headline` markers and the report under "Headline".
+ */
+export function renderHeadline(r: BenchResults): string {
+  const h = headline(r);
+  const out: string[] = [
+    `- LIST all pods (RV=0): proxy ${fmt(h.listProxyVsDirectGzip, 2)}× the req/s of direct with gzip (what client-go asks for), ${fmt(h.listProxyVsDirectIdentity, 2)}× direct without gzip; proxy = ${fmt(h.listProxyVsCeiling * 100, 0)} % of the loopback ceiling.`,
+  ];
+  const fp = h.fanout.proxy;
+  const fd = h.fanout.direct;
+  if (fp && fd)
+    out.push(
+      `- Watch fan-out at ${fp.watchers} watchers (${fp.writer.achievedRate} writes/s): delivery p50/p99 proxy ${fmt(fp.p50Ms)}/${fmt(fp.p99Ms)} ms vs direct ${fmt(fd.p50Ms)}/${fmt(fd.p99Ms)} ms; ${fmt(fp.eventsPerSec, 0)} vs ${fmt(fd.eventsPerSec, 0)} events/s delivered.`,
+    );
+  const up = h.upstream;
+  if (up.proxy && up.direct)
+    out.push(
+      `- ${up.probes} client-go informers: upstream LIST+WATCH requests ${up.direct.lists + up.direct.watches} direct vs ${up.proxy.lists + up.proxy.watches} through the proxy (${up.direct.lists + up.direct.watches - up.proxy.lists - up.proxy.watches} saved), upstream bytes ${fmt(up.direct.upstreamMiB)} vs ${fmt(up.proxy.upstreamMiB)} MiB, apiserver CPU ${fmt(up.direct.apiserverCpuS)} vs ${fmt(up.proxy.apiserverCpuS)} s.`,
+    );
+  out.push(
+    `- Proxy RSS per byte of cached JSON: ${h.rssPerJsonByte.map((x) => `${x.what.replace('proxy ', '').replace(' (watch-list)', '')} ${fmt(x.ratio, 2)}`).join(', ')}.`,
+  );
+  return out.join('\n');
+}
+
 /** The Markdown report; `svg` is the chart's relative path. */
 export function renderMarkdown(r: BenchResults, svg: string): string {
   const m = r.meta;
-  const h = headline(r);
   const out: string[] = [];
   out.push(
     `Run ${m.date.slice(0, 16).replace('T', ' ')} UTC (${m.mode} mode, ${fmt(m.totalS / 60)} min): kube-cache-proxy ${m.kubeCacheProxy} on Node ${m.node}, kube-apiserver ${m.kubeApiserver} + etcd (fixture), autocannon ${m.autocannon}; ` +
@@ -154,21 +180,7 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
     '',
     '**Headline**',
     '',
-    `- LIST all pods (RV=0): proxy ${fmt(h.listProxyVsDirectGzip, 2)}× the req/s of direct with gzip (what client-go asks for), ${fmt(h.listProxyVsDirectIdentity, 2)}× direct without gzip; proxy = ${fmt(h.listProxyVsCeiling * 100, 0)} % of the loopback ceiling.`,
-  );
-  const fp = h.fanout.proxy;
-  const fd = h.fanout.direct;
-  if (fp && fd)
-    out.push(
-      `- Watch fan-out at ${fp.watchers} watchers (${fp.writer.achievedRate} writes/s): delivery p50/p99 proxy ${fmt(fp.p50Ms)}/${fmt(fp.p99Ms)} ms vs direct ${fmt(fd.p50Ms)}/${fmt(fd.p99Ms)} ms; ${fmt(fp.eventsPerSec, 0)} vs ${fmt(fd.eventsPerSec, 0)} events/s delivered.`,
-    );
-  const up = h.upstream;
-  if (up.proxy && up.direct)
-    out.push(
-      `- ${up.probes} client-go informers: upstream LIST+WATCH requests ${up.direct.lists + up.direct.watches} direct vs ${up.proxy.lists + up.proxy.watches} through the proxy (${up.direct.lists + up.direct.watches - up.proxy.lists - up.proxy.watches} saved), upstream bytes ${fmt(up.direct.upstreamMiB)} vs ${fmt(up.proxy.upstreamMiB)} MiB, apiserver CPU ${fmt(up.direct.apiserverCpuS)} vs ${fmt(up.proxy.apiserverCpuS)} s.`,
-    );
-  out.push(
-    `- Proxy RSS per byte of cached JSON: ${h.rssPerJsonByte.map((x) => `${x.what.replace('proxy ', '').replace(' (watch-list)', '')} ${fmt(x.ratio, 2)}`).join(', ')}.`,
+    renderHeadline(r),
     '',
   );
 
@@ -394,12 +406,38 @@ export function renderSvg(r: BenchResults): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${y}" viewBox="0 0 ${W} ${y}" font-family="sans-serif">\n<rect width="100%" height="100%" fill="white"/>\n${parts.join('\n')}\n</svg>\n`;
 }
 
-/** Replaces the text between `<!-- bench:start -->` and `<!-- bench:end -->` in `readme`, if present. */
-export function updateReadme(readme: string, md: string): boolean {
-  const text = readFileSync(readme, 'utf8');
-  const a = text.indexOf('<!-- bench:start -->');
-  const b = text.indexOf('<!-- bench:end -->');
+/** The repository root (bench/ is one level below it). */
+const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * Replaces the text between `<!-- NAME:start -->` and `<!-- NAME:end -->` in the Markdown file
+ * `path` with `md`. Returns false (and writes nothing) when the markers are missing.
+ */
+export function replaceMarkedBlock(path: string, name: string, md: string): boolean {
+  const begin = `<!-- ${name}:start -->`;
+  const text = readFileSync(path, 'utf8');
+  const a = text.indexOf(begin);
+  const b = text.indexOf(`<!-- ${name}:end -->`);
   if (a < 0 || b < a) return false;
-  writeFileSync(readme, `${text.slice(0, a + '<!-- bench:start -->'.length)}\n${md}\n${text.slice(b)}`);
+  writeFileSync(path, `${text.slice(0, a + begin.length)}\n${md}\n${text.slice(b)}`);
   return true;
+}
+
+/**
+ * Publishes a full run in the documentation: the whole report `md` (whose chart link is
+ * `(svgName)`, relative to bench/results/) into docs/benchmarks.md between the `bench` markers,
+ * and the headline bullets into README.md between the `bench-headline` markers. The chart link is
+ * rewritten to bench/results/latest.svg as seen from docs/. Returns which files were updated.
+ */
+export function updateDocs(
+  r: BenchResults,
+  md: string,
+  svgName: string,
+  root: string = REPO_ROOT,
+): { benchmarks: boolean; readme: boolean } {
+  const doc = md.replaceAll(`(${svgName})`, '(../bench/results/latest.svg)');
+  return {
+    benchmarks: replaceMarkedBlock(`${root}/docs/benchmarks.md`, 'bench', doc),
+    readme: replaceMarkedBlock(`${root}/README.md`, 'bench-headline', renderHeadline(r)),
+  };
 }

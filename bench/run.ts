@@ -2,7 +2,7 @@
  * `npm run bench [-- --quick] [-- --out DIR]`: kube-cache-proxy side by side with the real
  * kube-apiserver (test/fixture), one scenario after the other in one run (issue 6). Writes
  * DIR/latest.json (quick: quick.json), a Markdown report and an SVG chart (default DIR
- * bench/results); a full run also refreshes the README's Benchmarks block.
+ * bench/results); a full run also refreshes docs/benchmarks.md and the README's headline.
  *
  * CPU layout on the 2-core machine (taskset): apiserver + etcd + this orchestrator (seeding, the
  * watch writer) on CPU 0; the proxy (and the ceiling server) on CPU 1; the load generator on the
@@ -20,7 +20,7 @@ import { diffUpstream, upstreamCounters } from './apiserver-metrics.ts';
 import { clientHeaders, type LoadResult, runLoad } from './load.ts';
 import { cpuMeter, cpuSeconds, peakRssBytes, pin, round, rssBytes } from './proc.ts';
 import { type ProxyProcess, startProxy } from './proxy-process.ts';
-import { renderMarkdown, renderSvg, updateReadme } from './report.ts';
+import { renderMarkdown, renderSvg, updateDocs } from './report.ts';
 import { nodeName, nsName, type PodDataset, podName, seedPods } from './seed.ts';
 import { seedConfigMaps } from './sync-support.ts';
 import type { WatchResult } from './watch-worker.ts';
@@ -610,8 +610,7 @@ async function main(): Promise<void> {
     const md = renderMarkdown(results, `${name}.svg`);
     writeFileSync(join(outDir, `${name}.md`), md);
     writeFileSync(join(outDir, `${name}.svg`), renderSvg(results));
-    if (!quick && outIdx < 0)
-      updateReadme(here('../README.md'), md.replaceAll(`(${name}.svg)`, '(bench/results/latest.svg)'));
+    if (!quick && outIdx < 0) updateDocs(results, md, `${name}.svg`);
     log(`done in ${results.meta.totalS} s → ${join(outDir, `${name}.json`)}`);
     process.stdout.write(md);
   } finally {

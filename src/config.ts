@@ -2,8 +2,8 @@
  * The one configuration schema of kube-cache-proxy. Every setting is declared once in
  * {@link OPTIONS} with its flag, environment variable, YAML key, default and description;
  * command-line flags, `KCP_*` environment variables and the optional YAML file (`--config`)
- * all map onto it (precedence: flag > environment > file > default), and a README reference
- * can be generated from the same table ({@link renderReference}).
+ * all map onto it (precedence: flag > environment > file > default), and the reference table of
+ * docs/configuration.md is generated from the same table ({@link renderReference}).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -312,7 +312,7 @@ export function renderHelp(): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** A Markdown reference table of every setting (for the README). */
+/** A Markdown reference table of every setting (the generated block of docs/configuration.md). */
 export function renderReference(): string {
   const rows = OPTIONS.map((o) => {
     const def = o.default === undefined ? '' : `\`${JSON.stringify(o.default)}\``;

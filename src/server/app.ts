@@ -113,7 +113,7 @@ export function buildServer(opts: ServerOptions): KubeServer {
   const inflight = new Limiter(opts.maxInflight ?? 400);
   // Short requests passed upstream have their own slots: when the apiserver hangs (frozen,
   // black-holed) they wait up to the upstream header timeout, and must not take every slot the
-  // requests answered from the cache need (README: RV=0 reads keep working while it is down).
+  // requests answered from the cache need (docs/operations.md: RV=0 reads keep working while it is down).
   const upstreamInflight = new Limiter(opts.maxInflight ?? 400);
   const watchers = new Limiter(opts.maxWatchers ?? 1000);
   const open = new Set<() => void>();

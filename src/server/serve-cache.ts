@@ -27,7 +27,7 @@ export interface ServeContext {
   writes: WriteTracker;
   /** `cache`: RV="" reads from the cache when live and read-your-writes holds; `upstream`: always forwarded. */
   consistentReads: 'cache' | 'upstream';
-  /** How long a read waits for the cache to catch up before forwarding (ms; DESIGN: 3 s). */
+  /** How long a read waits for the cache to catch up before forwarding (ms; 3 s, docs/design.md §3). */
   freshnessWaitMs: number;
   /** How long a request for an unsynced resource waits before forwarding (ms). */
   syncWaitMs: number;

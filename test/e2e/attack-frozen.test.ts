@@ -1,8 +1,8 @@
 /**
  * Attack: the apiserver frozen (SIGSTOP: connections stay open, nothing answers) while clients
  * keep sending requests that must go upstream. Those hang until the upstream header timeout;
- * they must not take the slots that requests answered from the cache need (README: "RV=0 LIST
- * and GET keep working from the cache" while the apiserver is unreachable).
+ * they must not take the slots that requests answered from the cache need (docs/operations.md
+ * "When the apiserver is unreachable": RV=0 LIST and GET keep working from the cache).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { createMetrics } from '../../../src/ops/metrics.ts';
+import { tableRows } from '../../support/markdown.ts';
 
-// deploy/README.md documents every metric; this keeps the table equal to the registry.
-const readme = readFileSync(new URL('../../../deploy/README.md', import.meta.url), 'utf8');
+// docs/operations.md documents every metric; this keeps its table equal to the registry.
+const doc = readFileSync(new URL('../../../docs/operations.md', import.meta.url), 'utf8');
 
-describe('deploy/README.md metrics reference', () => {
+describe('docs/operations.md metrics reference', () => {
   it('lists every kube_cache_proxy_ metric with its type and labels, and nothing else', async () => {
     const m = createMetrics({ processMetrics: false });
     const actual = (await m.registry.getMetricsAsJSON())
@@ -15,8 +16,9 @@ describe('deploy/README.md metrics reference', () => {
         return `${x.name} | ${x.type} | ${labelNames.join(', ')}`;
       })
       .sort();
-    const documented = [...readme.matchAll(/^\| `(kube_cache_proxy_[a-z_]+)` \| (\w+) \| ([a-z_, ]*) \|/gm)]
-      .map((r) => `${r[1]} | ${r[2]} | ${r[3]}`)
+    const documented = tableRows(doc)
+      .filter((cells) => /^`kube_cache_proxy_[a-z_]+`$/.test(cells[0] ?? ''))
+      .map(([name, type, labels]) => `${name!.slice(1, -1)} | ${type} | ${labels}`)
       .sort();
     assert.deepEqual(documented, actual);
   });
