@@ -6,8 +6,8 @@ import { createMetrics } from '../../../src/ops/metrics.ts';
 import { buildServer, type ServerOptions } from '../../../src/server/app.ts';
 import type { UpstreamTarget } from '../../../src/server/upstream-target.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
+import { FakeCache, fakeCodec, pod } from '../../support/fake-cache.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
-import { FakeCache, fakeCodec, pod } from './fake-cache.ts';
 
 const ORIGIN = 'https://apiserver.test:6443';
 

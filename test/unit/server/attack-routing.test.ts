@@ -16,7 +16,7 @@ import { forwardRequestHeaders } from '../../../src/server/hop-by-hop.ts';
 import { CacheRegistry, route } from '../../../src/server/router.ts';
 import { MAX_TIMER_MS, watchTimeoutMs } from '../../../src/server/serve-cache.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
-import { FakeCache, fakeCodec, mockServer, pod } from './fake-cache.ts';
+import { FakeCache, fakeCodec, mockServer, pod } from '../../support/fake-cache.ts';
 
 describe('attack: names the apiserver rejects are not served from the cache', () => {
   const registry = new CacheRegistry([new FakeCache()]);

@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import { acceptsPlainJson } from '../../../src/apimachinery/accept.ts';
 import { isLongRunning, parseResourcePath } from '../../../src/apimachinery/request-info.ts';
 import { CacheRegistry, route } from '../../../src/server/router.ts';
+import { FakeCache } from '../../support/fake-cache.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
-import { FakeCache } from './fake-cache.ts';
 
 describe('parseResourcePath', () => {
   it('classifies core, group, namespaced, cluster-wide, single and subresource paths', () => {

@@ -5,14 +5,14 @@
  */
 import { PassThrough, type Readable } from 'node:stream';
 import { MockAgent } from 'undici';
-import { decodeContinue } from '../../../src/apimachinery/continue-token.ts';
-import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
-import type { UpstreamObject } from '../../../src/apimachinery/object.ts';
-import { badRequest, expired } from '../../../src/apimachinery/status.ts';
-import { buildServer, type ServerOptions } from '../../../src/server/app.ts';
-import type { CacheCodec, CacheWatch, ServedCache } from '../../../src/server/cache-api.ts';
-import { silentLogger } from '../../../src/util/logger.ts';
-import { resourceInfo } from '../../support/resource-info.ts';
+import { decodeContinue } from '../../src/apimachinery/continue-token.ts';
+import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
+import type { UpstreamObject } from '../../src/apimachinery/object.ts';
+import { badRequest, expired } from '../../src/apimachinery/status.ts';
+import { buildServer, type ServerOptions } from '../../src/server/app.ts';
+import type { CacheCodec, CacheWatch, ServedCache } from '../../src/server/cache-api.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { resourceInfo } from './resource-info.ts';
 
 export const podsInfo: ResourceInfo = resourceInfo('v1', 'pods', 'Pod', {
   verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
