@@ -73,8 +73,10 @@ export class FakeCache implements ServedCache {
     this.calls.push(
       `list ns=${q.namespace ?? ''} exact=${q.exactRV ?? ''}${q.limit ? ` limit=${q.limit}` : ''}${q.continueFrom ? ` continue=${q.continueFrom.rv}:${q.continueFrom.start}` : ''}`,
     );
-    if (q.exactRV !== undefined && (q.exactRV < this.windowStart || q.exactRV > this.rv)) {
-      throw expired(`too old resource version: ${q.exactRV} (${this.windowStart})`);
+    // A snapshot at an exact RV or a continue token's RV exists only inside the window.
+    const at = q.exactRV ?? q.continueFrom?.rv;
+    if (at !== undefined && (at < this.windowStart || at > this.rv)) {
+      throw expired(`too old resource version: ${at} (${this.windowStart})`);
     }
     const label = q.labelSelector as Sel;
     const field = q.fieldSelector as Sel;

@@ -293,7 +293,7 @@ describe('serving from the cache', () => {
 });
 
 describe('metrics', () => {
-  it('counts requests by verb and served_from, and read waits by result', async () => {
+  it('counts requests by verb, served_from and reason, and read waits by result', async () => {
     const metrics = createMetrics();
     const { app, upstreamPool } = setup({ metrics });
     await app.inject({ url: '/api/v1/namespaces/a/pods?resourceVersion=0' });
@@ -301,10 +301,10 @@ describe('metrics', () => {
     await app.inject({ url: '/api/v1/pods?resourceVersion=99' });
     await app.inject({ url: '/api/v1/namespaces/a/pods/nope' });
     const text = await metrics.scrape();
-    const line = (verb: string, code: string, from: string) =>
-      `kube_cache_proxy_requests_total{verb="${verb}",group="",version="v1",resource="pods",subresource="",served_from="${from}",code="${code}"} 1`;
+    const line = (verb: string, code: string, from: string, reason = '') =>
+      `kube_cache_proxy_requests_total{verb="${verb}",group="",version="v1",resource="pods",subresource="",served_from="${from}",code="${code}",reason="${reason}"} 1`;
     assert.ok(text.includes(line('LIST', '200', 'cache')), text);
-    assert.ok(text.includes(line('LIST', '200', 'upstream')));
+    assert.ok(text.includes(line('LIST', '200', 'upstream', 'freshness-timeout')));
     assert.ok(text.includes(line('GET', '404', 'cache')));
     assert.match(
       text,

@@ -11,16 +11,18 @@ import { Agent } from 'undici';
 import { acceptsPlainJson } from '../../../src/apimachinery/accept.ts';
 import { encodeContinue } from '../../../src/apimachinery/continue-token.ts';
 import { parseGoQuery } from '../../../src/apimachinery/go-query.ts';
-import { buildServer, originForm } from '../../../src/server/app.ts';
+import { buildServer } from '../../../src/server/app.ts';
+import { CacheRegistry } from '../../../src/server/cache-registry.ts';
+import { delegate } from '../../../src/server/delegate.ts';
+import { originForm } from '../../../src/server/handle-request.ts';
 import { forwardRequestHeaders } from '../../../src/server/hop-by-hop.ts';
-import { CacheRegistry, route } from '../../../src/server/router.ts';
 import { MAX_TIMER_MS, watchTimeoutMs } from '../../../src/server/serve-cache.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { FakeCache, fakeCodec, mockServer, pod } from '../../support/fake-cache.ts';
 
 describe('attack: names the apiserver rejects are not served from the cache', () => {
   const registry = new CacheRegistry([new FakeCache()]);
-  const kind = (path: string) => route(registry, 'GET', path, new URLSearchParams(), {}).kind;
+  const kind = (path: string) => delegate(registry, 'GET', path, new URLSearchParams(), {}).kind;
 
   it('`.`, `..`, `%` and an encoded `/` in a name or namespace go upstream', () => {
     // apiserver: 400 `Name parameter invalid: "..": may not be '..'` (the cache said 404 NotFound)

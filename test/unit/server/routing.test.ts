@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { acceptsPlainJson } from '../../../src/apimachinery/accept.ts';
 import { isLongRunning, parseResourcePath } from '../../../src/apimachinery/request-info.ts';
-import { CacheRegistry, route } from '../../../src/server/router.ts';
+import { CacheRegistry } from '../../../src/server/cache-registry.ts';
+import { delegate } from '../../../src/server/delegate.ts';
 import { FakeCache } from '../../support/fake-cache.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
@@ -75,12 +76,12 @@ describe('acceptsPlainJson', () => {
   for (const [h, want] of cases) it(String(h), () => assert.equal(acceptsPlainJson(h), want));
 });
 
-describe('route', () => {
+describe('delegate', () => {
   const deployments = resourceInfo('apps/v1', 'deployments', 'Deployment');
   const reg = new CacheRegistry([new FakeCache(), new FakeCache(deployments)]);
   const r = (method: string, url: string, headers: Record<string, string> = {}) => {
     const [path, qs = ''] = url.split('?');
-    const x = route(reg, method, path!, new URLSearchParams(qs), headers);
+    const x = delegate(reg, method, path!, new URLSearchParams(qs), headers);
     return x.kind === 'cache' ? x.verb : 'upstream';
   };
 
@@ -109,7 +110,7 @@ describe('route', () => {
 
   it('--namespace: only that namespace is served', () => {
     const ns = new CacheRegistry([new FakeCache()], 'a');
-    const k = (p: string) => route(ns, 'GET', p, new URLSearchParams(), {}).kind;
+    const k = (p: string) => delegate(ns, 'GET', p, new URLSearchParams(), {}).kind;
     assert.equal(k('/api/v1/namespaces/a/pods'), 'cache');
     assert.equal(k('/api/v1/namespaces/b/pods'), 'upstream');
     assert.equal(k('/api/v1/pods'), 'upstream');
