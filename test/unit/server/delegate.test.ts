@@ -3,6 +3,9 @@
  * every other request the reason it goes upstream. "every upstream reason" builds, for each
  * entry of the closed list, a request that produces it and reads the reason back from both the
  * `reason` label of `kube_cache_proxy_requests_total` and the request's debug log line.
+ * Cases marked `attack:` are inputs found by attacking the proxy against a real apiserver
+ * (v1.37.2) where the cache answered differently from the apiserver; each must now reach the
+ * apiserver (or be accepted like it does).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -14,9 +17,95 @@ import { pino } from 'pino';
 import { encodeContinue } from '../../../src/apimachinery/continue-token.ts';
 import { createMetrics } from '../../../src/ops/metrics.ts';
 import type { KubeServer, ServerOptions } from '../../../src/server/app.ts';
-import { UPSTREAM_REASONS, type UpstreamReason } from '../../../src/server/delegate.ts';
+import { CacheRegistry } from '../../../src/server/cache-registry.ts';
+import { delegate, UPSTREAM_REASONS, type UpstreamReason } from '../../../src/server/delegate.ts';
 import { FakeCache, mockServer, pod } from '../../support/fake-cache.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
+
+describe('delegate', () => {
+  const deployments = resourceInfo('apps/v1', 'deployments', 'Deployment');
+  const reg = new CacheRegistry([new FakeCache(), new FakeCache(deployments)]);
+  const r = (method: string, url: string, headers: Record<string, string> = {}) => {
+    const [path, qs = ''] = url.split('?');
+    const x = delegate(reg, method, path!, new URLSearchParams(qs), headers);
+    return x.kind === 'cache' ? x.verb : 'upstream';
+  };
+
+  it('serves list/get/watch of the cached GroupVersion only', () => {
+    assert.equal(r('GET', '/api/v1/pods'), 'list');
+    assert.equal(r('GET', '/api/v1/namespaces/a/pods'), 'list');
+    assert.equal(r('GET', '/api/v1/namespaces/a/pods/p'), 'get');
+    assert.equal(r('GET', '/api/v1/namespaces/a/pods?watch=true'), 'watch');
+    assert.equal(r('GET', '/apis/apps/v1/deployments'), 'list');
+    assert.equal(r('GET', '/apis/apps/v1beta2/deployments'), 'upstream');
+    assert.equal(r('GET', '/api/v1/configmaps'), 'upstream');
+  });
+
+  it('passes through writes, subresources, odd paths, impersonation and non-JSON', () => {
+    assert.equal(r('POST', '/api/v1/namespaces/a/pods'), 'upstream');
+    assert.equal(r('HEAD', '/api/v1/pods'), 'upstream');
+    assert.equal(r('GET', '/api/v1/namespaces/a/pods/p/log'), 'upstream');
+    assert.equal(r('GET', '/api/v1/pods/p'), 'upstream');
+    assert.equal(r('GET', '/api/v1/namespaces/a/pods/p?watch=1'), 'upstream');
+    assert.equal(r('GET', '/api/v1/pods', { 'impersonate-user': 'bob' }), 'upstream');
+    assert.equal(
+      r('GET', '/api/v1/pods', { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' }),
+      'upstream',
+    );
+  });
+
+  it('--namespace: only that namespace is served', () => {
+    const ns = new CacheRegistry([new FakeCache()], 'a');
+    const k = (p: string) => delegate(ns, 'GET', p, new URLSearchParams(), {}).kind;
+    assert.equal(k('/api/v1/namespaces/a/pods'), 'cache');
+    assert.equal(k('/api/v1/namespaces/b/pods'), 'upstream');
+    assert.equal(k('/api/v1/pods'), 'upstream');
+  });
+});
+
+describe('attack: names the apiserver rejects are not served from the cache', () => {
+  const registry = new CacheRegistry([new FakeCache()]);
+  const kind = (path: string) => delegate(registry, 'GET', path, new URLSearchParams(), {}).kind;
+
+  it('`.`, `..`, `%` and an encoded `/` in a name or namespace go upstream', () => {
+    // apiserver: 400 `Name parameter invalid: "..": may not be '..'` (the cache said 404 NotFound)
+    assert.equal(kind('/api/v1/namespaces/a/pods/..'), 'upstream');
+    assert.equal(kind('/api/v1/namespaces/a/pods/%2e%2e'), 'upstream');
+    assert.equal(kind('/api/v1/namespaces/a/pods/.'), 'upstream');
+    // apiserver: 400 `may not contain '%'`
+    assert.equal(kind('/api/v1/namespaces/a/pods/a%25b'), 'upstream');
+    // apiserver: 404 "the server could not find the requested resource" (the cache: `pods "a/b" not found`)
+    assert.equal(kind('/api/v1/namespaces/a/pods/a%2Fb'), 'upstream');
+    // apiserver: 500 `invalid key` / 404 (the cache answered an empty list)
+    assert.equal(kind('/api/v1/namespaces/%2e%2e/pods'), 'upstream');
+    assert.equal(kind('/api/v1/namespaces/a%2Fb/pods'), 'upstream');
+    // Ordinary names (unicode included) stay cached.
+    assert.equal(kind('/api/v1/namespaces/a/pods/caf%C3%A9'), 'cache');
+    assert.equal(kind('/api/v1/namespaces/a/pods/a..b'), 'cache');
+    assert.equal(kind('/api/v1/namespaces/a/pods'), 'cache');
+  });
+});
+
+describe('attack: continue together with resourceVersion=N', () => {
+  it('is passed upstream (apiserver: 400 "specifying resource version is not allowed when using continue")', async () => {
+    const { agent, server } = mockServer([pod('a', 'p1', 7), pod('a', 'p2', 8)]);
+    const pool = agent.get('https://apiserver.test:6443');
+    const token = encodeContinue('a/p1', 9n);
+    const url = `/api/v1/pods?limit=1&continue=${token}&resourceVersion=5`;
+    pool.intercept({ method: 'GET', path: url }).reply(400, '{"upstream":true}');
+    try {
+      const r = await server.app.inject({ method: 'GET', url });
+      assert.equal(r.statusCode, 400);
+      assert.equal(r.body, '{"upstream":true}');
+      // Without an RV (or with RV=0) the token is still served from the cache.
+      const c = await server.app.inject({ method: 'GET', url: `/api/v1/pods?limit=1&continue=${token}` });
+      assert.equal(c.statusCode, 200, c.body);
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
 
 /** What one request left behind: its debug log line and its sample of the request counter. */
 interface Observed {
