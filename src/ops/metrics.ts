@@ -164,11 +164,13 @@ export interface Metrics {
 
   // --- downstream (the proxy as an apiserver) ---
   /**
-   * `kube_cache_proxy_requests_total{verb,group,version,resource,subresource,code,served_from}`:
+   * `kube_cache_proxy_requests_total{verb,group,version,resource,subresource,code,served_from,reason}`:
    * every request answered on the main listener. Labels as `apiserver_request_total`, plus
-   * `served_from` (`cache` | `upstream`, a {@link ServedFrom}).
+   * `served_from` (`cache` | `upstream`, a {@link ServedFrom}) and `reason`: why a request was
+   * served upstream, one of the closed list `UPSTREAM_REASONS` (`src/server/delegate.ts`,
+   * docs/delegation.md); "" for answers from the cache.
    */
-  readonly requests: Counter<'verb' | GR | 'version' | 'subresource' | 'code' | 'served_from'>;
+  readonly requests: Counter<'verb' | GR | 'version' | 'subresource' | 'code' | 'served_from' | 'reason'>;
   /**
    * `kube_cache_proxy_request_duration_seconds{verb,group,version,resource,subresource,served_from}`:
    * latency until the complete answer was written. Not observed for WATCH (long-running; the
@@ -383,8 +385,8 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     }),
     requests: new Counter({
       name: name('requests_total'),
-      help: 'Requests answered on the main listener, by verb, resource, HTTP code and where they were served from.',
-      labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'code', 'served_from'],
+      help: 'Requests answered on the main listener, by verb, resource, HTTP code, where they were served from and why upstream.',
+      labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'code', 'served_from', 'reason'],
       registers,
     }),
     requestDuration: new Histogram({

@@ -1,22 +1,17 @@
 /**
  * LIST, GET and WATCH answered from the watch cache with the apiserver's resourceVersion
- * semantics (docs/design.md §3 serving table; apiserver `storage/cacher/delegator.go` decides cache
- * vs storage the same way). Each handler returns false when the request must be passed
- * upstream instead (nothing has been written to the response then), true when it answered.
+ * semantics (docs/design.md §3 serving table). `delegate.ts` decides which read a request asks
+ * for; the handlers wait (bounded) for the cache to be able to serve it. Each handler returns the
+ * {@link UpstreamReason} when the request must be passed upstream instead (nothing has been
+ * written to the response then), undefined when it answered.
  */
 import type { ServerResponse } from 'node:http';
-import { type ListOptions, parseListOptions, parseResourceVersion } from '../apimachinery/list-options.ts';
+import { type ListOptions, parseListOptions } from '../apimachinery/list-options.ts';
 import type { ResourceRequest } from '../apimachinery/request-info.ts';
 import { notFound, StatusError, tooManyRequests } from '../apimachinery/status.ts';
 import type { Clock, TimerHandle } from '../util/clock.ts';
-import type {
-  CacheCodec,
-  ContinueFrom,
-  FieldSelector,
-  LabelSelector,
-  ListPage,
-  ServedCache,
-} from './cache-api.ts';
+import type { CacheCodec, FieldSelector, LabelSelector, ListPage, ServedCache } from './cache-api.ts';
+import { type CacheRead, getRead, listRead, type UpstreamReason, watchRead } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import { writeStatus } from './send-status.ts';
 import { type PendingDelete, type WriteTracker, writeKey } from './write-tracker.ts';
@@ -27,7 +22,7 @@ export interface ServeContext {
   writes: WriteTracker;
   /** `cache`: RV="" reads from the cache when live and read-your-writes holds; `upstream`: always forwarded. */
   consistentReads: 'cache' | 'upstream';
-  /** How long a read waits for the cache to catch up before forwarding (ms; 3 s, docs/design.md §3). */
+  /** How long a read waits for the cache to catch up before forwarding (ms, default 3 s). */
   freshnessWaitMs: number;
   /** How long a request for an unsynced resource waits before forwarding (ms). */
   syncWaitMs: number;
@@ -47,13 +42,13 @@ export interface ServeContext {
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-cache, private' };
 
-/** Message of the apiserver's max-in-flight 429 (`filters/maxinflight.go`). */
 /**
  * How often (ms) a watch whose client stopped reading checks whether its watcher was closed
  * meanwhile (buffer overflow, relist, timeout, shutdown).
  */
 export const STALLED_CHECK_MS = 1000;
 
+/** Message of the apiserver's max-in-flight 429 (`filters/maxinflight.go`). */
 export const TOO_MANY_REQUESTS = 'Too many requests, please try again later.';
 
 interface Selectors {
@@ -87,10 +82,20 @@ async function waitFresh(
   return ok;
 }
 
+/** Why a wait that returned false sends the request upstream: the client left, or time ran out. */
+function waitFailed(signal: AbortSignal, timeout: UpstreamReason): UpstreamReason {
+  return signal.aborted ? 'aborted' : timeout;
+}
+
 /** Synced now, or within `syncWaitMs`? (Never answer from a store that has not synced once.) */
-async function ready(cache: ServedCache, ctx: ServeContext, signal: AbortSignal): Promise<boolean> {
-  if (cache.isSynced()) return true;
-  return cache.waitSynced(ctx.syncWaitMs, signal);
+async function ready(
+  cache: ServedCache,
+  ctx: ServeContext,
+  signal: AbortSignal,
+): Promise<UpstreamReason | undefined> {
+  if (cache.isSynced()) return undefined;
+  if (await cache.waitSynced(ctx.syncWaitMs, signal)) return undefined;
+  return waitFailed(signal, 'not-synced');
 }
 
 /**
@@ -104,13 +109,15 @@ async function consistentFromCache(
   info: ResourceRequest,
   ctx: ServeContext,
   signal: AbortSignal,
-): Promise<boolean> {
-  if (ctx.consistentReads === 'upstream' || !cache.isLive()) return false;
+): Promise<UpstreamReason | undefined> {
+  if (ctx.consistentReads === 'upstream') return 'consistent-reads-upstream';
+  if (!cache.isLive()) return 'not-live';
   const key = writeKey(info.group, info.resource);
   const deadline = ctx.clock.now() + ctx.freshnessWaitMs;
   const required = ctx.writes.required(key);
   if (cache.resourceVersion() < required) {
-    if (!(await waitFresh(cache, required, ctx.freshnessWaitMs, ctx, signal))) return false;
+    if (!(await waitFresh(cache, required, ctx.freshnessWaitMs, ctx, signal)))
+      return waitFailed(signal, 'write-pending');
   }
   // Deletes answered without an RV: fresh once the deleted incarnation is gone from the cache.
   // Each event advances the cache RV, so wait for "one more event" until it is gone.
@@ -127,19 +134,43 @@ async function consistentFromCache(
         const left = deadline - ctx.clock.now();
         if (left <= 0 || !(await waitFresh(cache, cache.resourceVersion() + 1n, left, ctx, signal))) {
           ctx.writes.resolveDeletes(key, gone);
-          return false;
+          return waitFailed(signal, 'write-pending');
         }
       }
     }
     ctx.writes.resolveDeletes(key, gone);
   }
-  return cache.isLive();
+  return cache.isLive() ? undefined : 'not-live';
 }
 
 /** RV=N NotOlderThan: the cache must reach N within `freshnessWaitMs`. */
-async function notOlderThan(cache: ServedCache, rv: bigint, ctx: ServeContext, signal: AbortSignal) {
-  if (cache.resourceVersion() >= rv) return true;
-  return waitFresh(cache, rv, ctx.freshnessWaitMs, ctx, signal);
+async function notOlderThan(
+  cache: ServedCache,
+  rv: bigint,
+  ctx: ServeContext,
+  signal: AbortSignal,
+): Promise<UpstreamReason | undefined> {
+  if (cache.resourceVersion() >= rv) return undefined;
+  if (await waitFresh(cache, rv, ctx.freshnessWaitMs, ctx, signal)) return undefined;
+  return waitFailed(signal, 'freshness-timeout');
+}
+
+/**
+ * Waits until the cache can serve `read`: synced, then for RV="" consistent and for RV=N
+ * NotOlderThan fresh enough. Exact, continue and any-RV reads need no wait beyond the sync.
+ */
+async function readable(
+  cache: ServedCache,
+  info: ResourceRequest,
+  read: CacheRead,
+  ctx: ServeContext,
+  signal: AbortSignal,
+): Promise<UpstreamReason | undefined> {
+  const notReady = await ready(cache, ctx, signal);
+  if (notReady) return notReady;
+  if (read.mode === 'consistent') return consistentFromCache(cache, info, ctx, signal);
+  if (read.mode === 'not-older-than') return notOlderThan(cache, read.rv, ctx, signal);
+  return undefined;
 }
 
 function writeChunks(res: ServerResponse, chunks: Buffer[]): void {
@@ -154,7 +185,7 @@ function writeChunks(res: ServerResponse, chunks: Buffer[]): void {
   res.end();
 }
 
-/** LIST from the cache. */
+/** LIST from the cache; the reason when it must go upstream instead. */
 export async function serveList(
   cache: ServedCache,
   info: ResourceRequest,
@@ -162,53 +193,35 @@ export async function serveList(
   res: ServerResponse,
   ctx: ServeContext,
   signal: AbortSignal,
-): Promise<boolean> {
+): Promise<UpstreamReason | undefined> {
   const { opts, sel } = decodeWithSelectors(query, cache, ctx.codec);
-  if (sel.field === undefined) return false;
-  const rv = parseResourceVersion(opts.resourceVersion);
-  if (rv === null) return false;
-  const exact = opts.resourceVersionMatch === 'Exact';
-  // The apiserver ignores `limit` for RV="0" (any-RV) lists served by its cache.
-  const limit = rv === 0n && !exact ? 0 : opts.limit;
-  // A page at RV=N without resourceVersionMatch is the legacy exact read (cacher delegator.go).
-  const legacyExact = opts.resourceVersionMatch === '' && limit > 0 && rv !== undefined && rv !== 0n;
-  let continueFrom: ContinueFrom | undefined;
-  if (opts.continue !== '') {
-    // continue with resourceVersion=N: the apiserver's own 400 ("specifying resource version is
-    // not allowed when using continue", etcd3 store); the cache used to serve the page.
-    if (rv !== undefined && rv !== 0n) return false;
-    continueFrom = ctx.codec.decodeContinue(opts.continue);
-    if (!continueFrom) return false;
-  }
-  if (!(await ready(cache, ctx, signal))) return false;
-  let exactRV: bigint | undefined;
-  if (continueFrom) {
-    // The snapshot is pinned at the token's RV: served only while it is inside the window.
-  } else if (rv === undefined) {
-    if (!(await consistentFromCache(cache, info, ctx, signal))) return false;
-  } else if (exact || legacyExact) {
-    exactRV = rv;
-  } else if (rv !== 0n && !(await notOlderThan(cache, rv, ctx, signal))) return false;
+  if (sel.field === undefined) return 'field-selector-unknown';
+  const read = listRead(opts, ctx.codec);
+  if (typeof read === 'string') return read;
+  const notReadable = await readable(cache, info, read, ctx, signal);
+  if (notReadable) return notReadable;
   let result: ListPage;
   try {
     const q: Parameters<ServedCache['list']>[0] = { labelSelector: sel.label, fieldSelector: sel.field };
     if (info.namespace !== undefined) q.namespace = info.namespace;
-    if (exactRV !== undefined) q.exactRV = exactRV;
-    if (limit > 0) q.limit = limit;
-    if (continueFrom) q.continueFrom = continueFrom;
+    if (read.mode === 'exact') q.exactRV = read.rv;
+    if (read.limit > 0) q.limit = read.limit;
+    if (read.mode === 'continue') q.continueFrom = read.from;
     result = cache.list(q);
   } catch (err) {
     // Outside the window: etcd may still have that RV; the apiserver answers for itself.
-    if (err instanceof StatusError && err.code === 410 && (exactRV !== undefined || continueFrom))
-      return false;
+    if (err instanceof StatusError && err.code === 410) {
+      if (read.mode === 'exact') return 'exact-outside-window';
+      if (read.mode === 'continue') return 'continue-outside-window';
+    }
     throw err;
   }
-  if (signal.aborted) return true;
+  if (signal.aborted) return undefined;
   writeChunks(res, ctx.codec.encodeList(cache.resource, result));
-  return true;
+  return undefined;
 }
 
-/** GET of one object from the cache. */
+/** GET of one object from the cache; the reason when it must go upstream instead. */
 export async function serveGet(
   cache: ServedCache,
   info: ResourceRequest,
@@ -216,19 +229,17 @@ export async function serveGet(
   res: ServerResponse,
   ctx: ServeContext,
   signal: AbortSignal,
-): Promise<boolean> {
-  const rv = parseResourceVersion(query.get('resourceVersion') ?? '');
-  if (rv === null) return false;
-  if (!(await ready(cache, ctx, signal))) return false;
-  if (rv === undefined) {
-    if (!(await consistentFromCache(cache, info, ctx, signal))) return false;
-  } else if (rv !== 0n && !(await notOlderThan(cache, rv, ctx, signal))) return false;
+): Promise<UpstreamReason | undefined> {
+  const read = getRead(query.get('resourceVersion') ?? '');
+  if (typeof read === 'string') return read;
+  const notReadable = await readable(cache, info, read, ctx, signal);
+  if (notReadable) return notReadable;
   const name = info.name!;
   const obj = cache.get(cache.resource.namespaced ? info.namespace : undefined, name);
   if (!obj) throw notFound(cache.resource.gvr.group, cache.resource.gvr.resource, name);
-  if (signal.aborted) return true;
+  if (signal.aborted) return undefined;
   writeChunks(res, [obj.raw]);
-  return true;
+  return undefined;
 }
 
 /** Longest delay a Node timer takes (ms, 2^31 - 1, about 24.8 days); longer ones fire after 1 ms. */
@@ -245,7 +256,10 @@ export function watchTimeoutMs(opts: ListOptions, ctx: ServeContext): number {
   return Math.floor(ctx.minRequestTimeoutMs * (ctx.random() + 1));
 }
 
-/** WATCH from the cache: chunked JSON lines, one event per line, flushed per event. */
+/**
+ * WATCH from the cache: chunked JSON lines, one event per line, flushed per event; the reason
+ * when it must go upstream instead.
+ */
 export async function serveWatch(
   cache: ServedCache,
   info: ResourceRequest,
@@ -253,24 +267,18 @@ export async function serveWatch(
   res: ServerResponse,
   ctx: ServeContext,
   signal: AbortSignal,
-): Promise<boolean> {
+): Promise<UpstreamReason | undefined> {
   const { opts, sel } = decodeWithSelectors(query, cache, ctx.codec);
-  if (sel.field === undefined) return false;
-  const rv = parseResourceVersion(opts.resourceVersion);
-  if (rv === null) return false;
-  if (!(await ready(cache, ctx, signal))) return false;
-  if (rv === undefined) {
-    // A watch at "most recent" starts from a consistent state, like a consistent LIST.
-    if (!(await consistentFromCache(cache, info, ctx, signal))) return false;
-  } else if (rv !== 0n && opts.sendInitialEvents === true) {
-    // The initial state must be at least N; the apiserver's own answer when it is not.
-    if (!(await notOlderThan(cache, rv, ctx, signal))) return false;
-  }
-  if (signal.aborted) return true;
+  if (sel.field === undefined) return 'field-selector-unknown';
+  const read = watchRead(opts);
+  if (typeof read === 'string') return read;
+  const notReadable = await readable(cache, info, read, ctx, signal);
+  if (notReadable) return notReadable;
+  if (signal.aborted) return undefined;
   const release = ctx.watchers.tryAcquire();
   if (!release) {
     writeStatus(res, tooManyRequests(TOO_MANY_REQUESTS, 1));
-    return true;
+    return undefined;
   }
   const timeoutMs = watchTimeoutMs(opts, ctx);
   const q: Parameters<ServedCache['watch']>[0] = {
@@ -282,7 +290,7 @@ export async function serveWatch(
     timeoutMs,
   };
   if (info.namespace !== undefined) q.namespace = info.namespace;
-  if (rv !== undefined) q.resourceVersion = rv;
+  if (read.mode !== 'consistent' && read.mode !== 'continue') q.resourceVersion = read.rv;
   if (opts.sendInitialEvents !== undefined) q.sendInitialEvents = opts.sendInitialEvents;
   let w: ReturnType<ServedCache['watch']>;
   try {
@@ -346,5 +354,5 @@ export async function serveWatch(
       });
     }
   });
-  return true;
+  return undefined;
 }

@@ -10,7 +10,7 @@ import { cacheCodec } from '../../src/cache/codec.ts';
 import { buildServer, type KubeServer } from '../../src/server/app.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import type { Fixture } from '../fixture/index.ts';
-import { FakeCache } from '../unit/server/fake-cache.ts';
+import { FakeCache } from '../support/fake-cache.ts';
 
 export interface ProxyHarness {
   server: KubeServer;

@@ -29,7 +29,7 @@ describe('Grafana dashboard', () => {
     assert.deepEqual(unknown, []);
   });
 
-  it('shows sync state, RV lag, watchers, cache vs upstream and latency', () => {
+  it('shows sync state, RV lag, watchers, cache vs upstream (and why upstream) and latency', () => {
     for (const name of [
       'kube_cache_proxy_reflector_synced',
       'kube_cache_proxy_reflector_last_progress_timestamp_seconds',
@@ -44,6 +44,7 @@ describe('Grafana dashboard', () => {
       assert.ok(used.has(name), `${name} is not on the dashboard`);
     }
     assert.ok(exprs.some((e) => e.includes('sum by (served_from)')));
+    assert.ok(exprs.some((e) => e.includes('sum by (reason)') && e.includes('served_from="upstream"')));
   });
 
   it('has unique panel ids and a stable uid', () => {

@@ -120,6 +120,7 @@ describe('createMetrics', () => {
       subresource: '',
       code: '200',
       served_from: 'cache',
+      reason: '',
     });
     assert.deepEqual(await samples(m, 'kube_cache_proxy_upstream_requests_total'), [
       'kube_cache_proxy_upstream_requests_total{verb="LIST",group="",resource="pods",code="200"} 1',
@@ -129,7 +130,7 @@ describe('createMetrics', () => {
       'kube_cache_proxy_terminated_watchers_total{group="",resource="pods"} 1',
     ]);
     assert.deepEqual(await samples(m, 'kube_cache_proxy_requests_total'), [
-      'kube_cache_proxy_requests_total{verb="LIST",group="",version="v1",resource="pods",subresource="",code="200",served_from="cache"} 1',
+      'kube_cache_proxy_requests_total{verb="LIST",group="",version="v1",resource="pods",subresource="",code="200",served_from="cache",reason=""} 1',
     ]);
   });
 

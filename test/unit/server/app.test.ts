@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { MockAgent } from 'undici';
 import { encodeContinue } from '../../../src/apimachinery/continue-token.ts';
@@ -6,8 +8,8 @@ import { createMetrics } from '../../../src/ops/metrics.ts';
 import { buildServer, type ServerOptions } from '../../../src/server/app.ts';
 import type { UpstreamTarget } from '../../../src/server/upstream-target.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
+import { FakeCache, fakeCodec, mockServer, pod } from '../../support/fake-cache.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
-import { FakeCache, fakeCodec, pod } from './fake-cache.ts';
 
 const ORIGIN = 'https://apiserver.test:6443';
 
@@ -293,7 +295,7 @@ describe('serving from the cache', () => {
 });
 
 describe('metrics', () => {
-  it('counts requests by verb and served_from, and read waits by result', async () => {
+  it('counts requests by verb, served_from and reason, and read waits by result', async () => {
     const metrics = createMetrics();
     const { app, upstreamPool } = setup({ metrics });
     await app.inject({ url: '/api/v1/namespaces/a/pods?resourceVersion=0' });
@@ -301,10 +303,10 @@ describe('metrics', () => {
     await app.inject({ url: '/api/v1/pods?resourceVersion=99' });
     await app.inject({ url: '/api/v1/namespaces/a/pods/nope' });
     const text = await metrics.scrape();
-    const line = (verb: string, code: string, from: string) =>
-      `kube_cache_proxy_requests_total{verb="${verb}",group="",version="v1",resource="pods",subresource="",served_from="${from}",code="${code}"} 1`;
+    const line = (verb: string, code: string, from: string, reason = '') =>
+      `kube_cache_proxy_requests_total{verb="${verb}",group="",version="v1",resource="pods",subresource="",served_from="${from}",code="${code}",reason="${reason}"} 1`;
     assert.ok(text.includes(line('LIST', '200', 'cache')), text);
-    assert.ok(text.includes(line('LIST', '200', 'upstream')));
+    assert.ok(text.includes(line('LIST', '200', 'upstream', 'freshness-timeout')));
     assert.ok(text.includes(line('GET', '404', 'cache')));
     assert.match(
       text,
@@ -354,4 +356,62 @@ describe('validation errors (apiserver wording)', () => {
       assert.equal(s.code, code);
     });
   }
+});
+
+describe('attack: long request lines', () => {
+  it('a 64 KiB label selector is served (the apiserver accepts up to 1 MiB; was 431 from Node)', async () => {
+    const { agent, server } = mockServer([pod('a', 'p1', 7, { app: 'x' })]);
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const port = (server.app.server.address() as AddressInfo).port;
+      // The fake codec only parses `k=v` selectors; the size of the request line is what matters
+      // (a real `app in (v0,…,v11999)` selector, 73 KB, was answered 431 by the proxy).
+      const path = `/api/v1/namespaces/a/pods?resourceVersion=0&labelSelector=app%3Dx&padding=${'v'.repeat(70_000)}`;
+      assert.ok(path.length > 64 * 1024);
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(status, 200);
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
+
+describe('attack: Upgrade headers that are not stream protocols', () => {
+  it('`Upgrade: h2c` (curl --http2) is served normally; `websocket` still gets the 501', async () => {
+    const { agent, server } = mockServer([pod('a', 'p1', 7)]);
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const port = (server.app.server.address() as AddressInfo).port;
+      const status = (upgrade: string) =>
+        new Promise<number>((resolve, reject) => {
+          const req = request({
+            host: '127.0.0.1',
+            port,
+            path: '/api/v1/namespaces/a/pods?resourceVersion=0',
+            agent: false,
+            headers: { connection: 'Upgrade', upgrade },
+          });
+          req.on('response', (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      assert.equal(await status('h2c'), 200);
+      assert.equal(await status('websocket'), 501);
+      assert.equal(await status('SPDY/3.1'), 501);
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
 });

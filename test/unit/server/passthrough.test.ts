@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
 import { buildServer, type KubeServer, UPGRADE_MESSAGE } from '../../../src/server/app.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
-import { FakeCache, fakeCodec } from './fake-cache.ts';
+import { FakeCache, fakeCodec } from '../../support/fake-cache.ts';
 
 interface Seen {
   method: string;

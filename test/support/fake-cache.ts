@@ -5,14 +5,14 @@
  */
 import { PassThrough, type Readable } from 'node:stream';
 import { MockAgent } from 'undici';
-import { decodeContinue } from '../../../src/apimachinery/continue-token.ts';
-import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
-import type { UpstreamObject } from '../../../src/apimachinery/object.ts';
-import { badRequest, expired } from '../../../src/apimachinery/status.ts';
-import { buildServer, type ServerOptions } from '../../../src/server/app.ts';
-import type { CacheCodec, CacheWatch, ServedCache } from '../../../src/server/cache-api.ts';
-import { silentLogger } from '../../../src/util/logger.ts';
-import { resourceInfo } from '../../support/resource-info.ts';
+import { decodeContinue } from '../../src/apimachinery/continue-token.ts';
+import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
+import type { UpstreamObject } from '../../src/apimachinery/object.ts';
+import { badRequest, expired } from '../../src/apimachinery/status.ts';
+import { buildServer, type ServerOptions } from '../../src/server/app.ts';
+import type { CacheCodec, CacheWatch, ServedCache } from '../../src/server/cache-api.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { resourceInfo } from './resource-info.ts';
 
 export const podsInfo: ResourceInfo = resourceInfo('v1', 'pods', 'Pod', {
   verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
@@ -73,8 +73,10 @@ export class FakeCache implements ServedCache {
     this.calls.push(
       `list ns=${q.namespace ?? ''} exact=${q.exactRV ?? ''}${q.limit ? ` limit=${q.limit}` : ''}${q.continueFrom ? ` continue=${q.continueFrom.rv}:${q.continueFrom.start}` : ''}`,
     );
-    if (q.exactRV !== undefined && (q.exactRV < this.windowStart || q.exactRV > this.rv)) {
-      throw expired(`too old resource version: ${q.exactRV} (${this.windowStart})`);
+    // A snapshot at an exact RV or a continue token's RV exists only inside the window.
+    const at = q.exactRV ?? q.continueFrom?.rv;
+    if (at !== undefined && (at < this.windowStart || at > this.rv)) {
+      throw expired(`too old resource version: ${at} (${this.windowStart})`);
     }
     const label = q.labelSelector as Sel;
     const field = q.fieldSelector as Sel;

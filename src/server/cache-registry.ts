@@ -1,0 +1,39 @@
+/**
+ * The caches the server answers from, by GroupVersionResource (the apiserver's storage
+ * registry: one `Cacher` per resource, `storage/cacher`). Which request a cache may answer is
+ * decided by `delegate.ts`.
+ */
+import type { ServedCache } from './cache-api.ts';
+
+/** Caches by `group/version/resource`. */
+export class CacheRegistry {
+  #byGvr = new Map<string, ServedCache>();
+  #byGroupResource = new Map<string, ServedCache>();
+  /** The namespace every cache is restricted to (`--namespace`), if any. */
+  readonly namespace: string | undefined;
+
+  constructor(caches: ServedCache[], namespace?: string) {
+    this.namespace = namespace;
+    for (const c of caches) this.add(c);
+  }
+
+  /** Adds (or replaces) the cache of a resource, e.g. once its discovery succeeded. */
+  add(c: ServedCache): void {
+    const { group, version, resource } = c.resource.gvr;
+    this.#byGvr.set(`${group}/${version}/${resource}`, c);
+    this.#byGroupResource.set(`${resource}.${group}`, c);
+  }
+
+  lookup(group: string, version: string, resource: string): ServedCache | undefined {
+    return this.#byGvr.get(`${group}/${version}/${resource}`);
+  }
+
+  /** Whether some version of `group/resource` is cached (writes to it are tracked). */
+  cachesGroupResource(group: string, resource: string): boolean {
+    return this.#byGroupResource.has(`${resource}.${group}`);
+  }
+
+  all(): ServedCache[] {
+    return [...this.#byGvr.values()];
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * Cache or upstream? The one place that names the decision, after the apiserver's
+ * `storage/cacher/delegator.go` (the `CacheDelegator` routes each read to the watch cache or to
+ * etcd by `ShouldDelegateList` and the `Helper` methods `ShouldDelegateExactRV`,
+ * `ShouldDelegateConsistentRead`). A request is served from the cache only when the cache can
+ * answer it exactly as the apiserver would (docs/design.md §3 serving table); every other request
+ * is passed upstream with a reason from the closed list {@link UPSTREAM_REASONS}, which becomes
+ * the `reason` label of `kube_cache_proxy_requests_total` and a field of the request's debug log
+ * line (docs/delegation.md).
+ *
+ * The decision is taken in three stages, each returning a reason when the cache cannot answer:
+ * 1. {@link delegate}: the request itself (path, method, headers; no I/O). The entry point.
+ * 2. {@link listRead} / {@link getRead} / {@link watchRead}: its query options, once the handler
+ *    has validated them (the apiserver's 400/422 answers come from the cache first).
+ * 3. `serve-cache.ts`: the cache's state (synced, live, fresh enough, RV inside the window),
+ *    after the bounded waits for it.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { acceptsPlainJson } from '../apimachinery/accept.ts';
+import { type ListOptions, parseResourceVersion } from '../apimachinery/list-options.ts';
+import { isWatchParam, parseResourcePath, type ResourceRequest } from '../apimachinery/request-info.ts';
+import type { CacheCodec, ContinueFrom, ServedCache } from './cache-api.ts';
+import type { CacheRegistry } from './cache-registry.ts';
+
+/**
+ * Every reason a request is passed upstream, in the order the decision meets them. Closed:
+ * a new exit needs a new entry here, a case in `test/unit/server/delegate.test.ts` and a line
+ * in docs/delegation.md (both tests check it).
+ */
+export const UPSTREAM_REASONS = [
+  // 1. The request (delegate).
+  /** Not `/api/v1/…` or `/apis/G/V/…` with a resource: discovery, `/version`, `/watch/` paths. */
+  'not-resource-path',
+  /** Any method but GET: writes, HEAD, OPTIONS. */
+  'not-get',
+  /** A subresource (`status`, `log`, `scale`, `exec`, …). */
+  'subresource',
+  /** No version of this resource is cached. */
+  'not-cached',
+  /** The resource is cached, but in another GroupVersion. */
+  'other-version',
+  /** A name or namespace the apiserver rejects before storage (`.`, `..`, `/`, `%`). */
+  'invalid-name',
+  /** A cluster-scoped resource under `/namespaces/NS/`. */
+  'namespace-for-cluster-scoped',
+  /** A namespaced resource's object by name without a namespace (`/api/v1/pods/NAME`). */
+  'cluster-path-for-namespaced',
+  /** `--namespace` is set and the request is for another namespace, or all of them. */
+  'namespace-outside-cache',
+  /** An `Impersonate-*` header. */
+  'impersonation',
+  /** An `Accept` without plain JSON: Table, PartialObjectMetadata, protobuf, CBOR, YAML. */
+  'media-type',
+  /** Indented JSON asked for (`pretty=true`, or a curl/Wget/browser User-Agent). */
+  'pretty',
+  /** `?watch` on a single object's path. */
+  'single-object-watch',
+  /** The resource does not offer the verb (`get`, `list` or `watch`) in discovery. */
+  'verb-not-supported',
+  // 2. Its options (listRead, getRead, watchRead; the field selector in the handlers).
+  /** A field selector on a field the cache does not index (only the apiserver knows them all). */
+  'field-selector-unknown',
+  /** A resourceVersion that is not a canonical decimal uint64 (the apiserver words the error). */
+  'rv-unparsable',
+  /** `continue` together with `resourceVersion=N` (the apiserver answers 400). */
+  'continue-with-rv',
+  /** A `continue` token malformed in a way only the apiserver words exactly. */
+  'continue-undecodable',
+  // 3. The cache's state (serve-cache.ts).
+  /** The resource has not completed its first snapshot within the sync wait. */
+  'not-synced',
+  /** RV="" with `--consistent-reads=upstream`. */
+  'consistent-reads-upstream',
+  /** RV="" while the upstream stream is not proven live. */
+  'not-live',
+  /** RV="" while a write made through this proxy is not yet in the cache after the wait. */
+  'write-pending',
+  /** RV=N (not older than): the cache did not reach N within the freshness wait. */
+  'freshness-timeout',
+  /** An exact RV (`resourceVersionMatch=Exact`, or `limit` with RV=N) outside the history window. */
+  'exact-outside-window',
+  /** A `continue` token whose snapshot RV left the history window. */
+  'continue-outside-window',
+  /** The client went away while the request waited for the cache. */
+  'aborted',
+] as const;
+
+/** Why a request went upstream: one of {@link UPSTREAM_REASONS}. */
+export type UpstreamReason = (typeof UPSTREAM_REASONS)[number];
+
+/** The cache-servable verbs. */
+export type CacheVerb = 'list' | 'get' | 'watch';
+
+/** The answer of {@link delegate}. `info` is absent only for `not-resource-path`. */
+export type Delegation =
+  | { kind: 'cache'; verb: CacheVerb; cache: ServedCache; info: ResourceRequest }
+  | { kind: 'upstream'; reason: UpstreamReason; info?: ResourceRequest };
+
+/**
+ * Classifies a request: served from the cache (which verb, which cache) or passed upstream, and
+ * why. A GET of a cached resource in its cached GroupVersion (collection or single object, no
+ * subresource), inside the namespace the cache holds, from a client that accepts plain JSON and
+ * impersonates no one. `path` excludes the query string; no I/O, never throws.
+ */
+export function delegate(
+  registry: CacheRegistry,
+  method: string,
+  path: string,
+  query: URLSearchParams,
+  headers: IncomingHttpHeaders,
+): Delegation {
+  const info = parseResourcePath(path);
+  if (!info) return { kind: 'upstream', reason: 'not-resource-path' };
+  const up = (reason: UpstreamReason): Delegation => ({ kind: 'upstream', reason, info });
+  if (method !== 'GET') return up('not-get');
+  if (info.subresource !== undefined) return up('subresource');
+  const cache = registry.lookup(info.group, info.version, info.resource);
+  if (!cache)
+    return up(registry.cachesGroupResource(info.group, info.resource) ? 'other-version' : 'not-cached');
+  // Names the apiserver rejects before storage (`.`, `..`, containing `/` or `%`): 400 or 404,
+  // never the cache's "not found" or a list.
+  if (!isValidPathSegment(info.namespace) || !isValidPathSegment(info.name)) return up('invalid-name');
+  const r = cache.resource;
+  if (!r.namespaced && info.namespace !== undefined) return up('namespace-for-cluster-scoped');
+  // `/api/v1/pods/NAME` is not a valid path for a namespaced resource: the apiserver answers it.
+  if (r.namespaced && info.name !== undefined && info.namespace === undefined)
+    return up('cluster-path-for-namespaced');
+  if (r.namespaced && registry.namespace !== undefined && info.namespace !== registry.namespace)
+    return up('namespace-outside-cache');
+  if (Object.keys(headers).some((h) => h.startsWith('impersonate-'))) return up('impersonation');
+  const accept = headers.accept;
+  if (!acceptsPlainJson(Array.isArray(accept) ? accept.join(',') : accept)) return up('media-type');
+  const watch = isWatchParam(query.get('watch'));
+  // The apiserver indents non-streaming JSON for `pretty=true` and for curl/Wget/browsers.
+  if (!watch && isPrettyPrint(query, headers['user-agent'])) return up('pretty');
+  if (info.name !== undefined) {
+    // A single object with ?watch is the apiserver's GET handler's business; keep it exact.
+    if (watch) return up('single-object-watch');
+    return r.verbs.includes('get') ? { kind: 'cache', verb: 'get', cache, info } : up('verb-not-supported');
+  }
+  const verb: CacheVerb = watch ? 'watch' : 'list';
+  return r.verbs.includes(verb) ? { kind: 'cache', verb, cache, info } : up('verb-not-supported');
+}
+
+/**
+ * How a cache read is answered: the cases of the apiserver's `ShouldDelegateList` that the cache
+ * serves. Only `consistent` and `not-older-than` wait (serve-cache.ts); `exact` and `continue`
+ * read a snapshot from the history window.
+ */
+export type CacheRead =
+  /** RV="": the most recent state, as far as `ShouldDelegateConsistentRead` allows. */
+  | { mode: 'consistent' }
+  /** RV="0" (any state), or a watch starting at RV=N without initial events. */
+  | { mode: 'any'; rv: bigint }
+  /** RV=N NotOlderThan: the cache must reach N first. */
+  | { mode: 'not-older-than'; rv: bigint }
+  /** `resourceVersionMatch=Exact`, or the legacy exact read (`limit` with RV=N): `ShouldDelegateExactRV`. */
+  | { mode: 'exact'; rv: bigint }
+  /** A `continue` token: the snapshot it is pinned at (`ShouldDelegateContinue`). */
+  | { mode: 'continue'; from: ContinueFrom };
+
+/** A LIST's read and its page size (items; 0 = everything). */
+export type ListRead = CacheRead & { limit: number };
+
+/**
+ * The read of a validated LIST (`ShouldDelegateList`), or why it goes upstream.
+ * @throws StatusError 400 for a continue token the apiserver rejects with a known message.
+ */
+export function listRead(opts: ListOptions, codec: CacheCodec): ListRead | UpstreamReason {
+  const rv = parseResourceVersion(opts.resourceVersion);
+  if (rv === null) return 'rv-unparsable';
+  const exact = opts.resourceVersionMatch === 'Exact';
+  // The apiserver ignores `limit` for RV="0" (any-RV) lists served by its cache.
+  const limit = rv === 0n && !exact ? 0 : opts.limit;
+  if (opts.continue !== '') {
+    // continue with resourceVersion=N: the apiserver's own 400 ("specifying resource version is
+    // not allowed when using continue", etcd3 store); the cache used to serve the page.
+    if (rv !== undefined && rv !== 0n) return 'continue-with-rv';
+    const from = codec.decodeContinue(opts.continue);
+    if (!from) return 'continue-undecodable';
+    return { mode: 'continue', from, limit };
+  }
+  if (rv === undefined) return { mode: 'consistent', limit };
+  // A page at RV=N without resourceVersionMatch is the legacy exact read (cacher delegator.go).
+  const legacyExact = opts.resourceVersionMatch === '' && limit > 0 && rv !== 0n;
+  if (exact || legacyExact) return { mode: 'exact', rv, limit };
+  if (rv !== 0n) return { mode: 'not-older-than', rv, limit };
+  return { mode: 'any', rv, limit };
+}
+
+/** The read of a GET of one object (`resourceVersion` query value), or why it goes upstream. */
+export function getRead(resourceVersion: string): CacheRead | UpstreamReason {
+  const rv = parseResourceVersion(resourceVersion);
+  if (rv === null) return 'rv-unparsable';
+  if (rv === undefined) return { mode: 'consistent' };
+  return rv === 0n ? { mode: 'any', rv } : { mode: 'not-older-than', rv };
+}
+
+/**
+ * The read of a validated WATCH, or why it goes upstream. At RV="" it starts from a consistent
+ * state like a consistent LIST; at RV=N with initial events that state must be at least N.
+ */
+export function watchRead(opts: ListOptions): CacheRead | UpstreamReason {
+  const rv = parseResourceVersion(opts.resourceVersion);
+  if (rv === null) return 'rv-unparsable';
+  if (rv === undefined) return { mode: 'consistent' };
+  if (rv !== 0n && opts.sendInitialEvents === true) return { mode: 'not-older-than', rv };
+  return { mode: 'any', rv };
+}
+
+/**
+ * The apiserver's `isPrettyPrint` (`handlers/negotiation`… `responsewriters`): a `pretty` query
+ * value parsed as a Go bool, else a User-Agent starting with `curl`, `Wget` or `Mozilla/5.0`.
+ */
+export function isPrettyPrint(query: URLSearchParams, userAgent: string | undefined): boolean {
+  const pp = query.get('pretty');
+  if (pp !== null && pp !== '') return ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(pp);
+  const ua = userAgent ?? '';
+  return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
+}
+
+/**
+ * `apimachinery/pkg/api/validation/path.IsValidPathSegmentName`: a decoded namespace or name
+ * segment may not be `.` or `..` nor contain `/` or `%` (the apiserver answers such a name
+ * 400 "Name parameter invalid", an encoded `/` 404, a namespace `..` 500). Absent is valid.
+ */
+export function isValidPathSegment(s: string | undefined): boolean {
+  if (s === undefined) return true;
+  return s !== '.' && s !== '..' && !s.includes('/') && !s.includes('%');
+}

@@ -1,0 +1,281 @@
+/**
+ * The delegation decision (`src/server/delegate.ts`): which requests the cache answers, and for
+ * every other request the reason it goes upstream. "every upstream reason" builds, for each
+ * entry of the closed list, a request that produces it and reads the reason back from both the
+ * `reason` label of `kube_cache_proxy_requests_total` and the request's debug log line.
+ * Cases marked `attack:` are inputs found by attacking the proxy against a real apiserver
+ * (v1.37.2) where the cache answered differently from the apiserver; each must now reach the
+ * apiserver (or be accepted like it does).
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import { encodeContinue } from '../../../src/apimachinery/continue-token.ts';
+import { createMetrics } from '../../../src/ops/metrics.ts';
+import type { KubeServer, ServerOptions } from '../../../src/server/app.ts';
+import { CacheRegistry } from '../../../src/server/cache-registry.ts';
+import { delegate, UPSTREAM_REASONS, type UpstreamReason } from '../../../src/server/delegate.ts';
+import { FakeCache, mockServer, pod } from '../../support/fake-cache.ts';
+import { resourceInfo } from '../../support/resource-info.ts';
+
+describe('delegate', () => {
+  const deployments = resourceInfo('apps/v1', 'deployments', 'Deployment');
+  const reg = new CacheRegistry([new FakeCache(), new FakeCache(deployments)]);
+  const r = (method: string, url: string, headers: Record<string, string> = {}) => {
+    const [path, qs = ''] = url.split('?');
+    const x = delegate(reg, method, path!, new URLSearchParams(qs), headers);
+    return x.kind === 'cache' ? x.verb : 'upstream';
+  };
+
+  it('serves list/get/watch of the cached GroupVersion only', () => {
+    assert.equal(r('GET', '/api/v1/pods'), 'list');
+    assert.equal(r('GET', '/api/v1/namespaces/a/pods'), 'list');
+    assert.equal(r('GET', '/api/v1/namespaces/a/pods/p'), 'get');
+    assert.equal(r('GET', '/api/v1/namespaces/a/pods?watch=true'), 'watch');
+    assert.equal(r('GET', '/apis/apps/v1/deployments'), 'list');
+    assert.equal(r('GET', '/apis/apps/v1beta2/deployments'), 'upstream');
+    assert.equal(r('GET', '/api/v1/configmaps'), 'upstream');
+  });
+
+  it('passes through writes, subresources, odd paths, impersonation and non-JSON', () => {
+    assert.equal(r('POST', '/api/v1/namespaces/a/pods'), 'upstream');
+    assert.equal(r('HEAD', '/api/v1/pods'), 'upstream');
+    assert.equal(r('GET', '/api/v1/namespaces/a/pods/p/log'), 'upstream');
+    assert.equal(r('GET', '/api/v1/pods/p'), 'upstream');
+    assert.equal(r('GET', '/api/v1/namespaces/a/pods/p?watch=1'), 'upstream');
+    assert.equal(r('GET', '/api/v1/pods', { 'impersonate-user': 'bob' }), 'upstream');
+    assert.equal(
+      r('GET', '/api/v1/pods', { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' }),
+      'upstream',
+    );
+  });
+
+  it('--namespace: only that namespace is served', () => {
+    const ns = new CacheRegistry([new FakeCache()], 'a');
+    const k = (p: string) => delegate(ns, 'GET', p, new URLSearchParams(), {}).kind;
+    assert.equal(k('/api/v1/namespaces/a/pods'), 'cache');
+    assert.equal(k('/api/v1/namespaces/b/pods'), 'upstream');
+    assert.equal(k('/api/v1/pods'), 'upstream');
+  });
+});
+
+describe('attack: names the apiserver rejects are not served from the cache', () => {
+  const registry = new CacheRegistry([new FakeCache()]);
+  const kind = (path: string) => delegate(registry, 'GET', path, new URLSearchParams(), {}).kind;
+
+  it('`.`, `..`, `%` and an encoded `/` in a name or namespace go upstream', () => {
+    // apiserver: 400 `Name parameter invalid: "..": may not be '..'` (the cache said 404 NotFound)
+    assert.equal(kind('/api/v1/namespaces/a/pods/..'), 'upstream');
+    assert.equal(kind('/api/v1/namespaces/a/pods/%2e%2e'), 'upstream');
+    assert.equal(kind('/api/v1/namespaces/a/pods/.'), 'upstream');
+    // apiserver: 400 `may not contain '%'`
+    assert.equal(kind('/api/v1/namespaces/a/pods/a%25b'), 'upstream');
+    // apiserver: 404 "the server could not find the requested resource" (the cache: `pods "a/b" not found`)
+    assert.equal(kind('/api/v1/namespaces/a/pods/a%2Fb'), 'upstream');
+    // apiserver: 500 `invalid key` / 404 (the cache answered an empty list)
+    assert.equal(kind('/api/v1/namespaces/%2e%2e/pods'), 'upstream');
+    assert.equal(kind('/api/v1/namespaces/a%2Fb/pods'), 'upstream');
+    // Ordinary names (unicode included) stay cached.
+    assert.equal(kind('/api/v1/namespaces/a/pods/caf%C3%A9'), 'cache');
+    assert.equal(kind('/api/v1/namespaces/a/pods/a..b'), 'cache');
+    assert.equal(kind('/api/v1/namespaces/a/pods'), 'cache');
+  });
+});
+
+describe('attack: continue together with resourceVersion=N', () => {
+  it('is passed upstream (apiserver: 400 "specifying resource version is not allowed when using continue")', async () => {
+    const { agent, server } = mockServer([pod('a', 'p1', 7), pod('a', 'p2', 8)]);
+    const pool = agent.get('https://apiserver.test:6443');
+    const token = encodeContinue('a/p1', 9n);
+    const url = `/api/v1/pods?limit=1&continue=${token}&resourceVersion=5`;
+    pool.intercept({ method: 'GET', path: url }).reply(400, '{"upstream":true}');
+    try {
+      const r = await server.app.inject({ method: 'GET', url });
+      assert.equal(r.statusCode, 400);
+      assert.equal(r.body, '{"upstream":true}');
+      // Without an RV (or with RV=0) the token is still served from the cache.
+      const c = await server.app.inject({ method: 'GET', url: `/api/v1/pods?limit=1&continue=${token}` });
+      assert.equal(c.statusCode, 200, c.body);
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
+
+/** What one request left behind: its debug log line and its sample of the request counter. */
+interface Observed {
+  log: { served_from: string; reason: string; code: number; verb: string };
+  metric: { served_from: string; reason: string; code: string; verb: string };
+}
+
+/** A request that produces a reason, with the server and cache state it needs. */
+interface Case {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  over?: Partial<ServerOptions>;
+  /** Sets up the cache (`cache`: the pods FakeCache) or the server before the request. */
+  prepare?: (cache: FakeCache, server: KubeServer) => void;
+  /** Sends the request itself (default: `app.inject`). */
+  send?: (server: KubeServer, cache: FakeCache) => Promise<void>;
+}
+
+/** A pods cache that is not synced and waits for sync until the request is aborted. */
+class NeverSyncedCache extends FakeCache {
+  override synced = false;
+  override async waitSynced(_timeoutMs?: number, signal?: AbortSignal) {
+    this.calls.push('waitSynced');
+    await new Promise((r) => signal?.addEventListener('abort', r, { once: true }));
+    return false;
+  }
+}
+
+const untilTrue = async (f: () => boolean, what: string) => {
+  for (let i = 0; i < 200 && !f(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(f(), `timed out waiting for ${what}`);
+};
+
+/** Sends the request over a real connection and hangs up while the cache waits for sync. */
+async function abortWhileWaiting(server: KubeServer, cache: FakeCache): Promise<void> {
+  await server.app.listen({ host: '127.0.0.1', port: 0 });
+  const port = (server.app.server.address() as AddressInfo).port;
+  const req = request({ host: '127.0.0.1', port, path: '/api/v1/pods?resourceVersion=0', agent: false });
+  req.on('error', () => {});
+  req.end();
+  await untilTrue(() => cache.calls.includes('waitSynced'), 'the sync wait');
+  req.destroy();
+}
+
+const cases: Record<UpstreamReason, Case> = {
+  'not-resource-path': { url: '/version' },
+  'not-get': { method: 'POST', url: '/api/v1/namespaces/a/pods' },
+  subresource: { url: '/api/v1/namespaces/a/pods/p1/status' },
+  'not-cached': { url: '/api/v1/configmaps' },
+  'other-version': {
+    url: '/apis/apps/v1beta2/deployments',
+    over: { caches: [new FakeCache(resourceInfo('apps/v1', 'deployments', 'Deployment'))] },
+  },
+  'invalid-name': { url: '/api/v1/namespaces/a/pods/a%25b' },
+  'namespace-for-cluster-scoped': {
+    url: '/api/v1/namespaces/a/nodes',
+    over: { caches: [new FakeCache(resourceInfo('v1', 'nodes', 'Node', { namespaced: false }))] },
+  },
+  'cluster-path-for-namespaced': { url: '/api/v1/pods/p1' },
+  'namespace-outside-cache': { url: '/api/v1/namespaces/b/pods?resourceVersion=0', over: { namespace: 'a' } },
+  impersonation: { url: '/api/v1/pods?resourceVersion=0', headers: { 'impersonate-user': 'bob' } },
+  'media-type': {
+    url: '/api/v1/pods?resourceVersion=0',
+    headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+  },
+  pretty: { url: '/api/v1/pods?resourceVersion=0&pretty=true' },
+  'single-object-watch': { url: '/api/v1/namespaces/a/pods/p1?watch=1' },
+  'verb-not-supported': {
+    url: '/api/v1/namespaces/a/pods/p1',
+    over: { caches: [new FakeCache(resourceInfo('v1', 'pods', 'Pod', { verbs: ['list', 'watch'] }))] },
+  },
+  'field-selector-unknown': { url: '/api/v1/pods?resourceVersion=0&fieldSelector=spec.nodeName%3Dn1' },
+  'rv-unparsable': { url: '/api/v1/pods?resourceVersion=007' },
+  'continue-with-rv': {
+    url: `/api/v1/pods?limit=1&continue=${encodeContinue('a/p1', 9n)}&resourceVersion=5`,
+  },
+  'continue-undecodable': { url: '/api/v1/pods?continue=abc' },
+  'not-synced': {
+    url: '/api/v1/pods?resourceVersion=0',
+    prepare: (cache) => {
+      cache.synced = false;
+    },
+  },
+  'consistent-reads-upstream': { url: '/api/v1/pods', over: { consistentReads: 'upstream' } },
+  'not-live': {
+    url: '/api/v1/pods',
+    prepare: (cache) => {
+      cache.live = false;
+    },
+  },
+  'write-pending': {
+    url: '/api/v1/pods',
+    prepare: (_cache, server) => server.writes.record('pods.', 50n),
+  },
+  'freshness-timeout': { url: '/api/v1/pods?resourceVersion=99' },
+  'exact-outside-window': { url: '/api/v1/pods?resourceVersion=2&resourceVersionMatch=Exact' },
+  'continue-outside-window': { url: `/api/v1/pods?limit=1&continue=${encodeContinue('a/p1', 2n)}` },
+  aborted: { url: '/api/v1/pods?resourceVersion=0', over: {}, send: abortWhileWaiting },
+};
+
+/** Runs one request through a server with metrics and a debug logger; returns what it recorded. */
+async function observe(c: Case, pods = new FakeCache()): Promise<Observed> {
+  const lines: Observed['log'][] = [];
+  const logger = pino(
+    { level: 'debug' },
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        const line = JSON.parse(chunk.toString()) as { msg: string } & Observed['log'];
+        if (line.msg === 'request') lines.push(line);
+        done();
+      },
+    }),
+  );
+  const metrics = createMetrics({ processMetrics: false });
+  const { agent, server } = mockServer([], { caches: [pods], metrics, logger, ...c.over });
+  pods.objects = [pod('a', 'p1', 7), pod('a', 'p2', 8)];
+  agent
+    .get('https://apiserver.test:6443')
+    .intercept({ path: () => true, method: () => true })
+    .reply(200, '{"upstream":true}')
+    .persist();
+  try {
+    c.prepare?.(pods, server);
+    if (c.send) await c.send(server, pods);
+    else
+      await server.app.inject({
+        method: (c.method ?? 'GET') as 'GET',
+        url: c.url,
+        ...(c.headers ? { headers: c.headers } : {}),
+      });
+    await untilTrue(() => lines.length > 0, 'the request log line');
+    const samples = (await metrics.requests.get()).values;
+    assert.equal(lines.length, 1);
+    assert.equal(samples.length, 1);
+    return { log: lines[0]!, metric: samples[0]!.labels as Observed['metric'] };
+  } finally {
+    await server.shutdown();
+    await agent.close();
+  }
+}
+
+describe('every upstream reason', () => {
+  it('has a case for every reason of the closed list', () => {
+    assert.deepEqual(Object.keys(cases), [...UPSTREAM_REASONS]);
+  });
+
+  for (const reason of UPSTREAM_REASONS) {
+    it(reason, async () => {
+      const c = cases[reason];
+      const o = await observe(c, reason === 'aborted' ? new NeverSyncedCache() : new FakeCache());
+      assert.equal(o.log.reason, reason);
+      assert.equal(o.metric.reason, reason);
+      assert.equal(o.log.served_from, 'upstream');
+      assert.equal(o.metric.served_from, 'upstream');
+      assert.equal(o.metric.code, String(o.log.code));
+    });
+  }
+
+  it('answers from the cache carry served_from="cache" and reason=""', async () => {
+    const o = await observe({ url: '/api/v1/namespaces/a/pods?resourceVersion=0' });
+    assert.deepEqual(o.log, { ...o.log, served_from: 'cache', reason: '', code: 200, verb: 'LIST' });
+    assert.deepEqual(o.metric, { ...o.metric, served_from: 'cache', reason: '', code: '200', verb: 'LIST' });
+  });
+});
+
+describe('docs/delegation.md', () => {
+  it('has one table row per reason, in the order of the closed list', () => {
+    const doc = readFileSync(new URL('../../../docs/delegation.md', import.meta.url), 'utf8');
+    const rows = [...doc.matchAll(/^\| `([a-z-]+)` *\|/gm)].map((m) => m[1]);
+    assert.deepEqual(rows, [...UPSTREAM_REASONS]);
+  });
+});

@@ -1,0 +1,125 @@
+/**
+ * Cases marked `attack:` are inputs found by attacking the proxy against a real apiserver
+ * (v1.37.2) where the cache answered differently from the apiserver; each must now reach the
+ * apiserver (or be accepted like it does).
+ */
+import assert from 'node:assert/strict';
+import { createServer, request, type ServerResponse } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import { describe, it } from 'node:test';
+import { Agent } from 'undici';
+import { buildServer } from '../../../src/server/app.ts';
+import { originForm } from '../../../src/server/handle-request.ts';
+import { silentLogger } from '../../../src/util/logger.ts';
+import { FakeCache, fakeCodec, mockServer, pod } from '../../support/fake-cache.ts';
+
+describe('attack: absolute-form request targets', () => {
+  it('GET http://host/api/... is served as its path (the apiserver does; was a 503)', async () => {
+    assert.equal(originForm('http://evil.example/api/v1/pods?watch=1'), '/api/v1/pods?watch=1');
+    assert.equal(originForm('HTTPS://h:1?x=1'), '/?x=1');
+    assert.equal(originForm('/api/v1/pods'), '/api/v1/pods');
+    assert.equal(originForm('*'), '*');
+
+    const { agent, server } = mockServer([pod('a', 'p1', 7)]);
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const port = (server.app.server.address() as AddressInfo).port;
+      const head = await new Promise<string>((resolve, reject) => {
+        const s = connect(port, '127.0.0.1', () =>
+          s.write(
+            'GET http://evil.example/api/v1/namespaces/a/pods?resourceVersion=0 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+          ),
+        );
+        let data = '';
+        s.on('data', (d: Buffer) => {
+          data += d.toString();
+        });
+        s.on('end', () => resolve(data));
+        s.on('error', reject);
+      });
+      assert.match(head, /^HTTP\/1\.1 200 /);
+      assert.match(head, /"name":"p1"/);
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
+
+describe('attack: query strings are parsed like Go url.ParseQuery', () => {
+  it('labelSelector=a%ZZ lists everything (apiserver: 200 unfiltered; the cache said 400)', async () => {
+    const { agent, server } = mockServer([pod('a', 'p1', 7, { app: 'x' }), pod('a', 'p2', 8)]);
+    try {
+      for (const url of [
+        '/api/v1/namespaces/a/pods?resourceVersion=0&labelSelector=a%ZZ',
+        '/api/v1/namespaces/a/pods?resourceVersion=0&labelSelector=app%3Dx;b%3Dc',
+      ]) {
+        const r = await server.app.inject({ method: 'GET', url });
+        assert.equal(r.statusCode, 200, r.body);
+        const names = (JSON.parse(r.body) as { items: { metadata: { name: string } }[] }).items.map(
+          (i) => i.metadata.name,
+        );
+        assert.deepEqual(names, ['p1', 'p2']);
+      }
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
+
+describe('attack: watches the cache declines still count against --max-watchers', () => {
+  it('a second RV="" watch passed upstream (cache not synced) gets 429 with maxWatchers=1', async () => {
+    const held: ServerResponse[] = [];
+    const upstream = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.flushHeaders();
+      held.push(res);
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const agent = new Agent();
+    const cache = new FakeCache();
+    cache.synced = false;
+    const server = buildServer({
+      upstream: {
+        server: new URL(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`),
+        dispatcher: agent,
+        longRunningDispatcher: agent,
+        authorization: () => undefined,
+      },
+      caches: [cache],
+      codec: fakeCodec,
+      consistentReads: 'cache',
+      logger: silentLogger,
+      maxWatchers: 1,
+      syncWaitMs: 0,
+    });
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (server.app.server.address() as AddressInfo).port;
+    const open: ReturnType<typeof request>[] = [];
+    const watch = () =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(
+          { host: '127.0.0.1', port, path: '/api/v1/pods?watch=1', agent: false },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', (err) => (err.message === 'socket hang up' ? undefined : reject(err)));
+        req.end();
+        open.push(req);
+      });
+    try {
+      assert.equal(await watch(), 200);
+      assert.equal(await watch(), 429);
+    } finally {
+      for (const r of open) r.destroy();
+      for (const r of held) r.destroy();
+      await server.shutdown();
+      await agent.close();
+      upstream.closeAllConnections();
+      await new Promise((r) => upstream.close(r));
+    }
+  });
+});
