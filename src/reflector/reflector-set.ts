@@ -93,11 +93,6 @@ export class ReflectorSet {
     }));
   }
 
-  /** The reflector of a configured resource once running. */
-  reflector(name: string): Reflector | undefined {
-    return this.#states.get(name)?.reflector;
-  }
-
   async #runOne(name: string): Promise<void> {
     const entry = this.#states.get(name)!;
     const backoff = new Backoff({
