@@ -18,7 +18,7 @@ import type { CacheCodec, ServedCache } from './cache-api.ts';
 import { Limiter } from './limiter.ts';
 import { passThrough } from './passthrough.ts';
 import { CacheRegistry, route } from './router.ts';
-import { toStatusError, writeStatus } from './send-status.ts';
+import { writeStatus } from './send-status.ts';
 import { type ServeContext, serveGet, serveList, serveWatch, TOO_MANY_REQUESTS } from './serve-cache.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
 import { WriteTracker, writeEffectOf, writeKey } from './write-tracker.ts';
@@ -192,7 +192,7 @@ export function buildServer(opts: ServerOptions): KubeServer {
         try {
           if (await serve(r.cache, r.info, query, res, ctx, ac.signal)) return;
         } catch (err) {
-          if (!res.headersSent) writeStatus(res, toStatusError(err));
+          if (!res.headersSent) writeStatus(res, err);
           return;
         }
         servedFrom = 'upstream';
@@ -234,7 +234,7 @@ export function buildServer(opts: ServerOptions): KubeServer {
     reply.hijack();
     return handle(request.raw, reply.raw).catch((err) => {
       log.error({ err }, 'request failed');
-      if (!reply.raw.headersSent) writeStatus(reply.raw, toStatusError(err));
+      if (!reply.raw.headersSent) writeStatus(reply.raw, err);
       else reply.raw.destroy();
     });
   });
