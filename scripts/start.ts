@@ -12,9 +12,10 @@
  * below. Proxy logs (pino JSON) go to stderr so stdout keeps the instructions.
  */
 import { join } from 'node:path';
-import { type Config, ConfigError, loadConfig, renderHelp } from '../src/config.ts';
+import { type Config, loadConfig, renderHelp } from '../src/config.ts';
 import { createParts, EXIT_CONFIG, EXIT_FAILURE, type RunningProxy, runProxy } from '../src/main.ts';
 import { createMetrics } from '../src/ops/metrics.ts';
+import { ConfigError } from '../src/util/errors.ts';
 import { createLogger } from '../src/util/logger.ts';
 import { type Fixture, startFixture, writeKubeconfig } from '../test/fixture/index.ts';
 import { onParentExit } from '../test/fixture/parent-watch.ts';

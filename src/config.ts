@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { ConfigError } from './util/errors.ts';
 import { type ListenAddress, parseListenAddress } from './util/listen-address.ts';
 
 export type { ListenAddress };
@@ -28,12 +29,6 @@ export interface Config {
   maxInflight: number;
   /** Cap on concurrent watches and other long-running requests (429 past it). */
   maxWatchers: number;
-}
-
-/** A configuration error: one line naming the flag, variable or file key; exit code 2. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-  readonly code = 'KCP_CONFIG';
 }
 
 type Kind = 'string' | 'list' | 'address' | 'enum' | 'int';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { Dispatcher } from 'undici';
 import { cacheCodec } from './cache/codec.ts';
 import { WatchCache } from './cache/watch-cache.ts';
-import { type Config, ConfigError, loadConfig, renderHelp } from './config.ts';
+import { type Config, loadConfig, renderHelp } from './config.ts';
 import { type CacheStatusSource, createMetrics, type Metrics, type ResourceStatus } from './ops/metrics.ts';
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
 import { observeUpstream } from './ops/upstream-observer.ts';
@@ -20,6 +20,7 @@ import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec, ServedCache } from './server/cache-api.ts';
 import type { UpstreamTarget } from './server/upstream-target.ts';
 import { createUpstream, parseResourceName, type Upstream } from './upstream/index.ts';
+import { ConfigError } from './util/errors.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 
 /** Exit codes. */

@@ -60,18 +60,6 @@ export function tooOldResourceVersion(requested: bigint | string, oldest: bigint
   return expired(`too old resource version: ${requested} (${oldest})`);
 }
 
-/**
- * `storage.NewTooLargeResourceVersionError` as the apiserver returns it: 504 Timeout with
- * reason `Timeout`, a `ResourceVersionTooLarge` cause and `retryAfterSeconds: 1`.
- */
-export function tooLargeResourceVersion(requested: bigint | string, current: bigint | string): StatusError {
-  const message = `Too large resource version: ${requested}, current: ${current}`;
-  return new StatusError(504, 'Timeout', message, {
-    causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
-    retryAfterSeconds: 1,
-  });
-}
-
 /** `errors.NewNotFound`: `pods "x" not found`. */
 export function notFound(group: string, resource: string, name: string): StatusError {
   const qualified = group ? `${resource}.${group}` : resource;
@@ -122,7 +110,7 @@ export function goQuote(s: string): string {
 }
 
 /** `field.Error.ErrorBody()`: `Forbidden: detail`, `Unsupported value: "x": supported values: …`. */
-export function fieldErrorBody(e: FieldError): string {
+function fieldErrorBody(e: FieldError): string {
   let s = FIELD_TYPE_TEXT[e.type];
   if (e.type !== 'FieldValueForbidden' && e.type !== 'FieldValueRequired' && e.badValue !== undefined) {
     s += `: ${goQuote(e.badValue)}`;

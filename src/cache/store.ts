@@ -10,6 +10,7 @@ import { type FieldSet, indexedFields, selectableFields } from '../apimachinery/
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
 import type { UpstreamObject } from '../apimachinery/object.ts';
+import { ResourceVersionError } from '../util/errors.ts';
 import { listItemBytes } from './encoding.ts';
 
 /**
@@ -64,12 +65,20 @@ export function objectKey(namespace: string | undefined, name: string): string {
 
 /**
  * A resourceVersion as an unsigned 64-bit integer.
- * @throws Error when it is not a decimal uint64 (such resources cannot be cached).
+ * @throws ResourceVersionError `KCP_ERR_RESOURCE_VERSION_NOT_UINT64` when it is not a decimal uint64 (such resources cannot be cached).
  */
 export function parseRV(rv: string): bigint {
-  if (!/^\d{1,20}$/.test(rv)) throw new Error(`resourceVersion ${JSON.stringify(rv)} is not a uint64`);
+  if (!/^\d{1,20}$/.test(rv))
+    throw new ResourceVersionError(
+      'KCP_ERR_RESOURCE_VERSION_NOT_UINT64',
+      `resourceVersion ${JSON.stringify(rv)} is not a uint64`,
+    );
   const n = BigInt(rv);
-  if (n > 0xffff_ffff_ffff_ffffn) throw new Error(`resourceVersion ${JSON.stringify(rv)} is not a uint64`);
+  if (n > 0xffff_ffff_ffff_ffffn)
+    throw new ResourceVersionError(
+      'KCP_ERR_RESOURCE_VERSION_NOT_UINT64',
+      `resourceVersion ${JSON.stringify(rv)} is not a uint64`,
+    );
   return n;
 }
 

@@ -6,15 +6,7 @@ export {
   type WatchOptions,
   type WatchStream,
 } from './list-watch.ts';
-export {
-  DEFAULT_PAGE_SIZE,
-  INITIAL_EVENTS_END_ANNOTATION,
-  Reflector,
-  type ReflectorOptions,
-  type ReflectorStatus,
-  VeryShortWatchError,
-  WatchListIncompleteError,
-} from './reflector.ts';
+export { Reflector, type ReflectorOptions, type ReflectorStatus } from './reflector.ts';
 export { ReflectorSet, type ReflectorSetOptions, type ResourceState } from './reflector-set.ts';
 export {
   type DecodedList,

@@ -1,7 +1,8 @@
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import type { Upstream } from '../upstream/connection.ts';
-import { DiscoveryError, discoverResource } from '../upstream/discovery.ts';
+import { discoverResource } from '../upstream/discovery.ts';
 import { type Clock, realClock } from '../util/clock.ts';
+import { DiscoveryError } from '../util/errors.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import { Backoff } from './backoff.ts';
 import type { CacheSink } from './cache-sink.ts';
@@ -91,11 +92,6 @@ export class ReflectorSet {
       ...state,
       reflector: reflector?.status(),
     }));
-  }
-
-  /** The reflector of a configured resource once running. */
-  reflector(name: string): Reflector | undefined {
-    return this.#states.get(name)?.reflector;
   }
 
   async #runOne(name: string): Promise<void> {

@@ -25,7 +25,7 @@ import type { CacheRegistry } from './cache-registry.ts';
 import { type CacheVerb, type Delegation, delegate, type UpstreamReason } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import { passThrough } from './passthrough.ts';
-import { toStatusError, writeStatus } from './send-status.ts';
+import { writeStatus } from './send-status.ts';
 import { type ServeContext, serveGet, serveList, serveWatch, TOO_MANY_REQUESTS } from './serve-cache.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
 import { type WriteTracker, writeEffectOf, writeKey } from './write-tracker.ts';
@@ -161,7 +161,7 @@ async function serveFromCache(l: Lifecycle, x: Exchange): Promise<Next> {
   try {
     reason = await SERVE[d.verb](d.cache, d.info, x.query, x.res, l.serve, x.abort.signal);
   } catch (err) {
-    if (!x.res.headersSent) writeStatus(x.res, toStatusError(err));
+    if (!x.res.headersSent) writeStatus(x.res, err);
     return 'done';
   }
   if (reason === undefined) return 'done';
@@ -242,7 +242,7 @@ export async function handleRequest(l: Lifecycle, req: IncomingMessage, res: Ser
     for (const step of STEPS) if ((await step(l, x)) === 'done') return;
   } catch (err) {
     l.log.error({ err }, 'request failed');
-    if (!res.headersSent) writeStatus(res, toStatusError(err));
+    if (!res.headersSent) writeStatus(res, err);
     else res.destroy();
   } finally {
     x?.release();

@@ -5,25 +5,24 @@
  */
 import type { ServerResponse } from 'node:http';
 import { goJSON } from '../apimachinery/go-json.ts';
-import { internalError, StatusError } from '../apimachinery/status.ts';
+import { toStatusError } from '../util/errors.ts';
 
-/** Converts anything thrown into the StatusError to answer with (unknown errors → 500). */
-export function toStatusError(err: unknown): StatusError {
-  if (err instanceof StatusError) return err;
-  return internalError(err instanceof Error ? err.message : String(err));
-}
-
-/** Sends `err` on a raw response (headers must not have been sent). */
-export function writeStatus(res: ServerResponse, err: StatusError): void {
+/**
+ * Sends `err` on a raw response (headers must not have been sent). Anything thrown is accepted:
+ * it is mapped to its Status by the catalogue's {@link toStatusError} (a `StatusError` as is,
+ * an upstream Status as the upstream worded it, everything else 500 InternalError).
+ */
+export function writeStatus(res: ServerResponse, err: unknown): void {
+  const { status } = toStatusError(err);
   // Go's encoding/json escapes `<`, `>`, `&` (e.g. every selector error's `<nil>`): byte-identical.
-  const body = Buffer.from(goJSON(err.status));
+  const body = Buffer.from(goJSON(status));
   const headers: Record<string, string | number> = {
     'content-type': 'application/json',
     'cache-control': 'no-cache, private',
     'content-length': body.length,
   };
-  const retry = err.status.details?.retryAfterSeconds;
+  const retry = status.details?.retryAfterSeconds;
   if (retry !== undefined) headers['retry-after'] = String(retry);
-  res.writeHead(err.code, headers);
+  res.writeHead(status.code, headers);
   res.end(body);
 }

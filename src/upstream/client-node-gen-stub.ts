@@ -3,18 +3,19 @@
  * lean (see lean-client-node.ts). config.js imports exactly these two names, used only by
  * `KubeConfig.makeApiClient`, which kube-cache-proxy never calls.
  */
+import { ApiClientUnavailableError } from '../util/errors.ts';
 
 const MESSAGE =
   'kube-cache-proxy loads @kubernetes/client-node without its generated API client: KubeConfig.makeApiClient is unavailable';
 
 /** Throws: the generated API client is not loaded. */
 export function createConfiguration(): never {
-  throw new Error(MESSAGE);
+  throw new ApiClientUnavailableError(MESSAGE);
 }
 
 /** Throws on construction: the generated API client is not loaded. */
 export class ServerConfiguration {
   constructor() {
-    throw new Error(MESSAGE);
+    throw new ApiClientUnavailableError(MESSAGE);
   }
 }

@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { Agent, type Dispatcher } from 'undici';
 import { type Clock, realClock } from '../util/clock.ts';
+import { KubeconfigError } from '../util/errors.ts';
 import { type KubeConfigSource, type LoadedKubeConfig, loadKubeConfig } from './kubeconfig.ts';
 import { FileTokenSource } from './token-source.ts';
 
@@ -54,15 +55,15 @@ export interface UpstreamOptions extends KubeConfigSource {
 /**
  * Builds the {@link Upstream} from a kubeconfig. TLS material comes from client-node's own
  * resolution (`applyToHTTPSOptions`: CA/cert/key from file or inline data, `insecure-skip-tls-verify`
- * honoured only when the kubeconfig sets it, `tls-server-name`). Throws when the kubeconfig has
- * no current cluster or its files cannot be read.
+ * honoured only when the kubeconfig sets it, `tls-server-name`). Throws {@link KubeconfigError}
+ * when the kubeconfig has no current cluster, the file system's error when its files cannot be read.
  */
 export async function createUpstream(opts: UpstreamOptions = {}): Promise<Upstream> {
   const loaded = opts.loaded ?? loadKubeConfig(opts);
   const clock = opts.clock ?? realClock;
   const { kc } = loaded;
   const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig: no current cluster');
+  if (!cluster) throw new KubeconfigError('kubeconfig: no current cluster');
   const https: {
     ca?: Buffer;
     cert?: Buffer;

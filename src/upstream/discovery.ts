@@ -1,6 +1,6 @@
 import type { GroupVersionResource, ResourceInfo } from '../apimachinery/gvr.ts';
+import { DiscoveryError, UpstreamError } from '../util/errors.ts';
 import type { Upstream } from './connection.ts';
-import { UpstreamError } from './errors.ts';
 import { upstreamGetBuffer } from './request.ts';
 
 /**
@@ -54,7 +54,7 @@ export function parseResourceName(name: string): ResourceName {
   const parts = name.trim().toLowerCase().split('.');
   const resource = parts[0] ?? '';
   if (!/^[a-z0-9-]+$/.test(resource))
-    throw new DiscoveryError('InvalidName', name, `invalid resource name "${name}"`);
+    throw new DiscoveryError('KCP_ERR_DISCOVERY_INVALID_NAME', name, `invalid resource name "${name}"`);
   const rest = parts.slice(1);
   if (rest.length >= 2 && /^v\d+((alpha|beta)\d+)?$/.test(rest[0] ?? '')) {
     return { resource, version: rest[0]!, group: rest.slice(1).join('.') };
@@ -63,19 +63,6 @@ export function parseResourceName(name: string): ResourceName {
     return { resource, version: rest[0]!, group: '' };
   }
   return { resource, group: rest.join('.') };
-}
-
-/** Why a configured resource cannot be cached. `code` is stable for metrics and tests. */
-export class DiscoveryError extends Error {
-  override readonly name = 'DiscoveryError';
-  readonly code: 'InvalidName' | 'NotFound' | 'NotListWatchable' | 'Upstream';
-  /** The resource as configured. */
-  readonly resource: string;
-  constructor(code: DiscoveryError['code'], resource: string, message: string, cause?: unknown) {
-    super(message, cause === undefined ? undefined : { cause });
-    this.code = code;
-    this.resource = resource;
-  }
 }
 
 interface APIResource {
@@ -90,9 +77,9 @@ interface APIResource {
 /**
  * Resolves a configured resource name to its {@link ResourceInfo} through `/api` and `/apis`
  * (the preferred version unless the name spells one), like kubectl's RESTMapper.
- * Throws {@link DiscoveryError}: `NotFound` (group, version or resource not served — e.g. a
- * CRD not installed yet), `NotListWatchable` (no list+watch verbs), `Upstream` (discovery
- * request failed). Callers retry with backoff so a CRD installed later is picked up.
+ * Throws {@link DiscoveryError}: `KCP_ERR_DISCOVERY_NOT_FOUND` (group, version or resource not
+ * served — e.g. a CRD not installed yet), `KCP_ERR_DISCOVERY_NOT_LIST_WATCHABLE` (no list+watch
+ * verbs), `KCP_ERR_DISCOVERY_FAILED` (discovery request failed). Callers retry with backoff so a CRD installed later is picked up.
  */
 export async function discoverResource(
   up: Upstream,
@@ -104,9 +91,9 @@ export async function discoverResource(
     try {
       return JSON.parse((await upstreamGetBuffer(up, path, {}, signal)).toString('utf8')) as T;
     } catch (err) {
-      if (err instanceof UpstreamError && err.code === 404) return undefined;
+      if (err instanceof UpstreamError && err.statusCode === 404) return undefined;
       throw new DiscoveryError(
-        'Upstream',
+        'KCP_ERR_DISCOVERY_FAILED',
         name,
         `discovery of "${name}" failed: ${(err as Error).message}`,
         err,
@@ -126,7 +113,7 @@ export async function discoverResource(
     }
     if (!version) {
       throw new DiscoveryError(
-        'NotFound',
+        'KCP_ERR_DISCOVERY_NOT_FOUND',
         name,
         `resource "${name}": API group "${rn.group || 'core'}" is not served upstream`,
       );
@@ -137,7 +124,7 @@ export async function discoverResource(
   const r = rl?.resources?.find((x) => x.name === rn.resource);
   if (!r) {
     throw new DiscoveryError(
-      'NotFound',
+      'KCP_ERR_DISCOVERY_NOT_FOUND',
       name,
       `resource "${name}" is not served upstream (not in ${gvPath})`,
     );
@@ -145,7 +132,7 @@ export async function discoverResource(
   const verbs = r.verbs ?? [];
   if (!verbs.includes('list') || !verbs.includes('watch')) {
     throw new DiscoveryError(
-      'NotListWatchable',
+      'KCP_ERR_DISCOVERY_NOT_LIST_WATCHABLE',
       name,
       `resource "${name}" cannot be cached: it must support list and watch (verbs: ${verbs.join(',') || 'none'})`,
     );

@@ -1,46 +1,10 @@
-import type { Status } from '../apimachinery/status.ts';
-
 /**
- * A non-2xx answer from the upstream apiserver (or an ERROR event on a watch stream), with the
- * `metav1.Status` it carried when it carried one. `code` is the HTTP status code; `reason` the
- * Status reason (`Expired`, `Gone`, `TooManyRequests`, `InternalError`, …) or "" when absent.
- * Mirrors apimachinery's `apierrors.StatusError` so the reflector can classify errors as
- * client-go does (`apierrors.IsResourceExpired`, `IsTooManyRequests`, `IsInternalError`).
+ * Classification of upstream errors as client-go's reflector does it (apimachinery
+ * `pkg/api/errors`: `IsResourceExpired`, `IsGone`, `IsTooManyRequests`, `IsInternalError`;
+ * `utilnet.IsConnectionRefused`). The error classes themselves are in the catalogue
+ * (util/errors.ts: {@link UpstreamError}, {@link ConnectionRefusedError}).
  */
-export class UpstreamError extends Error {
-  override readonly name = 'UpstreamError';
-  readonly code: number;
-  readonly reason: string;
-  readonly status: Partial<Status> | undefined;
-
-  constructor(code: number, message: string, status?: Partial<Status>) {
-    super(message);
-    this.code = code;
-    this.reason = typeof status?.reason === 'string' ? status.reason : '';
-    this.status = status;
-  }
-
-  /** Builds the error from a response body that may or may not be a `metav1.Status`. */
-  static fromBody(code: number, body: string, what: string): UpstreamError {
-    let status: Partial<Status> | undefined;
-    try {
-      const parsed = JSON.parse(body) as unknown;
-      if (parsed && typeof parsed === 'object' && (parsed as { kind?: unknown }).kind === 'Status') {
-        status = parsed as Partial<Status>;
-      }
-    } catch {
-      // not JSON: keep the text in the message
-    }
-    const msg = status?.message ?? body.slice(0, 200);
-    return new UpstreamError(code, `${what}: ${code} ${msg}`, status);
-  }
-
-  /** Builds the error from the `metav1.Status` object of a watch ERROR event. */
-  static fromStatus(status: Partial<Status>): UpstreamError {
-    const code = typeof status.code === 'number' ? status.code : 500;
-    return new UpstreamError(code, `watch error: ${code} ${status.message ?? status.reason ?? ''}`, status);
-  }
-}
+import { ConnectionRefusedError, UpstreamError } from '../util/errors.ts';
 
 /**
  * 410 Gone / reason Expired or Gone: the requested resourceVersion was compacted
@@ -48,7 +12,8 @@ export class UpstreamError extends Error {
  */
 export function isExpired(err: unknown): boolean {
   return (
-    err instanceof UpstreamError && (err.code === 410 || err.reason === 'Expired' || err.reason === 'Gone')
+    err instanceof UpstreamError &&
+    (err.statusCode === 410 || err.reason === 'Expired' || err.reason === 'Gone')
   );
 }
 
@@ -60,23 +25,29 @@ export function isTooLargeResourceVersion(err: unknown): boolean {
   if (!(err instanceof UpstreamError)) return false;
   const causes = err.status?.details?.causes ?? [];
   if (causes.some((c) => c.reason === 'ResourceVersionTooLarge')) return true;
-  return (err.code === 504 || err.code === 500) && /too large resource version/i.test(err.message);
+  return (
+    (err.statusCode === 504 || err.statusCode === 500) && /too large resource version/i.test(err.message)
+  );
 }
 
 /** 429 Too Many Requests (apimachinery `apierrors.IsTooManyRequests`). */
 export function isTooManyRequests(err: unknown): boolean {
-  return err instanceof UpstreamError && (err.code === 429 || err.reason === 'TooManyRequests');
+  return err instanceof UpstreamError && (err.statusCode === 429 || err.reason === 'TooManyRequests');
 }
 
 /** 5xx other than the too-large-RV timeout (apimachinery `apierrors.IsInternalError`, widened to 5xx). */
 export function isInternalError(err: unknown): boolean {
-  return err instanceof UpstreamError && err.code >= 500 && !isTooLargeResourceVersion(err);
+  return err instanceof UpstreamError && err.statusCode >= 500 && !isTooLargeResourceVersion(err);
 }
 
-/** ECONNREFUSED anywhere in the cause chain (k8s.io/apimachinery `utilnet.IsConnectionRefused`). */
+/**
+ * A {@link ConnectionRefusedError}, or ECONNREFUSED anywhere in the cause chain of an HTTP
+ * client error (k8s.io/apimachinery `utilnet.IsConnectionRefused`).
+ */
 export function isConnectionRefused(err: unknown): boolean {
   let e: unknown = err;
   for (let i = 0; i < 5 && e && typeof e === 'object'; i++) {
+    if (e instanceof ConnectionRefusedError) return true;
     if ((e as { code?: unknown }).code === 'ECONNREFUSED') return true;
     const errors = (e as { errors?: unknown }).errors;
     if (Array.isArray(errors) && errors.some((x) => isConnectionRefused(x))) return true;

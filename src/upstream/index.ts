@@ -1,12 +1,11 @@
 export { createUpstream, type Upstream, type UpstreamOptions } from './connection.ts';
-export { DiscoveryError, discoverResource, isBuiltInGroup, parseResourceName } from './discovery.ts';
+export { discoverResource, isBuiltInGroup, parseResourceName } from './discovery.ts';
 export {
   isConnectionRefused,
   isExpired,
   isInternalError,
   isTooLargeResourceVersion,
   isTooManyRequests,
-  UpstreamError,
 } from './errors.ts';
 export { type KubeConfigSource, type LoadedKubeConfig, loadKubeConfig } from './kubeconfig.ts';
 export {

@@ -4,6 +4,7 @@ import path from 'node:path';
 // see ./lean-client-node.ts.
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { parse, stringify } from 'yaml';
+import { KubeconfigError } from '../util/errors.ts';
 
 /** Where to read the upstream's connection settings from. */
 export interface KubeConfigSource {
@@ -30,7 +31,8 @@ export interface LoadedKubeConfig {
 /**
  * Loads the upstream's settings via @kubernetes/client-node: an explicit file, else a single
  * `KUBECONFIG` file, else client-node's `loadFromDefault` (merged `KUBECONFIG`, `~/.kube/config`,
- * in-cluster when no file exists). Throws when nothing usable is found (no current cluster).
+ * in-cluster when no file exists). Throws {@link KubeconfigError} when nothing usable is found
+ * (no kubeconfig at all, no current cluster with a server URL).
  */
 export function loadKubeConfig(src: KubeConfigSource = {}): LoadedKubeConfig {
   const kc = new KubeConfig();
@@ -51,7 +53,7 @@ export function loadKubeConfig(src: KubeConfigSource = {}): LoadedKubeConfig {
       !process.env.KUBERNETES_SERVICE_HOST &&
       !existsSync(path.join(home, '.kube', 'config'))
     ) {
-      throw new Error(
+      throw new KubeconfigError(
         'kubeconfig: none found: pass --kubeconfig, set KUBECONFIG, create ~/.kube/config, or run in a pod (KUBERNETES_SERVICE_HOST is unset)',
       );
     }
@@ -59,7 +61,7 @@ export function loadKubeConfig(src: KubeConfigSource = {}): LoadedKubeConfig {
   }
   if (src.context) kc.setCurrentContext(src.context);
   const cluster = kc.getCurrentCluster();
-  if (!cluster?.server) throw new Error('kubeconfig: no current cluster with a server URL');
+  if (!cluster?.server) throw new KubeconfigError('kubeconfig: no current cluster with a server URL');
   if (!tokenFile) {
     const provider = kc.getCurrentUser()?.authProvider as
       | { name?: string; config?: { tokenFile?: string } }

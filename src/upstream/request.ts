@@ -1,6 +1,7 @@
 import { request } from 'undici';
+import { ConnectionRefusedError, UpstreamError } from '../util/errors.ts';
 import type { Upstream } from './connection.ts';
-import { UpstreamError } from './errors.ts';
+import { isConnectionRefused } from './errors.ts';
 
 /** Query parameters; `undefined` values are omitted. */
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -23,8 +24,9 @@ export function upstreamUrl(up: Pick<Upstream, 'baseUrl'>, path: string, query: 
 /**
  * GET `path` upstream asking for JSON with identity encoding (recent apiservers gzip watch-list
  * streams when allowed; docs/design.md §2). Resolves once headers arrive; a non-2xx answer is read
- * (bounded to 64 KiB) and thrown as {@link UpstreamError}. Network errors (e.g. ECONNREFUSED)
- * are thrown as undici raises them. `signal` aborts the request and its body.
+ * (bounded to 64 KiB) and thrown as {@link UpstreamError}. A refused connection is thrown as
+ * {@link ConnectionRefusedError} (same message, undici's error as `cause`); other network errors
+ * as undici raises them. `signal` aborts the request and its body.
  */
 export async function upstreamGet(
   up: Upstream,
@@ -35,12 +37,18 @@ export async function upstreamGet(
   const headers: Record<string, string> = { accept: 'application/json', 'accept-encoding': 'identity' };
   const auth = await up.authorization();
   if (auth) headers.authorization = auth;
-  const res = await request(upstreamUrl(up, path, query), {
-    method: 'GET',
-    headers,
-    dispatcher: up.dispatcher,
-    ...(signal ? { signal } : {}),
-  });
+  let res: Awaited<ReturnType<typeof request>>;
+  try {
+    res = await request(upstreamUrl(up, path, query), {
+      method: 'GET',
+      headers,
+      dispatcher: up.dispatcher,
+      ...(signal ? { signal } : {}),
+    });
+  } catch (err) {
+    if (isConnectionRefused(err)) throw new ConnectionRefusedError((err as Error).message, { cause: err });
+    throw err;
+  }
   if (res.statusCode < 200 || res.statusCode >= 300) {
     const text = await readBounded(res.body, 64 * 1024);
     throw UpstreamError.fromBody(res.statusCode, text, `GET ${path}`);

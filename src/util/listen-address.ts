@@ -1,3 +1,5 @@
+import { ListenAddressError } from './errors.ts';
+
 /** A parsed `host:port` listen address. */
 export interface ListenAddress {
   host: string;
@@ -8,14 +10,14 @@ export interface ListenAddress {
 /**
  * Parses `--ops-listen` style addresses: `127.0.0.1:8081`, `[::1]:8081`, `localhost:0`.
  * A missing host is an error rather than "all interfaces": exposing the ops listener beyond the
- * pod must be spelled out (`0.0.0.0:8081`). Throws `Error` with the offending value.
+ * pod must be spelled out (`0.0.0.0:8081`). Throws {@link ListenAddressError} with the offending value.
  */
 export function parseListenAddress(value: string): ListenAddress {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(value);
   const host = m?.[1] ?? m?.[2];
   const port = Number(m?.[3]);
   if (!m || host === undefined || !(port >= 0 && port <= 65535)) {
-    throw new Error(
+    throw new ListenAddressError(
       `invalid listen address "${value}": expected host:port, e.g. 127.0.0.1:8081 or [::1]:8081`,
     );
   }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig, OPTIONS, renderReference } from '../../src/config.ts';
+import { loadConfig, OPTIONS, renderReference } from '../../src/config.ts';
+import { ConfigError } from '../../src/util/errors.ts';
 
 function cfg(argv: string[], env: Record<string, string> = {}, files: Record<string, string> = {}) {
   const r = loadConfig({

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
 import type { KubeObject, UpstreamObject } from '../../../src/apimachinery/object.ts';
 import type { CacheSink } from '../../../src/reflector/cache-sink.ts';
@@ -7,7 +8,9 @@ import type {
   WatchOptions,
   WatchStream,
 } from '../../../src/reflector/list-watch.ts';
+import { Reflector, type ReflectorOptions } from '../../../src/reflector/reflector.ts';
 import type { DecodedList, WatchEvent, WatchEventType } from '../../../src/reflector/watch-decoder.ts';
+import { FakeClock, flushMicrotasks } from '../../support/fake-clock.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
 export const configMapInfo: ResourceInfo = resourceInfo('v1', 'configmaps', 'ConfigMap');
@@ -175,3 +178,54 @@ export class RecordingSink implements CacheSink {
     this.calls.push(`live ${live}`);
   }
 }
+
+/**
+ * A running Reflector on a FakeClock, a FakeListerWatcher and a RecordingSink (random 0.5, so
+ * watch timeouts are 450 s and backoffs 1.2 s, 2.4 s, …). `finish()` stops it and checks that no
+ * timer is left behind.
+ */
+export function setup(opts: Partial<ReflectorOptions> = {}) {
+  const clock = new FakeClock();
+  const lw = new FakeListerWatcher();
+  const sink = new RecordingSink();
+  const r = new Reflector({ info: configMapInfo, lw, sink, clock, random: () => 0.5, ...opts });
+  const done = r.run();
+  return {
+    clock,
+    lw,
+    sink,
+    r,
+    flush: () => flushMicrotasks(50),
+    async finish() {
+      r.stop();
+      await done;
+      assert.equal(clock.pending(), 0, 'no timer left behind');
+    },
+  };
+}
+
+/** {@link setup} without watch-list, synced by a LIST at RV 100 (`a@90`); `s` is its live stream. */
+export async function synced(opts: Partial<ReflectorOptions> = {}) {
+  const t = setup({ useWatchList: false, ...opts });
+  t.lw.listReturns(page('100', [cm('a', 90)]));
+  const s = new FakeStream();
+  t.lw.watchReturns(s);
+  await t.flush();
+  return { ...t, s };
+}
+
+/** The watch-list request at `rv` as the reflector sends it (timeout 450 s with random 0.5). */
+export const watchList = (rv: string) => ({
+  resourceVersion: rv,
+  allowWatchBookmarks: true,
+  sendInitialEvents: true,
+  resourceVersionMatch: 'NotOlderThan',
+  timeoutSeconds: 450,
+});
+
+/** A plain watch request from `rv`. */
+export const plainWatch = (rv: string) => ({
+  resourceVersion: rv,
+  allowWatchBookmarks: true,
+  timeoutSeconds: 450,
+});

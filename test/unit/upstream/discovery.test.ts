@@ -3,12 +3,8 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createUpstream, type Upstream } from '../../../src/upstream/connection.ts';
-import {
-  DiscoveryError,
-  discoverResource,
-  isBuiltInGroup,
-  parseResourceName,
-} from '../../../src/upstream/discovery.ts';
+import { discoverResource, isBuiltInGroup, parseResourceName } from '../../../src/upstream/discovery.ts';
+import { DiscoveryError } from '../../../src/util/errors.ts';
 
 describe('parseResourceName / isBuiltInGroup', () => {
   it('parses resource[.version][.group]', () => {
@@ -122,15 +118,15 @@ describe('discoverResource (against a scripted discovery server)', () => {
   it('an unknown group or resource, or one without list+watch, is an error naming it', async () => {
     await assert.rejects(discoverResource(up, 'gadgets.other.io'), {
       name: 'DiscoveryError',
-      code: 'NotFound',
+      code: 'KCP_ERR_DISCOVERY_NOT_FOUND',
       message: 'resource "gadgets.other.io": API group "other.io" is not served upstream',
     });
     await assert.rejects(discoverResource(up, 'nodesx'), {
-      code: 'NotFound',
+      code: 'KCP_ERR_DISCOVERY_NOT_FOUND',
       message: 'resource "nodesx" is not served upstream (not in /api/v1)',
     });
     await assert.rejects(discoverResource(up, 'bindings'), {
-      code: 'NotListWatchable',
+      code: 'KCP_ERR_DISCOVERY_NOT_LIST_WATCHABLE',
       message: 'resource "bindings" cannot be cached: it must support list and watch (verbs: create)',
     });
   });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { Reflector } from '../../../src/reflector/reflector.ts';
+import { SyncProgress } from '../../../src/reflector/sync-progress.ts';
 import { createLogger } from '../../../src/util/logger.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import { bookmark, cm, configMapInfo, ev, FakeListerWatcher, FakeStream, RecordingSink } from './fakes.ts';
@@ -56,5 +57,45 @@ describe('Reflector: progress log during a large initial sync', () => {
     );
     r.stop();
     await done;
+  });
+});
+
+describe('SyncProgress', () => {
+  it('logs at most once per interval, with the elapsed time and rate; objects are counted only then', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const dest = new Writable({
+      write(chunk, _enc, cb) {
+        for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l));
+        cb();
+      },
+    });
+    const clock = new FakeClock();
+    const start = clock.now();
+    const p = new SyncProgress({
+      log: createLogger({ destination: dest }),
+      clock,
+      intervalMs: 5_000,
+      mode: 'list',
+      start: start - 2_000,
+    });
+    let reads = 0;
+    const count = (n: number) => () => {
+      reads++;
+      return n;
+    };
+    p.tick(count(100));
+    await clock.step(4_999);
+    p.tick(count(200));
+    assert.equal(reads, 0);
+    await clock.step(1);
+    p.tick(count(700));
+    await clock.step(1_000);
+    p.tick(count(800));
+    await drain();
+    assert.equal(reads, 1);
+    assert.deepEqual(
+      lines.map((l) => [l.msg, l.mode, l.objects, l.elapsedSeconds, l.objectsPerSecond]),
+      [['sync in progress', 'list', 700, 7, 100]],
+    );
   });
 });

@@ -1,0 +1,62 @@
+/**
+ * The liveness watchdog of a watch stream: a stream with no event or bookmark for the liveness
+ * window is presumed half-open (a peer that vanished without a FIN/RST, a frozen upstream) and
+ * closed so the reflector re-watches from its last RV. Not in client-go, which relies on the
+ * watch's `timeoutSeconds` and TCP keepalive; the proxy answers consistent reads from the cache
+ * only while the stream is proven live, so it must notice a silent stream within a bounded time
+ * (docs/design.md §2).
+ */
+import type { Clock, TimerHandle } from '../util/clock.ts';
+
+/**
+ * One timer per armed stream. The timer is not re-armed on every event: when it fires it
+ * checks how long the stream has really been idle and sleeps the remainder.
+ */
+export class LivenessWatchdog {
+  readonly #clock: Clock;
+  /** No event or bookmark for this long (ms) → presumed half-open. */
+  readonly windowMs: number;
+  #lastEventAt = 0;
+  #timer: TimerHandle | undefined;
+  #expired = false;
+
+  constructor(clock: Clock, windowMs: number) {
+    this.#clock = clock;
+    this.windowMs = windowMs;
+  }
+
+  /** The window passed without an event since {@link arm}; the stream was handed to `onExpired`. */
+  get expired(): boolean {
+    return this.#expired;
+  }
+
+  /** Starts watching a new stream; `onExpired` runs once if it stays silent for the window. */
+  arm(onExpired: () => void): void {
+    this.#expired = false;
+    this.#lastEventAt = this.#clock.now();
+    const check = (delay: number) => {
+      this.#timer = this.#clock.setTimeout(() => {
+        const idle = this.#clock.now() - this.#lastEventAt;
+        if (idle >= this.windowMs) {
+          this.#timer = undefined;
+          this.#expired = true;
+          onExpired();
+        } else {
+          check(this.windowMs - idle);
+        }
+      }, delay);
+    };
+    check(this.windowMs);
+  }
+
+  /** An event or bookmark arrived: the stream is alive now. */
+  touch(): void {
+    this.#lastEventAt = this.#clock.now();
+  }
+
+  /** Stops the timer (the stream ended). */
+  disarm(): void {
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+}

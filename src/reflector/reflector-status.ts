@@ -1,0 +1,132 @@
+/**
+ * What a reflector exposes for metrics, /readyz and /debug ({@link ReflectorStatus}), and the
+ * bookkeeping that keeps it: the sink hears every change of liveness, syncs and errors are logged,
+ * relists are counted by the reason that forced them.
+ */
+import type { Clock } from '../util/clock.ts';
+import type { Logger } from '../util/logger.ts';
+import type { CacheSink } from './cache-sink.ts';
+import { errText } from './errors.ts';
+import type { SyncMode } from './sync-progress.ts';
+
+/** What the reflector exposes for metrics, /readyz and /debug. */
+export interface ReflectorStatus {
+  /** `pods`, `deployments.apps`, … */
+  resource: string;
+  /** A complete snapshot has been delivered to the sink at least once. */
+  synced: boolean;
+  /** ms since epoch of the last snapshot delivered (`sink.replace`). */
+  lastSyncTime: number | undefined;
+  /** How the last snapshot was obtained. */
+  lastSyncMode: 'watch-list' | 'list' | undefined;
+  /** Objects in the last snapshot. */
+  lastSyncObjects: number;
+  /** Snapshots taken after the first, by the reason that forced them. */
+  relists: Record<string, number>;
+  /** Watch streams re-opened without a relist (timeouts, liveness, 429, …). */
+  watchRestarts: number;
+  /** Watch-list attempts that fell back to LIST. */
+  watchListFallbacks: number;
+  /** The RV the reflector resumes from ("" until earned). */
+  lastResourceVersion: string;
+  /** The upstream stream is proven live (what `sink.setLive` was last told). */
+  live: boolean;
+  lastError: string | undefined;
+}
+
+/** Why a ListAndWatch after the first one takes a new snapshot (the keys of `relists`). */
+export type RelistReason = 'error' | 'watch-open-error' | 'expired' | 'very-short-watch' | 'watch-error';
+
+/** Keeps one reflector's {@link ReflectorStatus}. */
+export class StatusRecorder {
+  readonly #s: ReflectorStatus;
+  readonly #sink: Pick<CacheSink, 'setLive'>;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  #pendingRelistReason: RelistReason | 'initial' = 'initial';
+
+  constructor(resource: string, sink: Pick<CacheSink, 'setLive'>, clock: Clock, log: Logger) {
+    this.#sink = sink;
+    this.#clock = clock;
+    this.#log = log;
+    this.#s = {
+      resource,
+      synced: false,
+      lastSyncTime: undefined,
+      lastSyncMode: undefined,
+      lastSyncObjects: 0,
+      relists: {},
+      watchRestarts: 0,
+      watchListFallbacks: 0,
+      lastResourceVersion: '',
+      live: false,
+      lastError: undefined,
+    };
+  }
+
+  /** A copy of the current status. */
+  snapshot(): ReflectorStatus {
+    return { ...this.#s, relists: { ...this.#s.relists } };
+  }
+
+  get synced(): boolean {
+    return this.#s.synced;
+  }
+
+  /**
+   * A ListAndWatch starts: after the first sync it is a relist, counted under the reason set
+   * by {@link relistReason} since the previous one ("error" when none was set).
+   */
+  listAndWatchStarted(): void {
+    if (this.#s.synced) {
+      const r = this.#pendingRelistReason;
+      this.#s.relists[r] = (this.#s.relists[r] ?? 0) + 1;
+    }
+    this.#pendingRelistReason = 'error';
+  }
+
+  /** Why the next ListAndWatch relists. */
+  relistReason(reason: RelistReason): void {
+    this.#pendingRelistReason = reason;
+  }
+
+  setResourceVersion(rv: string): void {
+    this.#s.lastResourceVersion = rv;
+  }
+
+  /** Records liveness; the sink is told only about changes. */
+  setLive(live: boolean): void {
+    if (this.#s.live === live) return;
+    this.#s.live = live;
+    this.#sink.setLive(live);
+  }
+
+  /** A snapshot was delivered to the sink (`start`: ms since epoch the sync began); the stream is live. */
+  recordSync(mode: SyncMode, objects: number, start: number): void {
+    const first = !this.#s.synced;
+    this.#s.synced = true;
+    this.#s.lastSyncTime = this.#clock.now();
+    this.#s.lastSyncMode = mode;
+    this.#s.lastSyncObjects = objects;
+    this.setLive(true);
+    const ms = this.#clock.now() - start;
+    this.#log.info(
+      { mode, objects, resourceVersion: this.#s.lastResourceVersion, durationMs: ms, initial: first },
+      first ? 'initial sync complete' : 'relist complete',
+    );
+  }
+
+  /** Records `err` as `lastError` and logs it with `msg` (warn). */
+  noteError(err: unknown, msg: string): void {
+    this.#s.lastError = errText(err);
+    this.#log.warn({ err: this.#s.lastError }, msg);
+  }
+
+  watchRestarted(): void {
+    this.#s.watchRestarts++;
+  }
+
+  watchListFellBack(): void {
+    this.#s.watchListFallbacks++;
+  }
+}

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { LivenessWatchdog } from '../../../src/reflector/liveness.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
+import { bookmark, cm, ev, FakeStream, synced } from './fakes.ts';
+
+describe('Reflector: liveness watchdog', () => {
+  it('a silent stream is presumed half-open after the liveness window and restarted from the last RV', async () => {
+    const t = await synced({ livenessWindowMs: 180_000 });
+    await t.clock.step(60_000);
+    t.s.push(bookmark(110));
+    await t.flush();
+    await t.clock.step(179_999);
+    assert.equal(t.s.closed, false);
+    await t.clock.step(1);
+    await t.flush();
+    assert.equal(t.s.closed, true);
+    // The re-watch hangs (upstream frozen): not live meanwhile.
+    assert.deepEqual(t.sink.calls, ['replace[a@90]@100', 'live true', 'bookmark 110', 'live false']);
+    assert.deepEqual(
+      t.lw.watches.map((w) => w.resourceVersion),
+      ['100', '110'],
+    );
+    const s2 = new FakeStream();
+    t.lw.watchReturns(s2);
+    await t.flush();
+    assert.equal(t.lw.lists.length, 1);
+    s2.push(ev('MODIFIED', cm('a', 120)));
+    await t.flush();
+    assert.deepEqual(t.sink.calls.slice(4), ['live true', 'update a@120']);
+    assert.equal(t.r.status().watchRestarts, 1);
+    await t.finish();
+  });
+});
+
+describe('LivenessWatchdog', () => {
+  it('expires once after a full window without touch; a touch pushes the deadline back', async () => {
+    const clock = new FakeClock();
+    const w = new LivenessWatchdog(clock, 1_000);
+    let expired = 0;
+    w.arm(() => expired++);
+    await clock.step(600);
+    w.touch();
+    await clock.step(999);
+    assert.equal(w.expired, false);
+    assert.deepEqual(clock.pendingDelays(), [1], 'the timer slept only the remainder');
+    await clock.step(1);
+    assert.equal(w.expired, true);
+    assert.equal(expired, 1);
+    assert.equal(clock.pending(), 0);
+  });
+
+  it('disarm stops the timer; arm starts a fresh window', async () => {
+    const clock = new FakeClock();
+    const w = new LivenessWatchdog(clock, 1_000);
+    let expired = 0;
+    w.arm(() => expired++);
+    await clock.step(1_000);
+    assert.equal(w.expired, true);
+    w.arm(() => expired++);
+    assert.equal(w.expired, false);
+    w.disarm();
+    assert.equal(clock.pending(), 0);
+    await clock.step(5_000);
+    assert.equal(expired, 1);
+  });
+});
