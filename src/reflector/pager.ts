@@ -4,11 +4,11 @@
  * (`ListPager.List` with `FullListIfExpired`).
  */
 import type { UpstreamObject } from '../apimachinery/object.ts';
-import { isExpired } from '../upstream/errors.ts';
+import { isExpired } from '../upstream/api-errors.ts';
 import type { Clock } from '../util/clock.ts';
 import { ResourceVersionError } from '../util/errors.ts';
-import { isResourceVersionUnavailable, StopRequested } from './errors.ts';
 import type { ListerWatcher } from './list-watch.ts';
+import { isResourceVersionUnavailable, StopRequested } from './reflector-errors.ts';
 import type { StatusRecorder } from './reflector-status.ts';
 import type { SyncMode, SyncProgress } from './sync-progress.ts';
 import type { Snapshot } from './watch-list.ts';

@@ -6,7 +6,7 @@
 import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import type { CacheSink } from './cache-sink.ts';
-import { errText } from './errors.ts';
+import { errText } from './reflector-errors.ts';
 import type { SyncMode } from './sync-progress.ts';
 
 /** What the reflector exposes for metrics, /readyz and /debug. */

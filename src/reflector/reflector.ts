@@ -2,19 +2,24 @@
  * The ListAndWatch loop for one resource: a TypeScript port of client-go
  * `tools/cache/reflector.go` (v1.3x, with the RV-withholding fix). Its satellites are apart, as in
  * client-go: retry-with-deadline.ts, pager.ts, watch-list.ts, watch-handler.ts (`handleAnyWatch`),
- * errors.ts (classification), plus liveness.ts, sync-progress.ts and reflector-status.ts.
+ * reflector-errors.ts (classification), plus liveness.ts, sync-progress.ts and reflector-status.ts.
  */
 import { groupResourceString, type ResourceInfo } from '../apimachinery/gvr.ts';
-import { isConnectionRefused, isExpired, isInternalError, isTooManyRequests } from '../upstream/errors.ts';
+import {
+  isConnectionRefused,
+  isExpired,
+  isInternalError,
+  isTooManyRequests,
+} from '../upstream/api-errors.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { ResourceVersionError } from '../util/errors.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import { Backoff } from './backoff.ts';
 import type { CacheSink } from './cache-sink.ts';
-import { errText, LivenessExpired, relistReasonOf, StopRequested } from './errors.ts';
 import type { ListerWatcher, WatchStream } from './list-watch.ts';
 import { LivenessWatchdog } from './liveness.ts';
 import { type ListContext, Lister } from './pager.ts';
+import { errText, LivenessExpired, relistReasonOf, StopRequested } from './reflector-errors.ts';
 import { type ReflectorStatus, StatusRecorder } from './reflector-status.ts';
 import { newRetryWithDeadline, type RetryWithDeadline } from './retry-with-deadline.ts';
 import { type SyncMode, SyncProgress } from './sync-progress.ts';

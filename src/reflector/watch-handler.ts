@@ -9,9 +9,9 @@ import type { Status } from '../apimachinery/status.ts';
 import type { Clock } from '../util/clock.ts';
 import { UpstreamError, VeryShortWatchError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { errText, LivenessExpired, StopRequested } from './errors.ts';
 import type { WatchStream } from './list-watch.ts';
 import type { LivenessWatchdog } from './liveness.ts';
+import { errText, LivenessExpired, StopRequested } from './reflector-errors.ts';
 import type { WatchEvent } from './watch-decoder.ts';
 
 /** `metav1.InitialEventsAnnotationKey`: marks the bookmark that ends a watch-list burst. */

@@ -8,8 +8,8 @@
 import type { UpstreamObject } from '../apimachinery/object.ts';
 import type { Clock } from '../util/clock.ts';
 import { WatchListIncompleteError } from '../util/errors.ts';
-import { isRefusedForNow, isResourceVersionUnavailable, StopRequested } from './errors.ts';
 import type { ListerWatcher, WatchStream } from './list-watch.ts';
+import { isRefusedForNow, isResourceVersionUnavailable, StopRequested } from './reflector-errors.ts';
 import type { StatusRecorder } from './reflector-status.ts';
 import type { SyncMode, SyncProgress } from './sync-progress.ts';
 import type { StoreOp, WatchHandlers } from './watch-handler.ts';

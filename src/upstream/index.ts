@@ -1,12 +1,12 @@
-export { createUpstream, type Upstream, type UpstreamOptions } from './connection.ts';
-export { discoverResource, isBuiltInGroup, parseResourceName } from './discovery.ts';
 export {
   isConnectionRefused,
   isExpired,
   isInternalError,
   isTooLargeResourceVersion,
   isTooManyRequests,
-} from './errors.ts';
+} from './api-errors.ts';
+export { createUpstream, type Upstream, type UpstreamOptions } from './connection.ts';
+export { discoverResource, isBuiltInGroup, parseResourceName } from './discovery.ts';
 export { type KubeConfigSource, type LoadedKubeConfig, loadKubeConfig } from './kubeconfig.ts';
 export {
   type Query,

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { ConnectionRefusedError, UpstreamError } from '../util/errors.ts';
+import { isConnectionRefused } from './api-errors.ts';
 import type { Upstream } from './connection.ts';
-import { isConnectionRefused } from './errors.ts';
 
 /** Query parameters; `undefined` values are omitted. */
 export type Query = Record<string, string | number | boolean | undefined>;

@@ -3,8 +3,8 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { HttpListerWatcher } from '../../../src/reflector/list-watch.ts';
+import { isExpired } from '../../../src/upstream/api-errors.ts';
 import { createUpstream, type Upstream } from '../../../src/upstream/connection.ts';
-import { isExpired } from '../../../src/upstream/errors.ts';
 import { configMapInfo } from './fakes.ts';
 
 describe('HttpListerWatcher (against a scripted HTTP upstream)', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { newRetryWithDeadline } from '../../../src/reflector/retry-with-deadline.ts';
-import { isInternalError } from '../../../src/upstream/errors.ts';
+import { isInternalError } from '../../../src/upstream/api-errors.ts';
 import { UpstreamError } from '../../../src/util/errors.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import { cm, ev, page, synced } from './fakes.ts';

@@ -6,7 +6,7 @@ import {
   isInternalError,
   isTooLargeResourceVersion,
   isTooManyRequests,
-} from '../../../src/upstream/errors.ts';
+} from '../../../src/upstream/api-errors.ts';
 import { ConnectionRefusedError, UpstreamError } from '../../../src/util/errors.ts';
 
 describe('upstream error classification (apimachinery apierrors)', () => {

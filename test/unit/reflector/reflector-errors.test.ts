@@ -5,7 +5,7 @@ import {
   isRefusedForNow,
   isResourceVersionUnavailable,
   relistReasonOf,
-} from '../../../src/reflector/errors.ts';
+} from '../../../src/reflector/reflector-errors.ts';
 import {
   ConnectionRefusedError,
   UpstreamError,

@@ -10,7 +10,7 @@ import {
   isExpired,
   isTooLargeResourceVersion,
   isTooManyRequests,
-} from '../upstream/errors.ts';
+} from '../upstream/api-errors.ts';
 import { VeryShortWatchError } from '../util/errors.ts';
 
 /** `stop()` was called: unwinds the loop; never recorded as an error. */
