@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { type Fixture, startFixture } from '../fixture/index.ts';
-import { type RealProxy, startRealProxy } from './helpers/real-proxy.ts';
+import { type RealProxy, startRealProxy } from '../support/proxy.ts';
 
 describe('attack: frozen apiserver', () => {
   let f: Fixture;

@@ -12,7 +12,15 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
-import { eventually, get, has, type ProxyProcess, parsePrometheus, spawnProxy, sum } from './ops-support.ts';
+import {
+  eventually,
+  get,
+  has,
+  type ProxyProcess,
+  parsePrometheus,
+  spawnProxy,
+  sum,
+} from '../support/prometheus-text.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
-import { eventually, get, spawnProxy } from './ops-support.ts';
+import { eventually, get, spawnProxy } from '../support/prometheus-text.ts';
 
 const deployDir = fileURLToPath(new URL('../../deploy/', import.meta.url));
 

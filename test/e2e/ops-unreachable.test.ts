@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { type Fixture, startFixture } from '../fixture/index.ts';
-import { eventually, get, type ProxyProcess, spawnProxy } from './ops-support.ts';
+import { eventually, get, type ProxyProcess, spawnProxy } from '../support/prometheus-text.ts';
 
 describe('apiserver unreachable', () => {
   let f: Fixture;

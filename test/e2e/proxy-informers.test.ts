@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, type ProbeResult, sharedFixture } from '../fixture/index.ts';
-import { startProbe } from './helpers/probe-process.ts';
-import { type RealProxy, startRealProxy } from './helpers/real-proxy.ts';
+import { startProbe } from '../support/informer-probe.ts';
+import { type RealProxy, startRealProxy } from '../support/proxy.ts';
 
 /** mulberry32: a seeded PRNG (which worker draws which number still depends on timing). */
 function prng(seed: number): () => number {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
-import { type RealProxy, startRealProxy } from './helpers/real-proxy.ts';
+import { type RealProxy, startRealProxy } from '../support/proxy.ts';
 
 interface Page {
   metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };

@@ -10,8 +10,8 @@ import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
-import { startProbe } from './helpers/probe-process.ts';
-import { type RealProxy, startRealProxy } from './helpers/real-proxy.ts';
+import { startProbe } from '../support/informer-probe.ts';
+import { type RealProxy, startRealProxy } from '../support/proxy.ts';
 
 const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 

@@ -1,6 +1,6 @@
 /**
  * The whole proxy (config → createParts → runProxy) in front of a scripted fake upstream
- * (helpers/fake-upstream.ts), for exact sequences the real apiserver cannot be made to produce
+ * (test/support/fake-upstream.ts), for exact sequences the real apiserver cannot be made to produce
  * on demand: RVs of deletes and label-selector transitions as a client sees them, a bookmark
  * then a resume with no phantom event, the upstream's own bookmark bytes, and a relist (410 →
  * new snapshot) that ends clients' watches cleanly and makes the old RV 410.
@@ -19,7 +19,7 @@ import {
   type FakeUpstream,
   type ScriptedWatch,
   startFakeUpstream,
-} from './helpers/fake-upstream.ts';
+} from '../support/fake-upstream.ts';
 
 const END = '"annotations":{"k8s.io/initial-events-end":"true"}';
 /** Bookmark objects in a shape the proxy's defaults do not produce (an older apiserver's). */

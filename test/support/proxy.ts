@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { type Config, loadConfig } from '../../../src/config.ts';
-import { createParts, type ProxyParts, type RunningProxy, runProxy } from '../../../src/main.ts';
-import { silentLogger } from '../../../src/util/logger.ts';
-import { type Fixture, writeKubeconfig } from '../../fixture/index.ts';
+import { type Config, loadConfig } from '../../src/config.ts';
+import { createParts, type ProxyParts, type RunningProxy, runProxy } from '../../src/main.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { type Fixture, writeKubeconfig } from '../fixture/index.ts';
 
 /** A running real proxy. */
 export interface RealProxy {
