@@ -80,35 +80,34 @@ export interface ProxyFlags {
   args?: string[];
 }
 
-/** Options of {@link startProxy}. */
-export type ProxyOptions =
-  | (ProxyFlags & {
-      run?: 'in-process';
-      /** How long to wait for every resource to sync, ms; default 30 000. */
-      syncTimeoutMs?: number;
-    })
-  | (ProxyFlags & {
-      run: 'cli';
-      /** The child's environment (PATH is always passed). */
-      env?: NodeJS.ProcessEnv;
-    })
-  | { run: 'passthrough' };
+/** `run: 'in-process'` (the default). */
+export interface InProcessOptions extends ProxyFlags {
+  run?: 'in-process';
+  /** How long to wait for every resource to sync, ms; default 30 000. */
+  syncTimeoutMs?: number;
+}
+
+/** `run: 'cli'`. */
+export interface CliOptions extends ProxyFlags {
+  run: 'cli';
+  /** The child's environment (PATH is always passed). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** `run: 'passthrough'`: always `pods`, as the fixture's admin. */
+export interface PassthroughOptions {
+  run: 'passthrough';
+}
 
 let seq = 0;
 
 /** Starts a proxy in front of `f` (see the module docstring for the modes). */
+export async function startProxy(f: Fixture, o: InProcessOptions): Promise<InProcessProxy>;
+export async function startProxy(f: Fixture, o: CliOptions): Promise<CliProxy>;
+export async function startProxy(f: Fixture, o: PassthroughOptions): Promise<PassthroughProxy>;
 export async function startProxy(
   f: Fixture,
-  o: ProxyFlags & { run?: 'in-process'; syncTimeoutMs?: number },
-): Promise<InProcessProxy>;
-export async function startProxy(
-  f: Fixture,
-  o: ProxyFlags & { run: 'cli'; env?: NodeJS.ProcessEnv },
-): Promise<CliProxy>;
-export async function startProxy(f: Fixture, o: { run: 'passthrough' }): Promise<PassthroughProxy>;
-export async function startProxy(
-  f: Fixture,
-  o: ProxyOptions,
+  o: InProcessOptions | CliOptions | PassthroughOptions,
 ): Promise<InProcessProxy | CliProxy | PassthroughProxy> {
   const client = async (url: string) => ({
     kubeconfig: await writeKubeconfig(join(f.dir, `proxy-${process.pid}-${++seq}.kubeconfig`), {
