@@ -5,7 +5,7 @@
 # dependencies, and runs as a non-root numeric UID (so the kubelet can verify runAsNonRoot).
 #
 # There is no Docker engine in CI: scripts/image-build.sh performs the SAME steps in a clean
-# folder and starts the result, and test/unit/ops/image-steps.test.ts fails when the `npm`
+# folder and starts the result, and test/unit/repo/image-steps.test.ts fails when the `npm`
 # commands of the two files drift apart. Change both together.
 
 ARG NODE_IMAGE=node:24-bookworm-slim

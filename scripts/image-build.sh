@@ -9,7 +9,7 @@
 #   6. with `-- ARGS...`: start `node dist/src/cli.js ARGS...` and wait for the ops listener's
 #      /readyz to answer 200 (e.g. against the test fixture), then stop it.
 # The `npm` commands here and in the Dockerfile must stay identical
-# (test/unit/ops/image-steps.test.ts checks it).
+# (test/unit/repo/image-steps.test.ts checks it).
 #
 # usage: scripts/image-build.sh [--ref REF] [--keep] [-- ARGS...]
 # env:   KCP_IMAGE_UID        UID:GID to run as when root (default 65532:65532; "" keeps root)

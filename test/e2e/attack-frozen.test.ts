@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { type Fixture, startFixture } from '../fixture/index.ts';
-import { type RealProxy, startRealProxy } from './helpers/real-proxy.ts';
+import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 describe('attack: frozen apiserver', () => {
   let f: Fixture;
-  let p: RealProxy;
+  let p: InProcessProxy;
   let ns: string;
 
   before(async () => {
@@ -20,7 +20,7 @@ describe('attack: frozen apiserver', () => {
     ns = await f.newNamespace('frozen');
     const c = await f.kubectl(['create', 'configmap', 'kept', '-n', ns, '--from-literal=k=v']);
     assert.equal(c.code, 0, c.stderr);
-    p = await startRealProxy(f, { resources: 'configmaps', extraArgs: ['--max-inflight', '10'] });
+    p = await startProxy(f, { resources: 'configmaps', args: ['--max-inflight', '10'] });
   });
   after(async () => {
     await p?.stop();

@@ -17,10 +17,10 @@ import {
   parseLabelSelector,
 } from '../../src/apimachinery/selectors.ts';
 import { StatusError } from '../../src/apimachinery/status.ts';
-import type { CacheWatcher } from '../../src/cache/cache-watcher.ts';
 import { encodeList } from '../../src/cache/encoding.ts';
 import { WatchCache } from '../../src/cache/watch-cache.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { drain } from '../support/watch-drain.ts';
 
 const CONFIGMAPS: ResourceInfo = {
   gvr: { group: '', version: 'v1', resource: 'configmaps' },
@@ -81,12 +81,6 @@ function objectOf(line: string): { type: string; raw: Buffer; object: KubeObject
   assert.ok(m, line);
   const raw = Buffer.from(line.slice(m[0].length, line.trimEnd().length - 1));
   return { type: m[1]!, raw, object: JSON.parse(String(raw)) as KubeObject };
-}
-
-function drain(w: CacheWatcher): string[] {
-  const out: string[] = [];
-  for (let c = w.stream.read(); c !== null; c = w.stream.read()) out.push(String(c));
-  return out;
 }
 
 describe('watch cache bytes equal the apiserver', () => {

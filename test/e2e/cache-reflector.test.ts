@@ -7,18 +7,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { everythingFields, everythingLabels } from '../../src/apimachinery/selectors.ts';
-import type { CacheWatcher } from '../../src/cache/cache-watcher.ts';
 import { encodeList } from '../../src/cache/encoding.ts';
 import { WatchCache } from '../../src/cache/watch-cache.ts';
 import { ReflectorSet } from '../../src/reflector/index.ts';
 import { createUpstream, type Upstream } from '../../src/upstream/index.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
-
-function drain(w: CacheWatcher): string[] {
-  const out: string[] = [];
-  for (let c = w.stream.read(); c !== null; c = w.stream.read()) out.push(String(c));
-  return out;
-}
+import { drain } from '../support/watch-drain.ts';
 
 describe('reflector → watch cache against the real apiserver', () => {
   let f: Fixture;

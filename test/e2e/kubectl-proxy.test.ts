@@ -5,28 +5,24 @@
  */
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { UPGRADE_MESSAGE } from '../../src/server/app.ts';
-import { type Fixture, sharedFixture, writeKubeconfig } from '../fixture/index.ts';
-import { type ProxyHarness, startProxy } from './server-harness.ts';
+import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { type PassthroughProxy, startProxy } from '../support/proxy.ts';
 
 describe('kubectl through the proxy', () => {
   let f: Fixture;
-  let proxy: ProxyHarness;
+  let proxy: PassthroughProxy;
   let viaProxy: string;
   let ns: string;
   before(async () => {
     f = await sharedFixture();
-    proxy = await startProxy(f);
+    proxy = await startProxy(f, { run: 'passthrough' });
     ns = await f.newNamespace('kubectl');
-    viaProxy = await writeKubeconfig(join(f.dir, `proxy-${ns}.kubeconfig`), {
-      server: proxy.url,
-      user: { token: f.tokens.admin },
-    });
+    viaProxy = proxy.kubeconfig;
   });
   after(async () => {
-    await proxy.close();
+    await proxy.stop();
   });
 
   const both = async (args: string[], input?: string) => {

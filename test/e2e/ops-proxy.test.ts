@@ -12,7 +12,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
-import { eventually, get, has, type ProxyProcess, parsePrometheus, spawnProxy, sum } from './ops-support.ts';
+import { eventually } from '../support/eventually.ts';
+import { get } from '../support/http-get.ts';
+import { has, parsePrometheus, sum } from '../support/prometheus-text.ts';
+import { type CliProxy, startProxy } from '../support/proxy.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
@@ -35,7 +38,7 @@ function writeInlineKubeconfig(path: string, f: Fixture, user: Record<string, st
 
 describe('ops listener of the real proxy', () => {
   let f: Fixture;
-  let proxy: ProxyProcess;
+  let proxy: CliProxy;
   let ns: string;
   let tmp: string;
   let adminKeyPem: string;
@@ -56,14 +59,12 @@ describe('ops listener of the real proxy', () => {
     };
     adminUser = admin.users[0]!.user;
     adminKeyPem = readFileSync(adminUser['client-key']!, 'utf8');
-    proxy = await spawnProxy([
-      '--kubeconfig',
+    proxy = await startProxy(f, {
+      run: 'cli',
       kubeconfig,
-      '--resources',
-      `configmaps,${crdName}`,
-      '--log-level',
-      'debug',
-    ]);
+      resources: `configmaps,${crdName}`,
+      args: ['--log-level', 'debug'],
+    });
   });
   after(async () => {
     await proxy?.stop();
@@ -131,7 +132,7 @@ describe('ops listener of the real proxy', () => {
 
     let lastRV = 0n;
     for (const name of ['a', 'b', 'c']) {
-      const r = await request(`${proxy.address}${widgets}/namespaces/${ns}/widgets`, {
+      const r = await request(`${proxy.url}${widgets}/namespaces/${ns}/widgets`, {
         method: 'POST',
         headers: { ...auth, 'content-type': 'application/json' },
         body: JSON.stringify({ apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name } }),
@@ -141,7 +142,7 @@ describe('ops listener of the real proxy', () => {
       lastRV = BigInt(body.metadata.resourceVersion);
     }
     // Read-your-writes: this consistent LIST waits for the cache to hold all three.
-    const list = await get(`${proxy.address}${widgets}/namespaces/${ns}/widgets`, auth);
+    const list = await get(`${proxy.url}${widgets}/namespaces/${ns}/widgets`, auth);
     assert.equal(list.status, 200);
     assert.equal(list.headers['audit-id'], undefined, 'served from the cache');
     assert.equal((JSON.parse(list.body) as { items: unknown[] }).items.length, 3);
@@ -173,7 +174,7 @@ describe('ops listener of the real proxy', () => {
 
     // A cached watch is a registered watcher.
     const ac = new AbortController();
-    const w = await request(`${proxy.address}${widgets}/namespaces/${ns}/widgets?watch=1`, {
+    const w = await request(`${proxy.url}${widgets}/namespaces/${ns}/widgets?watch=1`, {
       headers: auth,
       signal: ac.signal,
     });
@@ -200,7 +201,7 @@ describe('ops listener of the real proxy', () => {
     await w.body.dump().catch(() => {});
 
     // A delete moves the store down and dispatches one more event.
-    const del = await request(`${proxy.address}${widgets}/namespaces/${ns}/widgets/a`, {
+    const del = await request(`${proxy.url}${widgets}/namespaces/${ns}/widgets/a`, {
       method: 'DELETE',
       headers: auth,
     });
@@ -216,7 +217,7 @@ describe('ops listener of the real proxy', () => {
   test("no credential appears in the debug logs (proxy token, client key, clients' tokens)", async () => {
     // Client requests carrying their own tokens, forwarded upstream: a write, a 403, a 401.
     const limited = { authorization: `Bearer ${f.tokens.limited}` };
-    const cm = await request(`${proxy.address}/api/v1/namespaces/${f.limitedNamespace}/configmaps`, {
+    const cm = await request(`${proxy.url}/api/v1/namespaces/${f.limitedNamespace}/configmaps`, {
       method: 'POST',
       headers: { ...limited, 'content-type': 'application/json' },
       body: JSON.stringify({ metadata: { generateName: 'ops-' }, data: { k: 'v' } }),
@@ -225,7 +226,7 @@ describe('ops listener of the real proxy', () => {
     assert.equal(cm.statusCode, 201);
     assert.equal(
       (
-        await get(`${proxy.address}/api/v1/namespaces/kube-system/secrets`, {
+        await get(`${proxy.url}/api/v1/namespaces/kube-system/secrets`, {
           authorization: `Bearer ${f.tokens.none}`,
         })
       ).status,
@@ -233,31 +234,29 @@ describe('ops listener of the real proxy', () => {
     );
     assert.equal(
       (
-        await get(`${proxy.address}/api/v1/namespaces/default/pods`, {
+        await get(`${proxy.url}/api/v1/namespaces/default/pods`, {
           authorization: 'Bearer not-a-valid-token',
         })
       ).status,
       401,
     );
-    assert.equal((await get(`${proxy.address}/api/v1/configmaps?resourceVersion=0`, limited)).status, 200);
+    assert.equal((await get(`${proxy.url}/api/v1/configmaps?resourceVersion=0`, limited)).status, 200);
     assert.equal(await proxy.stop(), 0);
     // The same with a client-certificate identity (inline key), to catch a key in any log line.
-    const certProxy = await spawnProxy([
-      '--kubeconfig',
-      writeInlineKubeconfig(join(tmp, 'cert.kubeconfig'), f, {
+    const certProxy = await startProxy(f, {
+      run: 'cli',
+      kubeconfig: writeInlineKubeconfig(join(tmp, 'cert.kubeconfig'), f, {
         'client-certificate-data': b64(readFileSync(adminUser['client-certificate']!, 'utf8')),
         'client-key-data': b64(adminKeyPem),
       }),
-      '--resources',
-      'configmaps',
-      '--log-level',
-      'debug',
-    ]);
+      resources: 'configmaps',
+      args: ['--log-level', 'debug'],
+    });
     await eventually('cert proxy ready', 30_000, async () =>
       (await get(`${certProxy.ops}/readyz`)).status === 200 ? true : undefined,
     );
-    assert.equal((await get(`${certProxy.address}/api/v1/namespaces/${ns}/configmaps`)).status, 200);
-    assert.equal((await get(`${certProxy.address}/api/v1/namespaces/${ns}/secrets`)).status, 200);
+    assert.equal((await get(`${certProxy.url}/api/v1/namespaces/${ns}/configmaps`)).status, 200);
+    assert.equal((await get(`${certProxy.url}/api/v1/namespaces/${ns}/secrets`)).status, 200);
     assert.equal(await certProxy.stop(), 0);
     const out = proxy.stdout() + certProxy.stdout();
     assert.ok(out.split('\n').length > 10, 'debug logs were written');

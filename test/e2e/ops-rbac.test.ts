@@ -12,7 +12,9 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
-import { eventually, get, spawnProxy } from './ops-support.ts';
+import { eventually } from '../support/eventually.ts';
+import { get } from '../support/http-get.ts';
+import { startProxy } from '../support/proxy.ts';
 
 const deployDir = fileURLToPath(new URL('../../deploy/', import.meta.url));
 
@@ -90,7 +92,7 @@ describe('the proxy with exactly the deploy/ RBAC', () => {
     assert.equal(sa.resources, 'configmaps,pods,deployments.apps');
     const c = await f.kubectl(['create', 'configmap', 'one', '-n', sa.ns, '--from-literal=k=v']);
     assert.equal(c.code, 0, c.stderr);
-    const proxy = await spawnProxy(['--kubeconfig', sa.kubeconfig, '--resources', sa.resources]);
+    const proxy = await startProxy(f, { run: 'cli', kubeconfig: sa.kubeconfig, resources: sa.resources });
     try {
       const ready = await eventually('ready', 60_000, async () => {
         const r = await get(`${proxy.ops}/readyz?verbose`);
@@ -105,7 +107,7 @@ describe('the proxy with exactly the deploy/ RBAC', () => {
         `/apis/apps/v1/namespaces/${sa.ns}/deployments`,
         `/api/v1/namespaces/${sa.ns}/configmaps/one`,
       ]) {
-        const r = await get(`${proxy.address}${path}`);
+        const r = await get(`${proxy.url}${path}`);
         assert.equal(r.status, 200, `${path}: ${r.body}`);
         assert.equal(r.headers['audit-id'], undefined, `${path} served from the cache`);
       }
@@ -119,7 +121,7 @@ describe('the proxy with exactly the deploy/ RBAC', () => {
     const sa = await serviceAccount((role) => {
       for (const rule of role.rules) rule.verbs = ['list'];
     });
-    const proxy = await spawnProxy(['--kubeconfig', sa.kubeconfig, '--resources', 'configmaps']);
+    const proxy = await startProxy(f, { run: 'cli', kubeconfig: sa.kubeconfig, resources: 'configmaps' });
     try {
       const line = await eventually('RBAC log line', 30_000, async () =>
         proxy.logs().find((l) => String(l.msg).startsWith('missing RBAC permission')),
@@ -141,7 +143,11 @@ describe('the proxy with exactly the deploy/ RBAC', () => {
   });
 
   test("the fixture's namespace-limited user caching a resource cluster-wide: list and watch both named", async () => {
-    const proxy = await spawnProxy(['--kubeconfig', f.kubeconfigs.limited, '--resources', 'configmaps']);
+    const proxy = await startProxy(f, {
+      run: 'cli',
+      kubeconfig: f.kubeconfigs.limited,
+      resources: 'configmaps',
+    });
     try {
       const lines = await eventually('both RBAC lines', 30_000, async () => {
         const l = proxy.logs().filter((x) => String(x.msg).startsWith('missing RBAC permission'));

@@ -8,11 +8,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { type Fixture, startFixture } from '../fixture/index.ts';
-import { eventually, get, type ProxyProcess, spawnProxy } from './ops-support.ts';
+import { eventually } from '../support/eventually.ts';
+import { get } from '../support/http-get.ts';
+import { type CliProxy, startProxy } from '../support/proxy.ts';
 
 describe('apiserver unreachable', () => {
   let f: Fixture;
-  let proxy: ProxyProcess;
+  let proxy: CliProxy;
   let ns: string;
 
   before(async () => {
@@ -20,7 +22,7 @@ describe('apiserver unreachable', () => {
     ns = await f.newNamespace('down');
     const c = await f.kubectl(['create', 'configmap', 'kept', '-n', ns, '--from-literal=k=v']);
     assert.equal(c.code, 0, c.stderr);
-    proxy = await spawnProxy(['--kubeconfig', f.kubeconfigs.adminToken, '--resources', 'configmaps']);
+    proxy = await startProxy(f, { run: 'cli', resources: 'configmaps' });
     await eventually('ready', 60_000, async () =>
       (await get(`${proxy.ops}/readyz`)).status === 200 ? 1 : undefined,
     );
@@ -35,7 +37,7 @@ describe('apiserver unreachable', () => {
     process.kill(pid, 'SIGSTOP');
     try {
       for (const rv of ['?resourceVersion=0', '']) {
-        const r = await get(`${proxy.address}/api/v1/namespaces/${ns}/configmaps${rv}`);
+        const r = await get(`${proxy.url}/api/v1/namespaces/${ns}/configmaps${rv}`);
         assert.equal(r.status, 200, `${rv}: ${r.body}`);
         assert.equal(r.headers['audit-id'], undefined, `${rv} served from the cache`);
         assert.deepEqual(
@@ -60,7 +62,7 @@ describe('apiserver unreachable', () => {
       };
       return d.resources[0]!.live === false ? true : undefined;
     });
-    const any = await get(`${proxy.address}/api/v1/namespaces/${ns}/configmaps?resourceVersion=0`);
+    const any = await get(`${proxy.url}/api/v1/namespaces/${ns}/configmaps?resourceVersion=0`);
     assert.equal(any.status, 200);
     assert.deepEqual(
       (JSON.parse(any.body) as { items: Array<{ metadata: { name: string } }> }).items.map(
@@ -68,13 +70,13 @@ describe('apiserver unreachable', () => {
       ),
       ['kept'],
     );
-    const one = await get(`${proxy.address}/api/v1/namespaces/${ns}/configmaps/kept?resourceVersion=0`);
+    const one = await get(`${proxy.url}/api/v1/namespaces/${ns}/configmaps/kept?resourceVersion=0`);
     assert.equal(one.status, 200);
     // /readyz stays 200: the cache can still answer RV="0" reads.
     assert.equal((await get(`${proxy.ops}/readyz`)).status, 200);
 
-    const consistent = await get(`${proxy.address}/api/v1/namespaces/${ns}/configmaps`);
-    const write = await request(`${proxy.address}/api/v1/namespaces/${ns}/configmaps`, {
+    const consistent = await get(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`);
+    const write = await request(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ metadata: { name: 'new' } }),

@@ -8,15 +8,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
-import { type RealProxy, startRealProxy } from './helpers/real-proxy.ts';
+import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 describe('pass-through credentials with a client-certificate proxy identity', () => {
   let f: Fixture;
-  let p: RealProxy;
+  let p: InProcessProxy;
 
   before(async () => {
     f = await sharedFixture();
-    p = await startRealProxy(f, { resources: 'configmaps', kubeconfig: f.kubeconfigs.admin });
+    p = await startProxy(f, { resources: 'configmaps', kubeconfig: f.kubeconfigs.admin });
   });
   after(async () => {
     await p?.stop();

@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, type ProbeResult, sharedFixture } from '../fixture/index.ts';
-import { startProbe } from './helpers/probe-process.ts';
-import { type RealProxy, startRealProxy } from './helpers/real-proxy.ts';
+import { startProbe } from '../support/informer-probe.ts';
+import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 /** mulberry32: a seeded PRNG (which worker draws which number still depends on timing). */
 function prng(seed: number): () => number {
@@ -75,7 +75,7 @@ describe('client-go informers through the proxy vs direct', () => {
   test('gate ON and OFF, proxy and direct: same final store as the apiserver, RVs in order per key, during 1,000 random writes', async (t) => {
     const run = `r${Date.now().toString(36)}`;
     const nss = [await f.newNamespace('inf'), await f.newNamespace('inf'), await f.newNamespace('inf')];
-    const proxy: RealProxy = await startRealProxy(f, { resources: 'configmaps' });
+    const proxy: InProcessProxy = await startProxy(f, { resources: 'configmaps' });
     try {
       const selector = `kcp-run=${run}`;
       // A few objects before the informers start, so their initial list is not empty.
@@ -194,7 +194,7 @@ describe('client-go informers through the proxy vs direct', () => {
     const open = (m: string) => metricSum(m, 'apiserver_longrunning_requests', { ...sel, verb: 'WATCH' });
     const done = (m: string, verb: string) => metricSum(m, 'apiserver_request_total', { ...sel, verb });
     const m0 = await metrics();
-    const proxy = await startRealProxy(f, { resources: 'podtemplates' });
+    const proxy = await startProxy(f, { resources: 'podtemplates' });
     let proxyStopped = false;
     try {
       const m1 = await metrics();

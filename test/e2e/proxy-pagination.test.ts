@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
-import { type RealProxy, startRealProxy } from './helpers/real-proxy.ts';
+import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 interface Page {
   metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
@@ -16,7 +16,7 @@ interface Page {
 
 describe('paginated LIST from the cache vs the apiserver', () => {
   let f: Fixture;
-  let p: RealProxy;
+  let p: InProcessProxy;
   let ns: string;
   let direct: Agent;
   const names = Array.from({ length: 25 }, (_, i) => `page-${String(i).padStart(2, '0')}`);
@@ -30,7 +30,7 @@ describe('paginated LIST from the cache vs the apiserver', () => {
       input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }),
     });
     assert.equal(r.code, 0, r.stderr);
-    p = await startRealProxy(f, { resources: 'configmaps' });
+    p = await startProxy(f, { resources: 'configmaps' });
   });
   after(async () => {
     await p?.stop();

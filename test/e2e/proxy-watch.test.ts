@@ -10,8 +10,8 @@ import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
-import { startProbe } from './helpers/probe-process.ts';
-import { type RealProxy, startRealProxy } from './helpers/real-proxy.ts';
+import { startProbe } from '../support/informer-probe.ts';
+import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 
@@ -56,7 +56,7 @@ describe('watches through the proxy', () => {
     const ns = await f.newNamespace('recover');
     const cms = `/api/v1/namespaces/${ns}/configmaps`;
     await direct('POST', cms, { metadata: { name: 'before' } });
-    let p: RealProxy = await startRealProxy(f, { resources: 'configmaps' });
+    let p: InProcessProxy = await startProxy(f, { resources: 'configmaps' });
     const listen = p.url.replace('http://', '');
     const kubeconfig = p.kubeconfig;
     let stopped = false;
@@ -76,7 +76,7 @@ describe('watches through the proxy', () => {
       await direct('POST', cms, { metadata: { name: 'while-down' } });
       await direct('DELETE', `${cms}/before`);
       // Back on the same address, with a fresh cache (window starting after the probe's RV).
-      p = await startRealProxy(f, { resources: 'configmaps', listen });
+      p = await startProxy(f, { resources: 'configmaps', listen });
       stopped = false;
       await direct('POST', cms, { metadata: { name: 'after' } });
       const r = await probe.done;
@@ -104,7 +104,7 @@ describe('watches through the proxy', () => {
   test('a watcher that never reads is closed; the others get every event of a 2,000-event burst; RSS stays bounded', async () => {
     const ns = await f.newNamespace('stall');
     const cms = `/api/v1/namespaces/${ns}/configmaps`;
-    const p = await startRealProxy(f, { resources: 'configmaps' });
+    const p = await startProxy(f, { resources: 'configmaps' });
     try {
       const rv = (await direct('GET', cms)).metadata.resourceVersion;
       const watchPath = `${cms}?watch=1&resourceVersion=${rv}&timeoutSeconds=120`;
@@ -195,7 +195,7 @@ describe('watches through the proxy', () => {
 
   test('kubectl get -w through the proxy sees a create; kubectl logs answers like direct', async () => {
     const ns = await f.newNamespace('kwatch');
-    const p = await startRealProxy(f, { resources: 'configmaps,pods' });
+    const p = await startProxy(f, { resources: 'configmaps,pods' });
     try {
       const child = spawn(
         f.bin.kubectl,

@@ -4,41 +4,16 @@
  * and SIGTERM ending open watches cleanly with exit code 0.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { type Config, loadConfig } from '../../src/config.ts';
-import { createParts, type RunningProxy, runProxy } from '../../src/main.ts';
-import { silentLogger } from '../../src/util/logger.ts';
-import { type Fixture, sharedFixture, writeKubeconfig } from '../fixture/index.ts';
-
-const root = join(fileURLToPath(import.meta.url), '..', '..', '..');
-
-function configFor(f: Fixture): Config {
-  const r = loadConfig({
-    argv: [
-      '--kubeconfig',
-      f.kubeconfigs.adminToken,
-      '--resources',
-      'configmaps,pods',
-      '--listen',
-      '127.0.0.1:0',
-      '--ops-listen',
-      '127.0.0.1:0',
-    ],
-    env: {},
-  });
-  assert.equal(r.kind, 'config');
-  return (r as { config: Config }).config;
-}
+import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { type InProcessProxy, spawnProxyCli, startProxy } from '../support/proxy.ts';
 
 describe('the proxy serving from its cache', () => {
   let f: Fixture;
-  let proxy: RunningProxy;
+  let proxy: InProcessProxy;
   let ns: string;
   let auth: Record<string, string>;
 
@@ -46,11 +21,10 @@ describe('the proxy serving from its cache', () => {
     f = await sharedFixture();
     ns = await f.newNamespace('srvcache');
     auth = { authorization: `Bearer ${f.tokens.admin}`, 'user-agent': 'e2e' };
-    const config = configFor(f);
-    proxy = await runProxy(config, await createParts(config, silentLogger), silentLogger);
+    proxy = await startProxy(f, { resources: 'configmaps,pods' });
     // Served from the cache = no `audit-id` (only the apiserver sets it).
     for (let i = 0; i < 200; i++) {
-      const r = await request(`${proxy.address}/api/v1/namespaces/${ns}/configmaps`, { headers: auth });
+      const r = await request(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`, { headers: auth });
       await r.body.dump();
       if (r.headers['audit-id'] === undefined) return;
       await new Promise((res) => setTimeout(res, 50));
@@ -64,21 +38,21 @@ describe('the proxy serving from its cache', () => {
   test('read-your-writes: create through the proxy, then GET and LIST through it at once', async () => {
     for (let i = 0; i < 20; i++) {
       const name = `ryw-${i}`;
-      const c = await request(`${proxy.address}/api/v1/namespaces/${ns}/configmaps`, {
+      const c = await request(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`, {
         method: 'POST',
         headers: { ...auth, 'content-type': 'application/json' },
         body: JSON.stringify({ metadata: { name }, data: { i: String(i) } }),
       });
       assert.equal(c.statusCode, 201);
       const created = (await c.body.json()) as { metadata: { resourceVersion: string } };
-      const g = await request(`${proxy.address}/api/v1/namespaces/${ns}/configmaps/${name}`, {
+      const g = await request(`${proxy.url}/api/v1/namespaces/${ns}/configmaps/${name}`, {
         headers: auth,
       });
       assert.equal(g.statusCode, 200);
       assert.equal(g.headers['audit-id'], undefined, 'GET served from the cache');
       const got = (await g.body.json()) as { metadata: { resourceVersion: string } };
       assert.equal(got.metadata.resourceVersion, created.metadata.resourceVersion);
-      const l = await request(`${proxy.address}/api/v1/namespaces/${ns}/configmaps`, { headers: auth });
+      const l = await request(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`, { headers: auth });
       const list = (await l.body.json()) as { items: { metadata: { name: string } }[] };
       assert.equal(l.headers['audit-id'], undefined, 'LIST served from the cache');
       assert.ok(
@@ -91,7 +65,7 @@ describe('the proxy serving from its cache', () => {
   test('read-your-deletes: delete and deletecollection through the proxy, then GET/LIST at once', async () => {
     for (let i = 0; i < 10; i++) {
       const name = `gone-${i}`;
-      const base = `${proxy.address}/api/v1/namespaces/${ns}/configmaps`;
+      const base = `${proxy.url}/api/v1/namespaces/${ns}/configmaps`;
       const c = await request(base, {
         method: 'POST',
         headers: { ...auth, 'content-type': 'application/json' },
@@ -106,7 +80,7 @@ describe('the proxy serving from its cache', () => {
       assert.equal(g.statusCode, 404, `${name} still visible after its delete`);
       await g.body.dump();
     }
-    const base = `${proxy.address}/api/v1/namespaces/${ns}/configmaps`;
+    const base = `${proxy.url}/api/v1/namespaces/${ns}/configmaps`;
     for (let i = 0; i < 3; i++) {
       const c = await request(base, {
         method: 'POST',
@@ -139,7 +113,7 @@ describe('the proxy serving from its cache', () => {
     // on how long it has run (a fresh one replays everything), so compare the proxy's answer
     // with the apiserver's wording for it (observed on the shared fixture), not live.
     assert.deepEqual(
-      await first(`${proxy.address}/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=1`),
+      await first(`${proxy.url}/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=1`),
       {
         status: 200,
         line: '{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (N)","reason":"Expired","code":410}}',
@@ -151,7 +125,7 @@ describe('the proxy serving from its cache', () => {
       'resourceVersion=99999999',
     ]) {
       const path = `/api/v1/namespaces/${ns}/configmaps?${q}`;
-      assert.deepEqual(await first(`${proxy.address}${path}`), await first(`${f.server}${path}`, direct), q);
+      assert.deepEqual(await first(`${proxy.url}${path}`), await first(`${f.server}${path}`, direct), q);
     }
     await direct.close();
   });
@@ -159,7 +133,7 @@ describe('the proxy serving from its cache', () => {
   test('LIST from the cache has the same items as the apiserver, and the same bytes per item', async () => {
     const direct = await f.kubectl(['get', '--raw', `/api/v1/namespaces/${ns}/configmaps`]);
     const d = JSON.parse(direct.stdout) as { items: unknown[] };
-    const r = await request(`${proxy.address}/api/v1/namespaces/${ns}/configmaps`, { headers: auth });
+    const r = await request(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`, { headers: auth });
     const p = (await r.body.json()) as { kind: string; apiVersion: string; items: unknown[] };
     assert.equal(p.kind, 'ConfigMapList');
     assert.equal(p.apiVersion, 'v1');
@@ -167,15 +141,15 @@ describe('the proxy serving from its cache', () => {
   });
 
   test('watch from a LIST resourceVersion delivers the next ADDED', async () => {
-    const l = await request(`${proxy.address}/api/v1/namespaces/${ns}/configmaps`, { headers: auth });
+    const l = await request(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`, { headers: auth });
     const rv = ((await l.body.json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
     const w = await request(
-      `${proxy.address}/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${rv}&timeoutSeconds=10`,
+      `${proxy.url}/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${rv}&timeoutSeconds=10`,
       { headers: auth },
     );
     assert.equal(w.statusCode, 200);
     assert.equal(w.headers['content-type'], 'application/json');
-    const c = await request(`${proxy.address}/api/v1/namespaces/${ns}/configmaps`, {
+    const c = await request(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`, {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({ metadata: { name: 'after-list' } }),
@@ -196,10 +170,7 @@ describe('the proxy serving from its cache', () => {
   });
 
   test('kubectl get -o yaml / get / describe through the cache print what direct kubectl prints', async () => {
-    const kc = await writeKubeconfig(join(f.dir, `cache-${ns}.kubeconfig`), {
-      server: proxy.address,
-      user: { token: f.tokens.admin },
-    });
+    const kc = proxy.kubeconfig;
     for (const args of [
       ['get', '-n', ns, 'configmaps', '-o', 'yaml'],
       ['get', '-n', ns, 'configmap', 'ryw-3', '-o', 'json'],
@@ -216,11 +187,11 @@ describe('the proxy serving from its cache', () => {
   });
 
   test('the ops listener reports readiness and counts requests served from the cache vs upstream', async () => {
-    const ready = await request(`${proxy.opsAddress}/readyz?verbose`);
+    const ready = await request(`${proxy.ops}/readyz?verbose`);
     assert.equal(ready.statusCode, 200);
     const body = await ready.body.text();
     assert.match(body, /\[\+\]cache-sync\/configmaps ok/);
-    const m = await request(`${proxy.opsAddress}/metrics`);
+    const m = await request(`${proxy.ops}/metrics`);
     const text = await m.body.text();
     assert.match(
       text,
@@ -236,64 +207,30 @@ describe('the proxy serving from its cache', () => {
     const blocker = createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const port = (blocker.address() as AddressInfo).port;
-    const child = spawn(
-      process.execPath,
-      [
-        join(root, 'src', 'cli.ts'),
-        '--kubeconfig',
-        f.kubeconfigs.adminToken,
-        '--resources',
-        'configmaps',
-        '--listen',
-        `127.0.0.1:${port}`,
-        '--ops-listen',
-        '127.0.0.1:0',
-        '--log-level',
-        'silent',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    const cli = spawnProxyCli([
+      '--kubeconfig',
+      f.kubeconfigs.adminToken,
+      '--resources',
+      'configmaps',
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--ops-listen',
+      '127.0.0.1:0',
+      '--log-level',
+      'silent',
+    ]);
+    const code = await cli.exited;
     blocker.close();
     assert.equal(code, 1);
-    assert.match(stderr, /^kube-cache-proxy: .*EADDRINUSE.*\n$/);
+    assert.match(cli.stderr(), /^kube-cache-proxy: .*EADDRINUSE.*\n$/);
   });
 
   test('SIGTERM: open watches end cleanly, exit code 0', async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        join(root, 'src', 'cli.ts'),
-        '--kubeconfig',
-        f.kubeconfigs.adminToken,
-        '--resources',
-        'configmaps',
-        '--listen',
-        '127.0.0.1:0',
-        '--ops-listen',
-        '127.0.0.1:0',
-        '--log-level',
-        'info',
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    const address = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /"address":"(http:\/\/[^"]+)"/.exec(out);
-        if (m) resolve(m[1]!);
-      });
-      child.on('exit', (code) => reject(new Error(`exited ${code}`)));
-    });
+    const cli = await startProxy(f, { run: 'cli', resources: 'configmaps', args: ['--log-level', 'info'] });
     // A watch-list from the cache: its initial-events-end BOOKMARK arrives even in an empty namespace.
     const watchEnded = await new Promise<{ complete: boolean; aborted: boolean }>((resolve, reject) => {
       const req = httpRequest(
-        `${address}/api/v1/namespaces/${ns}/configmaps?watch=1&allowWatchBookmarks=true`,
+        `${cli.url}/api/v1/namespaces/${ns}/configmaps?watch=1&allowWatchBookmarks=true`,
         {
           headers: auth,
         },
@@ -304,16 +241,13 @@ describe('the proxy serving from its cache', () => {
         res.on('aborted', () => {
           aborted = true;
         });
-        res.once('data', () => child.kill('SIGTERM'));
+        res.once('data', () => cli.child.kill('SIGTERM'));
         res.on('close', () => resolve({ complete: res.complete, aborted }));
       });
       req.on('error', reject);
       req.end();
     });
-    const code = await new Promise<number | null>((resolve) => {
-      if (child.exitCode !== null) resolve(child.exitCode);
-      else child.on('exit', (c) => resolve(c));
-    });
+    const code = await cli.exited;
     assert.deepEqual(watchEnded, { complete: true, aborted: false });
     assert.equal(code, 0);
   });

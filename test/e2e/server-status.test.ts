@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
-import { type ProxyHarness, startProxy } from './server-harness.ts';
+import { type PassthroughProxy, startProxy } from '../support/proxy.ts';
 
 const PATHS = [
   '/api/v1/pods?limit=abc',
@@ -36,7 +36,7 @@ const PATHS = [
   '/api/v1/pods?fieldSelector=foo%3Dbar',
 ];
 
-/** Selector grammar errors (the real parsers of src/cache). */
+/** Selector grammar errors (the real parsers of src/apimachinery). */
 const SELECTOR_PATHS = [
   '/api/v1/pods?labelSelector=a%20in%20(',
   '/api/v1/pods?labelSelector=x%3D%3Dy%3Dz',
@@ -51,15 +51,15 @@ const SELECTOR_PATHS = [
 
 describe('malformed parameters: proxy Status = apiserver Status', () => {
   let f: Fixture;
-  let proxy: ProxyHarness;
+  let proxy: PassthroughProxy;
   let agent: Agent;
   before(async () => {
     f = await sharedFixture();
-    proxy = await startProxy(f);
+    proxy = await startProxy(f, { run: 'passthrough' });
     agent = new Agent({ connect: { ca: f.caPem } });
   });
   after(async () => {
-    await proxy.close();
+    await proxy.stop();
     await agent.close();
   });
 

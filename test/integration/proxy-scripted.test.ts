@@ -1,6 +1,6 @@
 /**
- * The whole proxy (config → createParts → runProxy) in front of a scripted fake upstream
- * (helpers/fake-upstream.ts), for exact sequences the real apiserver cannot be made to produce
+ * The whole proxy (config → createParts → runProxy, test/support/proxy.ts) in front of a scripted fake upstream
+ * (test/support/fake-upstream.ts), for exact sequences the real apiserver cannot be made to produce
  * on demand: RVs of deletes and label-selector transitions as a client sees them, a bookmark
  * then a resume with no phantom event, the upstream's own bookmark bytes, and a relist (410 →
  * new snapshot) that ends clients' watches cleanly and makes the old RV 410.
@@ -11,15 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { request } from 'undici';
-import { type Config, loadConfig } from '../../src/config.ts';
-import { createParts, type ProxyParts, type RunningProxy, runProxy } from '../../src/main.ts';
-import { silentLogger } from '../../src/util/logger.ts';
+import type { ProxyParts, RunningProxy } from '../../src/main.ts';
 import {
   configMap,
   type FakeUpstream,
   type ScriptedWatch,
   startFakeUpstream,
-} from './helpers/fake-upstream.ts';
+} from '../support/fake-upstream.ts';
+import { runProxyInProcess } from '../support/proxy.ts';
 
 const END = '"annotations":{"k8s.io/initial-events-end":"true"}';
 /** Bookmark objects in a shape the proxy's defaults do not produce (an older apiserver's). */
@@ -119,24 +118,18 @@ describe('the proxy in front of a scripted upstream', () => {
     up = await startFakeUpstream();
     dir = await mkdtemp(join(tmpdir(), 'kcp-int-'));
     const kubeconfig = await up.writeKubeconfig(join(dir, 'kubeconfig'));
-    const r = loadConfig({
-      argv: [
-        '--kubeconfig',
-        kubeconfig,
-        '--resources',
-        'configmaps',
-        '--listen',
-        '127.0.0.1:0',
-        '--ops-listen',
-        '127.0.0.1:0',
-        ...extraArgs,
-      ],
-      env: {},
-    });
-    const config = (r as { config: Config }).config;
     proxy = undefined;
-    parts = await createParts(config, silentLogger);
-    proxy = await runProxy(config, parts, silentLogger);
+    ({ parts, proxy } = await runProxyInProcess([
+      '--kubeconfig',
+      kubeconfig,
+      '--resources',
+      'configmaps',
+      '--listen',
+      '127.0.0.1:0',
+      '--ops-listen',
+      '127.0.0.1:0',
+      ...extraArgs,
+    ]));
     // The reflector's watch-list: a@10 b@11 (x=1), c@12 (x=2), end bookmark at 20.
     w0 = await up.nextWatch();
     assert.equal(w0.query.get('sendInitialEvents'), 'true');

@@ -16,16 +16,9 @@ import { buildServer } from '../../src/server/app.ts';
 import { STALLED_CHECK_MS } from '../../src/server/serve-cache.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { FakeClock } from '../support/fake-clock.ts';
+import { resourceInfo } from '../support/resource-info.ts';
 
-const info: ResourceInfo = {
-  gvr: { group: '', version: 'v1', resource: 'configmaps' },
-  kind: 'ConfigMap',
-  listKind: 'ConfigMapList',
-  apiVersion: 'v1',
-  namespaced: true,
-  verbs: ['list', 'watch'],
-  builtIn: true,
-};
+const info: ResourceInfo = resourceInfo('v1', 'configmaps', 'ConfigMap', { verbs: ['list', 'watch'] });
 
 const cm = (name: string, rv: number, blob: string) => {
   const object = {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { parseFieldSelector } from '../../../src/apimachinery/field-selector.ts';
+import { selectableFields } from '../../../src/apimachinery/field-sets.ts';
 import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
-import { parseFieldSelector, selectableFields } from '../../../src/apimachinery/selectors.ts';
 import { StatusError } from '../../../src/apimachinery/status.ts';
 import { NODES, PODS, pod, WIDGETS } from '../cache/helpers.ts';
 

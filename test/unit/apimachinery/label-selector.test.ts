@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseLabelSelector } from '../../../src/apimachinery/selectors.ts';
+import { parseLabelSelector } from '../../../src/apimachinery/label-selector.ts';
 import { StatusError } from '../../../src/apimachinery/status.ts';
 
 function badRequestMessage(s: string): string {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createMetrics, resourceVersionGaugeValue } from '../../../src/ops/metrics.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
-import { deploymentsStatus, FakeStatusSource, podsStatus } from './fake-status.ts';
+import { deploymentsStatus, FakeStatusSource, podsStatus } from '../../support/fake-status-source.ts';
 
 const NOW = 1_700_000_010_000;
 

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { createMetrics } from '../../../src/ops/metrics.ts';
 import { buildOpsServer, startOpsServer } from '../../../src/ops/ops-server.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
-import { deploymentsStatus, FakeStatusSource, podsStatus } from './fake-status.ts';
+import { deploymentsStatus, FakeStatusSource, podsStatus } from '../../support/fake-status-source.ts';
 
 const NOW = 1_700_000_010_000;
 const TEXT = 'text/plain; charset=utf-8';

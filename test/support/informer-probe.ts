@@ -4,7 +4,7 @@
  * informer has synced. Output format: test/fixture/probe.ts `ProbeLine`.
  */
 import { spawn } from 'node:child_process';
-import { type ProbeLine, type ProbeOptions, type ProbeResult, probeInvocation } from '../../fixture/index.ts';
+import { type ProbeLine, type ProbeOptions, type ProbeResult, probeInvocation } from '../fixture/index.ts';
 
 /** A running probe. */
 export interface ProbeProcess {

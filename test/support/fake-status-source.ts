@@ -1,4 +1,5 @@
-import type { CacheStatusSource, ResourceStatus } from '../../../src/ops/metrics.ts';
+/** A fake `CacheStatusSource` (src/ops/metrics.ts) and `ResourceStatus` builders, for the ops unit tests. */
+import type { CacheStatusSource, ResourceStatus } from '../../src/ops/metrics.ts';
 
 /** A ResourceStatus for `pods` with every field set; override what a test cares about. */
 export function podsStatus(over: Partial<ResourceStatus> = {}): ResourceStatus {
