@@ -10,7 +10,7 @@ import { StatusError } from '../../../src/apimachinery/status.ts';
 import { encodeList } from '../../../src/cache/encoding.ts';
 import { WatchCache } from '../../../src/cache/watch-cache.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
-import { PODS, pod } from '../cache/helpers.ts';
+import { PODS, pod } from '../../support/watch-cache-fixtures.ts';
 
 function status(fn: () => unknown): string {
   try {

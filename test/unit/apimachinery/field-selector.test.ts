@@ -4,7 +4,7 @@ import { parseFieldSelector } from '../../../src/apimachinery/field-selector.ts'
 import { selectableFields } from '../../../src/apimachinery/field-sets.ts';
 import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
 import { StatusError } from '../../../src/apimachinery/status.ts';
-import { NODES, PODS, pod, WIDGETS } from '../cache/helpers.ts';
+import { NODES, PODS, pod, WIDGETS } from '../../support/watch-cache-fixtures.ts';
 
 const EVENTS: ResourceInfo = {
   ...PODS,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ALL, drain, pod, seeded, summary } from './helpers.ts';
+import { ALL, drain, pod, seeded, summary } from '../../support/watch-cache-fixtures.ts';
 
 describe('WatchCache bookmarks and deadlines', () => {
   it('periodic bookmarks with the current RV when allowed', async () => {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { KubeObject, UpstreamObject } from '../../../src/apimachinery/object.ts';
 import { WatchCache } from '../../../src/cache/watch-cache.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
-import { ALL, drain, PODS, pod, seeded, summary } from './helpers.ts';
+import { ALL, drain, PODS, pod, seeded, summary } from '../../support/watch-cache-fixtures.ts';
 
 describe('WatchCache fan-out', () => {
   it('closes a watcher whose buffer is full without affecting the others', async () => {

@@ -7,7 +7,7 @@ import {
   parseLabelSelector,
 } from '../../../src/apimachinery/selectors.ts';
 import { encodeList } from '../../../src/cache/encoding.ts';
-import { ALL, drain, names, PODS, pod, seeded, summary } from './helpers.ts';
+import { ALL, drain, names, PODS, pod, seeded, summary } from '../../support/watch-cache-fixtures.ts';
 
 describe('WatchCache list/get', () => {
   it('lists in key order, without kind/apiVersion, filtered by namespace and selectors', () => {

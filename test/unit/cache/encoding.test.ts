@@ -9,7 +9,7 @@ import {
   listItemBytes,
 } from '../../../src/cache/encoding.ts';
 import { WatchCache } from '../../../src/cache/watch-cache.ts';
-import { PODS, WIDGETS } from './helpers.ts';
+import { PODS, WIDGETS } from '../../support/watch-cache-fixtures.ts';
 
 const DAEMONSETS: ResourceInfo = {
   ...PODS,

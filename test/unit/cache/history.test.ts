@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { withResourceVersion } from '../../../src/cache/history.ts';
-import { ALL, drain, pod, seeded, summary } from './helpers.ts';
+import { ALL, drain, pod, seeded, summary } from '../../support/watch-cache-fixtures.ts';
 
 describe('WatchCache history window', () => {
   it('keeps events younger than historyMinAgeMs, evicts older ones beyond historyMinEvents', async () => {

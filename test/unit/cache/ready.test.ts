@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { StatusError } from '../../../src/apimachinery/status.ts';
 import { Ready } from '../../../src/cache/ready.ts';
-import { ALL, newCache, seeded, statusCode } from './helpers.ts';
+import { ALL, newCache, seeded, statusCode } from '../../support/watch-cache-fixtures.ts';
 
 describe('WatchCache readiness', () => {
   it('refuses reads before the first snapshot with 429 "storage is (re)initializing"', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { everythingFields, parseFieldSelector } from '../../../src/apimachinery/selectors.ts';
 import { parseRV, Store } from '../../../src/cache/store.ts';
-import { PODS, pod } from './helpers.ts';
+import { PODS, pod } from '../../support/watch-cache-fixtures.ts';
 
 const keys = (c: { entries: Iterable<{ key: string }> }) => [...c.entries].map((e) => e.key);
 

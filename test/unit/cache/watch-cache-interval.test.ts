@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { everythingFields, parseLabelSelector } from '../../../src/apimachinery/selectors.ts';
-import { ALL, drain, names, pod, seeded, statusCode, summary } from './helpers.ts';
+import { ALL, drain, names, pod, seeded, statusCode, summary } from '../../support/watch-cache-fixtures.ts';
 
 describe('WatchCache intervals', () => {
   it('serves resourceVersionMatch=Exact inside the window as the snapshot at that RV', () => {

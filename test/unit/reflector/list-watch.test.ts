@@ -5,7 +5,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { HttpListerWatcher } from '../../../src/reflector/list-watch.ts';
 import { isExpired } from '../../../src/upstream/api-errors.ts';
 import { createUpstream, type Upstream } from '../../../src/upstream/connection.ts';
-import { configMapInfo } from './fakes.ts';
+import { configMapInfo } from '../../support/fake-lister-watcher.ts';
 
 describe('HttpListerWatcher (against a scripted HTTP upstream)', () => {
   let server: Server;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LivenessWatchdog } from '../../../src/reflector/liveness.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
-import { bookmark, cm, ev, FakeStream, synced } from './fakes.ts';
+import { bookmark, cm, ev, FakeStream, synced } from '../../support/fake-lister-watcher.ts';
 
 describe('Reflector: liveness watchdog', () => {
   it('a silent stream is presumed half-open after the liveness window and restarted from the last RV', async () => {

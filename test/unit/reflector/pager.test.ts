@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { UpstreamError } from '../../../src/util/errors.ts';
-import { cm, errorEvent, FakeStream, page, setup } from './fakes.ts';
+import { cm, errorEvent, FakeStream, page, setup } from '../../support/fake-lister-watcher.ts';
 
 describe('Reflector: LIST + WATCH pagination (client-go pager rules)', () => {
   it('first list at RV="0" with page size 500; a paginated answer keeps later relists paginated', async () => {

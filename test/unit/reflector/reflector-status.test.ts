@@ -4,7 +4,7 @@ import { StatusRecorder } from '../../../src/reflector/reflector-status.ts';
 import { VeryShortWatchError } from '../../../src/util/errors.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
-import { RecordingSink } from './fakes.ts';
+import { RecordingSink } from '../../support/fake-lister-watcher.ts';
 
 describe('StatusRecorder', () => {
   it('tells the sink only about liveness changes; a sync makes the stream live', async () => {

@@ -15,7 +15,7 @@ import {
   RecordingSink,
   setup,
   synced,
-} from './fakes.ts';
+} from '../../support/fake-lister-watcher.ts';
 
 describe('Reflector: watch errors', () => {
   it('429 on the watch request → re-watch after backoff without relisting', async () => {

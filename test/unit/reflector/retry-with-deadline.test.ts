@@ -4,7 +4,7 @@ import { newRetryWithDeadline } from '../../../src/reflector/retry-with-deadline
 import { isInternalError } from '../../../src/upstream/api-errors.ts';
 import { UpstreamError } from '../../../src/util/errors.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
-import { cm, ev, page, synced } from './fakes.ts';
+import { cm, ev, page, synced } from '../../support/fake-lister-watcher.ts';
 
 describe('Reflector: retry with deadline', () => {
   it('5xx on the watch request is retried without relisting within 30 s, then relists', async () => {

@@ -5,7 +5,15 @@ import { Reflector } from '../../../src/reflector/reflector.ts';
 import { SyncProgress } from '../../../src/reflector/sync-progress.ts';
 import { createLogger } from '../../../src/util/logger.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
-import { bookmark, cm, configMapInfo, ev, FakeListerWatcher, FakeStream, RecordingSink } from './fakes.ts';
+import {
+  bookmark,
+  cm,
+  configMapInfo,
+  ev,
+  FakeListerWatcher,
+  FakeStream,
+  RecordingSink,
+} from '../../support/fake-lister-watcher.ts';
 
 /** Lets every pending promise chain (and Writable callbacks) run: a macrotask turn drains all microtasks. */
 const drain = () => new Promise((resolve) => setImmediate(resolve));

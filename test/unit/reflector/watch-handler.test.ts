@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cm, ev, FakeStream, page, setup, synced } from './fakes.ts';
+import { cm, ev, FakeStream, page, setup, synced } from '../../support/fake-lister-watcher.ts';
 
 describe('Reflector: handleAnyWatch', () => {
   it('a watch closed in <1 s with 0 events is a very-short-watch error: backoff, then relist', async () => {

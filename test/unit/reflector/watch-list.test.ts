@@ -5,7 +5,17 @@ import { collectInitialEvents } from '../../../src/reflector/watch-list.ts';
 import { UpstreamError } from '../../../src/util/errors.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
-import { bookmark, cm, errorEvent, ev, FakeStream, page, plainWatch, setup, watchList } from './fakes.ts';
+import {
+  bookmark,
+  cm,
+  errorEvent,
+  ev,
+  FakeStream,
+  page,
+  plainWatch,
+  setup,
+  watchList,
+} from '../../support/fake-lister-watcher.ts';
 
 describe('Reflector: watch-list', () => {
   it('withholds the RV of the synthetic burst c@30,a@10,b@20 until the bookmark, then replaces once and keeps the stream', async () => {

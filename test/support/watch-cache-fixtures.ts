@@ -1,14 +1,13 @@
 /** Builders shared by the cache unit tests. */
 
 import assert from 'node:assert/strict';
-import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
-import type { KubeObject, UpstreamObject } from '../../../src/apimachinery/object.ts';
-import { everythingFields, everythingLabels } from '../../../src/apimachinery/selectors.ts';
-import { StatusError } from '../../../src/apimachinery/status.ts';
-import type { CacheWatcher } from '../../../src/cache/cache-watcher.ts';
-import { WatchCache, type WatchCacheOptions } from '../../../src/cache/watch-cache.ts';
-import { FakeClock } from '../../support/fake-clock.ts';
-import { resourceInfo } from '../../support/resource-info.ts';
+import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
+import type { KubeObject, UpstreamObject } from '../../src/apimachinery/object.ts';
+import { everythingFields, everythingLabels } from '../../src/apimachinery/selectors.ts';
+import { StatusError } from '../../src/apimachinery/status.ts';
+import { WatchCache, type WatchCacheOptions } from '../../src/cache/watch-cache.ts';
+import { FakeClock } from './fake-clock.ts';
+import { resourceInfo } from './resource-info.ts';
 
 export const PODS: ResourceInfo = resourceInfo('v1', 'pods', 'Pod');
 export const NODES: ResourceInfo = resourceInfo('v1', 'nodes', 'Node', { namespaced: false });
@@ -34,12 +33,7 @@ export function pod(ns: string, name: string, rv: number | string, p: PodSpec = 
   return { raw: Buffer.from(JSON.stringify(object)), object };
 }
 
-/** Reads every line available now, without waiting. */
-export function drain(w: CacheWatcher): string[] {
-  const out: string[] = [];
-  for (let c = w.stream.read(); c !== null; c = w.stream.read()) out.push(String(c));
-  return out;
-}
+export { drain } from './watch-drain.ts';
 
 /** `{type, rv, name}` of each line, for compact assertions. */
 export function summary(lines: string[]): string[] {

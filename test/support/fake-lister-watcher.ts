@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
-import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
-import type { KubeObject, UpstreamObject } from '../../../src/apimachinery/object.ts';
-import type { CacheSink } from '../../../src/reflector/cache-sink.ts';
+import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
+import type { KubeObject, UpstreamObject } from '../../src/apimachinery/object.ts';
+import type { CacheSink } from '../../src/reflector/cache-sink.ts';
 import type {
   ListerWatcher,
   ListOptions,
   WatchOptions,
   WatchStream,
-} from '../../../src/reflector/list-watch.ts';
-import { Reflector, type ReflectorOptions } from '../../../src/reflector/reflector.ts';
-import type { DecodedList, WatchEvent, WatchEventType } from '../../../src/reflector/watch-decoder.ts';
-import { FakeClock, flushMicrotasks } from '../../support/fake-clock.ts';
-import { resourceInfo } from '../../support/resource-info.ts';
+} from '../../src/reflector/list-watch.ts';
+import { Reflector, type ReflectorOptions } from '../../src/reflector/reflector.ts';
+import type { DecodedList, WatchEvent, WatchEventType } from '../../src/reflector/watch-decoder.ts';
+import { FakeClock, flushMicrotasks } from './fake-clock.ts';
+import { resourceInfo } from './resource-info.ts';
 
 export const configMapInfo: ResourceInfo = resourceInfo('v1', 'configmaps', 'ConfigMap');
 
