@@ -9,13 +9,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Dispatcher } from 'undici';
 import { cacheCodec } from './cache/codec.ts';
+import { type ResourceState, resourceState } from './cache/resource-state.ts';
 import { WatchCache } from './cache/watch-cache.ts';
 import { type Config, loadConfig, renderHelp } from './config.ts';
-import { type CacheStatusSource, createMetrics, type Metrics, type ResourceStatus } from './ops/metrics.ts';
+import { type CacheStatusSource, createMetrics, type Metrics } from './ops/metrics.ts';
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
 import { observeUpstream } from './ops/upstream-observer.ts';
 import type { CacheSink } from './reflector/cache-sink.ts';
-import { ReflectorSet, type ResourceState } from './reflector/index.ts';
+import { type ReflectorEntry, ReflectorSet } from './reflector/index.ts';
 import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec, ServedCache } from './server/cache-api.ts';
 import type { UpstreamTarget } from './server/upstream-target.ts';
@@ -151,7 +152,7 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
   const caches = new Map<string, WatchCache>();
   let set: ReflectorSet | undefined;
   const statusSource: CacheStatusSource = {
-    resources: () => (set ? set.states().map((st) => resourceStatus(st, caches.get(st.name))) : []),
+    resources: () => (set ? set.states().map((st) => stateOf(st, caches.get(st.name))) : []),
   };
   metrics?.setStatusSource(statusSource);
   return {
@@ -225,31 +226,14 @@ function countingSink(sink: CacheSink, onEvent: () => void): CacheSink {
   };
 }
 
-/** One configured resource as the ops listener sees it (reflector state + cache stats). */
-function resourceStatus(st: ResourceState, cache: WatchCache | undefined): ResourceStatus {
-  const named = parseResourceName(st.name);
-  const gvr = st.info?.gvr ?? { group: named.group, version: named.version ?? '', resource: named.resource };
-  const s = cache?.stats();
-  return {
-    gvr,
-    synced: s?.synced ?? false,
-    live: s?.live ?? false,
-    resourceVersion: s?.currentRV ?? '',
-    lastSyncTimeMs: s?.lastSyncTimeMs ?? null,
-    lastProgressTimeMs: s?.lastProgressTimeMs ?? null,
-    objects: s?.objects ?? 0,
-    bytes: s?.bytes ?? 0,
-    historyEvents: s?.historyEvents ?? 0,
-    historyCapacity: s?.historyCapacity ?? 0,
-    historyBytes: s?.historyBytes ?? 0,
-    oldestResourceVersion: s?.oldestRV ?? '',
-    oldestEventTimeMs: s?.oldestEventTimeMs ?? null,
-    watchers: s?.watchers ?? 0,
-    lastError: st.reflector?.lastError ?? st.discoveryError,
-    relists: st.reflector?.relists ?? {},
-    watchRestarts: st.reflector?.watchRestarts ?? 0,
-    watchListFallbacks: st.reflector?.watchListFallbacks ?? 0,
-  };
+/** One configured resource in the one state model (reflector side + watch cache stats). */
+function stateOf(entry: ReflectorEntry, cache: WatchCache | undefined): ResourceState {
+  const named = parseResourceName(entry.name);
+  return resourceState(entry, cache?.stats(), {
+    group: named.group,
+    version: named.version ?? '',
+    resource: named.resource,
+  });
 }
 
 /** I/O of {@link main}, injectable for tests. */

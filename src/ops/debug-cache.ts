@@ -1,13 +1,16 @@
-import { groupResourceString } from '../apimachinery/gvr.ts';
-import type { ResourceStatus } from './metrics.ts';
+import type { ResourceState } from '../cache/resource-state.ts';
 
-/** One resource in the `/debug/cache` answer. Times are RFC 3339 (UTC), ages in seconds. */
+/**
+ * One resource in the `/debug/cache` answer: the one state model (`cache/resource-state.ts`)
+ * with the same field names, times rendered as RFC 3339 (UTC) and ages in seconds.
+ */
 export interface DebugCacheResource {
   /** `pods`, `deployments.apps`: the name used by `--resources` and `/readyz` checks. */
   name: string;
   group: string;
   version: string;
   resource: string;
+  phase: ResourceState['phase'];
   synced: boolean;
   /** Upstream watch stream proven live. */
   live: boolean;
@@ -26,6 +29,9 @@ export interface DebugCacheResource {
   };
   watchers: number;
   lastError: string | null;
+  relists: ResourceState['relists'];
+  watchRestarts: number;
+  watchListFallbacks: number;
 }
 
 /** The `/debug/cache` JSON body. */
@@ -36,15 +42,16 @@ export interface DebugCache {
 }
 
 /** Renders the status snapshot for `/debug/cache` at time `nowMs`. */
-export function debugCacheView(statuses: readonly ResourceStatus[], nowMs: number): DebugCache {
+export function debugCacheView(statuses: readonly ResourceState[], nowMs: number): DebugCache {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
     ready: statuses.every((s) => s.synced),
     resources: statuses.map((s) => ({
-      name: groupResourceString(s.gvr),
+      name: s.name,
       group: s.gvr.group,
       version: s.gvr.version,
       resource: s.gvr.resource,
+      phase: s.phase,
       synced: s.synced,
       live: s.live,
       resourceVersion: s.resourceVersion,
@@ -61,7 +68,10 @@ export function debugCacheView(statuses: readonly ResourceStatus[], nowMs: numbe
           s.oldestEventTimeMs === null ? null : Math.max(0, nowMs - s.oldestEventTimeMs) / 1000,
       },
       watchers: s.watchers,
-      lastError: s.lastError ?? null,
+      lastError: s.lastError,
+      relists: s.relists,
+      watchRestarts: s.watchRestarts,
+      watchListFallbacks: s.watchListFallbacks,
     })),
   };
 }

@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { GroupVersionResource } from '../apimachinery/gvr.ts';
+import type { ResourceState } from '../cache/resource-state.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 
 /**
@@ -36,24 +36,6 @@ export const REQUEST_DURATION_BUCKETS = [
 /** Buckets (seconds) of `apiserver_watch_cache_read_wait_seconds` (the wait is capped at 3 s). */
 export const READ_WAIT_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3];
 
-/**
- * Why a reflector took a new snapshot (label `reason` of `kube_cache_proxy_reflector_relists_total`):
- * - `initial`: the first complete snapshot of the process (1 once synced);
- * - `expired`: 410 Gone / `Expired` on the live watch (client-go `isExpiredError`);
- * - `watch_open_error`: the watch request itself failed with a non-retriable error;
- * - `very_short_watch`: a watch ended within 1 s without any event (client-go `VeryShortWatchError`);
- * - `watch_error`: the watch ended with any other error;
- * - `error`: the list or watch-list failed (e.g. 403, upstream down) and was retried after backoff.
- * The values are the reflector's own reasons (`ReflectorStatus.relists`) with `-` spelled `_`.
- */
-export type RelistReason =
-  | 'initial'
-  | 'expired'
-  | 'watch_open_error'
-  | 'very_short_watch'
-  | 'watch_error'
-  | 'error';
-
 /** Where a downstream request was answered from (label `served_from`). */
 export type ServedFrom = 'cache' | 'upstream';
 
@@ -65,57 +47,11 @@ export type ServedFrom = 'cache' | 'upstream';
 export type ReadWaitResult = 'fresh' | 'timeout';
 
 /**
- * What the ops listener and the state-mirroring gauges read about one cached resource. The
- * watch cache (store, history, watchers) and the reflector (synced, live, sync times) together
- * provide it; all fields are a snapshot taken when {@link CacheStatusSource.resources} is called.
+ * Read-only view of every configured resource, in configuration order, as the one state model
+ * (`cache/resource-state.ts`). Must be cheap (no I/O).
  */
-export interface ResourceStatus {
-  gvr: GroupVersionResource;
-  /** True once the first complete snapshot was stored (stays true across relists). */
-  synced: boolean;
-  /** The upstream stream is proven live (event or bookmark within the liveness window). */
-  live: boolean;
-  /** Current RV of the cache (decimal uint64 string); "" before the first snapshot. */
-  resourceVersion: string;
-  /** When the last complete snapshot was stored (`replace`), ms since the epoch; null before. */
-  lastSyncTimeMs: number | null;
-  /** When the last event or bookmark arrived from upstream, ms since the epoch; null before. */
-  lastProgressTimeMs: number | null;
-  /** Objects in the store. */
-  objects: number;
-  /** Serialized bytes of the objects in the store. */
-  bytes: number;
-  /** Events currently buffered in the history window. */
-  historyEvents: number;
-  /** Capacity of the history ring (events) at this moment (it grows and shrinks). */
-  historyCapacity: number;
-  /** Bytes held by the buffered history events. */
-  historyBytes: number;
-  /**
-   * Start of the window (exclusive): a WATCH resuming at this RV or later can be served; below
-   * it the answer is 410. "" before the first snapshot.
-   */
-  oldestResourceVersion: string;
-  /** When the oldest buffered event was received, ms since the epoch; null when none is buffered. */
-  oldestEventTimeMs: number | null;
-  /** Open downstream watchers served from the cache. */
-  watchers: number;
-  /** Last reflector error, as a short human sentence (no credentials); undefined when none. */
-  lastError?: string | undefined;
-  /**
-   * Snapshots taken after the first, by the reflector's reason (`expired`, `watch-error`, …;
-   * `ReflectorStatus.relists`). Monotonic for the life of the process. Omitted = none.
-   */
-  relists?: Readonly<Record<string, number>>;
-  /** Upstream watches re-opened without a relist (timeouts, liveness, 429, 5xx). Monotonic. */
-  watchRestarts?: number;
-  /** Watch-list attempts that fell back to LIST (an apiserver without the WatchList feature). Monotonic. */
-  watchListFallbacks?: number;
-}
-
-/** Read-only view of every configured resource, in configuration order. Must be cheap (no I/O). */
 export interface CacheStatusSource {
-  resources(): ResourceStatus[];
+  resources(): ResourceState[];
 }
 
 /** An empty source: no resource configured yet. */
@@ -233,7 +169,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   const stateGauge = (
     n: string,
     help: string,
-    value: (s: ResourceStatus, nowMs: number) => number | undefined,
+    value: (s: ResourceState, nowMs: number) => number | undefined,
   ) =>
     new Gauge<GR>({
       name: name(n),
@@ -310,7 +246,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     n: string,
     help: string,
     labelNames: readonly L[],
-    values: (s: ResourceStatus) => Array<[Partial<Record<L, string>>, number]>,
+    values: (s: ResourceState) => Array<[Partial<Record<L, string>>, number]>,
   ) =>
     new Counter<GR | L>({
       name: name(n),
@@ -332,22 +268,20 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     ['reason'],
     (s) => [
       ...(s.synced ? [[{ reason: 'initial' }, 1] as [Record<'reason', string>, number]] : []),
-      ...Object.entries(s.relists ?? {}).map(
-        ([r, v]) => [{ reason: r.replaceAll('-', '_') }, v] as [Record<'reason', string>, number],
-      ),
+      ...Object.entries(s.relists).map(([r, v]) => [{ reason: r }, v] as [Record<'reason', string>, number]),
     ],
   );
   mirroredCounter(
     'reflector_watch_restarts_total',
     'Upstream watches re-established without a relist (watch timeouts, liveness restarts, 429, retried 5xx).',
     [],
-    (s) => [[{}, s.watchRestarts ?? 0]],
+    (s) => [[{}, s.watchRestarts]],
   );
   mirroredCounter(
     'reflector_watch_list_fallbacks_total',
     'Watch-list (sendInitialEvents) attempts that fell back to LIST + WATCH.',
     [],
-    (s) => [[{}, s.watchListFallbacks ?? 0]],
+    (s) => [[{}, s.watchListFallbacks]],
   );
 
   const metrics: Metrics = {

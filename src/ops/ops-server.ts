@@ -5,7 +5,6 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import { groupResourceString } from '../apimachinery/gvr.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { parseListenAddress } from '../util/listen-address.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
@@ -76,7 +75,7 @@ export function opsHealthChecks(
     check: () => (opts.shuttingDown?.() ? 'process is shutting down' : undefined),
   };
   const cacheSync: HealthCheck[] = opts.source.resources().map((s) => ({
-    name: `cache-sync/${groupResourceString(s.gvr)}`,
+    name: `cache-sync/${s.name}`,
     check: () => (s.synced ? undefined : s.lastError ? `not synced: ${s.lastError}` : 'not synced'),
   }));
   return {

@@ -7,7 +7,12 @@ export {
   type WatchStream,
 } from './list-watch.ts';
 export { Reflector, type ReflectorOptions, type ReflectorStatus } from './reflector.ts';
-export { ReflectorSet, type ReflectorSetOptions, type ResourceState } from './reflector-set.ts';
+export {
+  type ReflectorEntry,
+  type ReflectorPhase,
+  ReflectorSet,
+  type ReflectorSetOptions,
+} from './reflector-set.ts';
 export {
   type DecodedList,
   decodeList,

@@ -36,8 +36,8 @@ export function isRefusedForNow(err: unknown): boolean {
 }
 
 /** The relist reason after a watch that ended with an error needing a relist. */
-export function relistReasonOf(err: unknown): 'very-short-watch' | 'watch-error' {
-  return err instanceof VeryShortWatchError ? 'very-short-watch' : 'watch-error';
+export function relistReasonOf(err: unknown): 'very_short_watch' | 'watch_error' {
+  return err instanceof VeryShortWatchError ? 'very_short_watch' : 'watch_error';
 }
 
 /** `Name: message` for logs and `ReflectorStatus.lastError`. */

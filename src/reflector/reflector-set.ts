@@ -9,15 +9,21 @@ import type { CacheSink } from './cache-sink.ts';
 import { HttpListerWatcher, type ListerWatcher } from './list-watch.ts';
 import { Reflector, type ReflectorOptions, type ReflectorStatus } from './reflector.ts';
 
-/** State of one configured resource. */
-export interface ResourceState {
+/** Where a configured resource's loop is: discovering (retried with backoff), running, stopped. */
+export type ReflectorPhase = 'discovering' | 'running' | 'stopped';
+
+/**
+ * The reflector side of one configured resource: discovery and the reflector's status. The one
+ * model of a resource's state that readyz, metrics, /debug/cache and logs use is
+ * `cache/resource-state.ts`, built from this and the watch cache's stats.
+ */
+export interface ReflectorEntry {
   /** As configured (`pods`, `deployments.apps`, …). */
   name: string;
-  /** `discovering` until discovery succeeded (retried with backoff), then `running`. */
-  phase: 'discovering' | 'running' | 'stopped';
+  phase: ReflectorPhase;
   info: ResourceInfo | undefined;
-  /** The last discovery error (e.g. a CRD not installed yet). */
-  discoveryError: string | undefined;
+  /** The last discovery error (e.g. a CRD not installed yet); null when none. */
+  discoveryError: string | null;
   reflector: ReflectorStatus | undefined;
 }
 
@@ -55,7 +61,10 @@ export class ReflectorSet {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #ac = new AbortController();
-  readonly #states = new Map<string, { state: ResourceState; reflector?: Reflector; done?: Promise<void> }>();
+  readonly #states = new Map<
+    string,
+    { state: ReflectorEntry; reflector?: Reflector; done?: Promise<void> }
+  >();
 
   constructor(opts: ReflectorSetOptions) {
     this.#opts = opts;
@@ -67,7 +76,7 @@ export class ReflectorSet {
           name,
           phase: 'discovering',
           info: undefined,
-          discoveryError: undefined,
+          discoveryError: null,
           reflector: undefined,
         },
       });
@@ -87,7 +96,7 @@ export class ReflectorSet {
   }
 
   /** A snapshot of every resource's state. */
-  states(): ResourceState[] {
+  states(): ReflectorEntry[] {
     return [...this.#states.values()].map(({ state, reflector }) => ({
       ...state,
       reflector: reflector?.status(),
@@ -131,7 +140,7 @@ export class ReflectorSet {
       return;
     }
     entry.state.info = info;
-    entry.state.discoveryError = undefined;
+    entry.state.discoveryError = null;
     entry.state.phase = 'running';
     const lw =
       this.#opts.listerWatcherFor?.(info) ??

@@ -15,14 +15,14 @@ export interface ReflectorStatus {
   resource: string;
   /** A complete snapshot has been delivered to the sink at least once. */
   synced: boolean;
-  /** ms since epoch of the last snapshot delivered (`sink.replace`). */
-  lastSyncTime: number | undefined;
-  /** How the last snapshot was obtained. */
-  lastSyncMode: 'watch-list' | 'list' | undefined;
+  /** When the last snapshot was delivered (`sink.replace`), ms since the epoch; null before. */
+  lastSyncTimeMs: number | null;
+  /** How the last snapshot was obtained; null before. */
+  lastSyncMode: SyncMode | null;
   /** Objects in the last snapshot. */
   lastSyncObjects: number;
   /** Snapshots taken after the first, by the reason that forced them. */
-  relists: Record<string, number>;
+  relists: Partial<Record<RelistReason, number>>;
   /** Watch streams re-opened without a relist (timeouts, liveness, 429, …). */
   watchRestarts: number;
   /** Watch-list attempts that fell back to LIST. */
@@ -31,11 +31,28 @@ export interface ReflectorStatus {
   lastResourceVersion: string;
   /** The upstream stream is proven live (what `sink.setLive` was last told). */
   live: boolean;
-  lastError: string | undefined;
+  /** The last error, as `Name: message` (no credentials); null when none yet. */
+  lastError: string | null;
 }
 
-/** Why a ListAndWatch after the first one takes a new snapshot (the keys of `relists`). */
-export type RelistReason = 'error' | 'watch-open-error' | 'expired' | 'very-short-watch' | 'watch-error';
+/**
+ * Why a ListAndWatch after the first one takes a new snapshot (the keys of `relists`, and the
+ * `reason` label of `kube_cache_proxy_reflector_relists_total`, spelled the same everywhere):
+ * - `expired`: 410 Gone / `Expired` on the live watch (client-go `isExpiredError`);
+ * - `watch_open_error`: the watch request itself failed with a non-retriable error;
+ * - `very_short_watch`: a watch ended within 1 s without any event (client-go `VeryShortWatchError`);
+ * - `watch_error`: the watch ended with any other error;
+ * - `error`: the list or watch-list failed (e.g. 403, upstream down) and was retried after backoff.
+ */
+export const RELIST_REASONS = [
+  'expired',
+  'watch_open_error',
+  'very_short_watch',
+  'watch_error',
+  'error',
+] as const;
+/** One of {@link RELIST_REASONS}. */
+export type RelistReason = (typeof RELIST_REASONS)[number];
 
 /** Keeps one reflector's {@link ReflectorStatus}. */
 export class StatusRecorder {
@@ -52,15 +69,15 @@ export class StatusRecorder {
     this.#s = {
       resource,
       synced: false,
-      lastSyncTime: undefined,
-      lastSyncMode: undefined,
+      lastSyncTimeMs: null,
+      lastSyncMode: null,
       lastSyncObjects: 0,
       relists: {},
       watchRestarts: 0,
       watchListFallbacks: 0,
       lastResourceVersion: '',
       live: false,
-      lastError: undefined,
+      lastError: null,
     };
   }
 
@@ -80,7 +97,7 @@ export class StatusRecorder {
   listAndWatchStarted(): void {
     if (this.#s.synced) {
       const r = this.#pendingRelistReason;
-      this.#s.relists[r] = (this.#s.relists[r] ?? 0) + 1;
+      if (r !== 'initial') this.#s.relists[r] = (this.#s.relists[r] ?? 0) + 1;
     }
     this.#pendingRelistReason = 'error';
   }
@@ -105,7 +122,7 @@ export class StatusRecorder {
   recordSync(mode: SyncMode, objects: number, start: number): void {
     const first = !this.#s.synced;
     this.#s.synced = true;
-    this.#s.lastSyncTime = this.#clock.now();
+    this.#s.lastSyncTimeMs = this.#clock.now();
     this.#s.lastSyncMode = mode;
     this.#s.lastSyncObjects = objects;
     this.setLive(true);

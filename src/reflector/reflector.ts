@@ -243,7 +243,7 @@ export class Reflector {
             this.#status.watchRestarted();
             continue;
           }
-          this.#status.relistReason('watch-open-error');
+          this.#status.relistReason('watch_open_error');
           throw err;
         }
         // The upstream just accepted a stream that resumes exactly at our RV: that is as good a

@@ -1,14 +1,18 @@
-/** A fake `CacheStatusSource` (src/ops/metrics.ts) and `ResourceStatus` builders, for the ops unit tests. */
-import type { CacheStatusSource, ResourceStatus } from '../../src/ops/metrics.ts';
+/** A fake `CacheStatusSource` (src/ops/metrics.ts) and `ResourceState` builders, for the ops unit tests. */
+import type { ResourceState } from '../../src/cache/resource-state.ts';
+import type { CacheStatusSource } from '../../src/ops/metrics.ts';
 
-/** A ResourceStatus for `pods` with every field set; override what a test cares about. */
-export function podsStatus(over: Partial<ResourceStatus> = {}): ResourceStatus {
+/** A ResourceState for `pods` with every field set; override what a test cares about. */
+export function podsStatus(over: Partial<ResourceState> = {}): ResourceState {
   return {
+    name: 'pods',
     gvr: { group: '', version: 'v1', resource: 'pods' },
+    phase: 'running',
     synced: true,
     live: true,
     resourceVersion: '1234',
     lastSyncTimeMs: 1_700_000_000_000,
+    lastSyncMode: 'watch-list',
     lastProgressTimeMs: 1_700_000_005_000,
     objects: 3,
     bytes: 4096,
@@ -18,18 +22,26 @@ export function podsStatus(over: Partial<ResourceStatus> = {}): ResourceStatus {
     oldestResourceVersion: '1200',
     oldestEventTimeMs: 1_699_999_990_000,
     watchers: 2,
+    terminatedWatchers: 0,
+    lastError: null,
+    relists: {},
+    watchRestarts: 0,
+    watchListFallbacks: 0,
     ...over,
   };
 }
 
-/** A ResourceStatus for `deployments.apps`, not yet synced. */
-export function deploymentsStatus(over: Partial<ResourceStatus> = {}): ResourceStatus {
+/** A ResourceState for `deployments.apps`, not yet synced. */
+export function deploymentsStatus(over: Partial<ResourceState> = {}): ResourceState {
   return {
+    name: 'deployments.apps',
     gvr: { group: 'apps', version: 'v1', resource: 'deployments' },
+    phase: 'running',
     synced: false,
     live: false,
     resourceVersion: '',
     lastSyncTimeMs: null,
+    lastSyncMode: null,
     lastProgressTimeMs: null,
     objects: 0,
     bytes: 0,
@@ -39,17 +51,22 @@ export function deploymentsStatus(over: Partial<ResourceStatus> = {}): ResourceS
     oldestResourceVersion: '',
     oldestEventTimeMs: null,
     watchers: 0,
+    terminatedWatchers: 0,
+    lastError: null,
+    relists: {},
+    watchRestarts: 0,
+    watchListFallbacks: 0,
     ...over,
   };
 }
 
 /** A mutable fake source: tests assign `list` between requests. */
 export class FakeStatusSource implements CacheStatusSource {
-  list: ResourceStatus[];
-  constructor(list: ResourceStatus[] = []) {
+  list: ResourceState[];
+  constructor(list: ResourceState[] = []) {
     this.list = list;
   }
-  resources(): ResourceStatus[] {
+  resources(): ResourceState[] {
     return this.list;
   }
 }

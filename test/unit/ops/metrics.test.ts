@@ -136,13 +136,13 @@ describe('createMetrics', () => {
 
   it('mirrors the reflector counters (relists by reason, watch restarts, fallbacks) at scrape time', async () => {
     const source = new FakeStatusSource([
-      podsStatus({ relists: { expired: 2, 'very-short-watch': 1 }, watchRestarts: 5, watchListFallbacks: 1 }),
+      podsStatus({ relists: { expired: 2, very_short_watch: 1 }, watchRestarts: 5, watchListFallbacks: 1 }),
       deploymentsStatus({ relists: {}, watchRestarts: 0 }),
     ]);
     const m = createMetrics({ processMetrics: false, source });
     const pods = 'group="",resource="pods"';
     const deps = 'group="apps",resource="deployments"';
-    // `initial` counts the first snapshot once synced; the reflector's reasons use `_`.
+    // `initial` counts the first snapshot once synced; the reflector's reasons are the label values as they are.
     assert.deepEqual(await samples(m, 'kube_cache_proxy_reflector_relists_total'), [
       `kube_cache_proxy_reflector_relists_total{${pods},reason="initial"} 1`,
       `kube_cache_proxy_reflector_relists_total{${pods},reason="expired"} 2`,

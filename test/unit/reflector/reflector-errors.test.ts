@@ -36,10 +36,10 @@ describe('reflector error classification', () => {
     assert.equal(isRefusedForNow(new UpstreamError(503, 'unavailable')), false);
   });
 
-  it('a very short watch relists as very-short-watch, any other error as watch-error', () => {
-    assert.equal(relistReasonOf(new VeryShortWatchError('very short watch')), 'very-short-watch');
-    assert.equal(relistReasonOf(new WatchListIncompleteError('ended')), 'watch-error');
-    assert.equal(relistReasonOf(new UpstreamError(403, 'forbidden')), 'watch-error');
+  it('a very short watch relists as very_short_watch, any other error as watch_error', () => {
+    assert.equal(relistReasonOf(new VeryShortWatchError('very short watch')), 'very_short_watch');
+    assert.equal(relistReasonOf(new WatchListIncompleteError('ended')), 'watch_error');
+    assert.equal(relistReasonOf(new UpstreamError(403, 'forbidden')), 'watch_error');
   });
 
   it('errText is `Name: message`', () => {

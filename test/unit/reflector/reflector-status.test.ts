@@ -21,7 +21,7 @@ describe('StatusRecorder', () => {
     assert.deepEqual(s.snapshot(), {
       resource: 'configmaps',
       synced: true,
-      lastSyncTime: clock.now(),
+      lastSyncTimeMs: clock.now(),
       lastSyncMode: 'watch-list',
       lastSyncObjects: 3,
       relists: {},
@@ -29,7 +29,7 @@ describe('StatusRecorder', () => {
       watchListFallbacks: 0,
       lastResourceVersion: '40',
       live: false,
-      lastError: undefined,
+      lastError: null,
     });
   });
 
@@ -41,13 +41,13 @@ describe('StatusRecorder', () => {
     s.relistReason('expired');
     s.listAndWatchStarted();
     s.listAndWatchStarted();
-    s.relistReason('very-short-watch');
+    s.relistReason('very_short_watch');
     s.listAndWatchStarted();
     s.noteError(new VeryShortWatchError('very short watch'), 'relisting');
     s.watchRestarted();
     s.watchListFellBack();
     const st = s.snapshot();
-    assert.deepEqual(st.relists, { expired: 1, error: 1, 'very-short-watch': 1 });
+    assert.deepEqual(st.relists, { expired: 1, error: 1, very_short_watch: 1 });
     assert.deepEqual(
       [st.lastError, st.watchRestarts, st.watchListFallbacks],
       ['VeryShortWatchError: very short watch', 1, 1],

@@ -16,7 +16,7 @@ describe('Reflector: handleAnyWatch', () => {
       t.lw.lists.map((l) => l.resourceVersion),
       ['0', '100'],
     );
-    assert.deepEqual(t.r.status().relists, { 'very-short-watch': 1 });
+    assert.deepEqual(t.r.status().relists, { very_short_watch: 1 });
     await t.finish();
   });
 

@@ -1,0 +1,103 @@
+/**
+ * The ONE model of a cached resource's state: what `/readyz`, the state-mirroring metrics,
+ * `/debug/cache` and the logs read about a resource. It is built from the two places that own the
+ * facts — the reflector side (discovery, syncs, relists, errors: `reflector/reflector-set.ts`) and
+ * the watch cache (store, history window, watchers: {@link WatchCacheStats}) — by
+ * {@link resourceState}, and nowhere else. Times are ms since the epoch, `null` when the event has
+ * not happened yet; enum values have one spelling everywhere (the relist reasons of
+ * `reflector/reflector-status.ts` are the metric label values as they are).
+ */
+import { type GroupVersionResource, groupResourceString } from '../apimachinery/gvr.ts';
+import type { ReflectorEntry, ReflectorPhase } from '../reflector/reflector-set.ts';
+import type { RelistReason } from '../reflector/reflector-status.ts';
+import type { SyncMode } from '../reflector/sync-progress.ts';
+import type { WatchCacheStats } from './watch-cache.ts';
+
+/** A snapshot of one configured resource. See the module comment. */
+export interface ResourceState {
+  /** `resource[.group]` (`pods`, `deployments.apps`): the name of its `/readyz` check. */
+  name: string;
+  /** From discovery; `version` is "" until discovery succeeded. */
+  gvr: GroupVersionResource;
+  /** The reflector loop's phase. */
+  phase: ReflectorPhase;
+  /** True once the first complete snapshot was stored (stays true across relists). */
+  synced: boolean;
+  /** The upstream stream is proven live (event or bookmark within the liveness window). */
+  live: boolean;
+  /** Current RV of the cache (decimal uint64 string); "" before the first snapshot. */
+  resourceVersion: string;
+  /** When the last complete snapshot was stored, ms since the epoch; null before. */
+  lastSyncTimeMs: number | null;
+  /** How the last snapshot was obtained; null before. */
+  lastSyncMode: SyncMode | null;
+  /** When the last event or bookmark arrived from upstream, ms since the epoch; null before. */
+  lastProgressTimeMs: number | null;
+  /** Objects in the store. */
+  objects: number;
+  /** Serialized bytes of the objects in the store. */
+  bytes: number;
+  /** Events currently buffered in the history window. */
+  historyEvents: number;
+  /** Capacity of the history ring (events) at this moment (it grows and shrinks). */
+  historyCapacity: number;
+  /** Bytes held by the buffered history events. */
+  historyBytes: number;
+  /**
+   * Start of the window (exclusive): a WATCH resuming at this RV or later can be served; below
+   * it the answer is 410. "" before the first snapshot.
+   */
+  oldestResourceVersion: string;
+  /** When the oldest buffered event was received, ms since the epoch; null when none is buffered. */
+  oldestEventTimeMs: number | null;
+  /** Open downstream watchers served from the cache. */
+  watchers: number;
+  /** Watchers closed so far for not keeping up (buffer full). Monotonic. */
+  terminatedWatchers: number;
+  /** Last reflector or discovery error, a short sentence without credentials; null when none. */
+  lastError: string | null;
+  /** Snapshots taken after the first, by reason. Monotonic for the life of the process. */
+  relists: Partial<Record<RelistReason, number>>;
+  /** Upstream watches re-opened without a relist (timeouts, liveness, 429, 5xx). Monotonic. */
+  watchRestarts: number;
+  /** Watch-list attempts that fell back to LIST (an apiserver without the WatchList feature). Monotonic. */
+  watchListFallbacks: number;
+}
+
+/**
+ * Builds the {@link ResourceState} of `entry` (the reflector side) and `stats` (its watch cache;
+ * undefined before discovery created it). Before discovery, `fallbackGvr` (the configured name,
+ * version "" unless configured) stands for the GroupVersionResource.
+ */
+export function resourceState(
+  entry: ReflectorEntry,
+  stats: WatchCacheStats | undefined,
+  fallbackGvr: GroupVersionResource,
+): ResourceState {
+  const r = entry.reflector;
+  const gvr = entry.info?.gvr ?? fallbackGvr;
+  return {
+    name: groupResourceString(gvr),
+    gvr,
+    phase: entry.phase,
+    synced: stats?.synced ?? false,
+    live: stats?.live ?? false,
+    resourceVersion: stats?.currentRV ?? '',
+    lastSyncTimeMs: stats?.lastSyncTimeMs ?? null,
+    lastSyncMode: r?.lastSyncMode ?? null,
+    lastProgressTimeMs: stats?.lastProgressTimeMs ?? null,
+    objects: stats?.objects ?? 0,
+    bytes: stats?.bytes ?? 0,
+    historyEvents: stats?.historyEvents ?? 0,
+    historyCapacity: stats?.historyCapacity ?? 0,
+    historyBytes: stats?.historyBytes ?? 0,
+    oldestResourceVersion: stats?.oldestRV ?? '',
+    oldestEventTimeMs: stats?.oldestEventTimeMs ?? null,
+    watchers: stats?.watchers ?? 0,
+    terminatedWatchers: stats?.terminatedWatchers ?? 0,
+    lastError: r?.lastError ?? entry.discoveryError,
+    relists: { ...(r?.relists ?? {}) },
+    watchRestarts: r?.watchRestarts ?? 0,
+    watchListFallbacks: r?.watchListFallbacks ?? 0,
+  };
+}
