@@ -28,9 +28,24 @@ export class CacheRegistry {
     return this.#byGvr.get(`${group}/${version}/${resource}`);
   }
 
-  /** Whether some version of `group/resource` is cached (writes to it are tracked). */
+  /** Whether some version of `group/resource` is cached. */
   cachesGroupResource(group: string, resource: string): boolean {
     return this.#byGroupResource.has(`${resource}.${group}`);
+  }
+
+  /**
+   * Whether a write to `group/resource` in `namespace` (undefined: cluster-wide path) can show
+   * up in the cache, so that read-your-writes must track it: the resource is cached and, with
+   * `--namespace`, the write is to that namespace (a namespaced cache never sees the events of
+   * other namespaces: tracking them stalled every consistent read until an upstream bookmark).
+   * A cluster-wide write of a namespaced resource (deletecollection on `/api/v1/pods`) is
+   * tracked in `--namespace` mode too: it may delete objects of the cached namespace.
+   */
+  tracksWritesTo(group: string, resource: string, namespace: string | undefined): boolean {
+    const c = this.#byGroupResource.get(`${resource}.${group}`);
+    if (!c) return false;
+    if (this.namespace === undefined || !c.resource.namespaced || namespace === undefined) return true;
+    return namespace === this.namespace;
   }
 
   all(): ServedCache[] {

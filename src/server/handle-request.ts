@@ -184,7 +184,7 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
   const tracked =
     WRITE_METHODS.has(x.method) &&
     info !== undefined &&
-    l.registry.cachesGroupResource(info.group, info.resource);
+    l.registry.tracksWritesTo(info.group, info.resource, info.namespace);
   await passThrough(x.req, x.res, {
     upstream: l.upstream,
     longRunning: x.longRunning,

@@ -150,6 +150,33 @@ describe('serving from the cache', () => {
     assert.equal(JSON.parse(r2.body).metadata.resourceVersion, '50');
   });
 
+  it('issue 11 item 5: --namespace mode tracks writes to the cached namespace only (no stall for others)', async () => {
+    const { app, cache, upstreamPool, server } = setup({ namespace: 'a' });
+    // A write to another namespace: the namespaced cache never sees its event, so tracking it
+    // made every RV="" read in `a` wait 3 s and go upstream until the next upstream bookmark.
+    echoUpstream(upstreamPool, 'POST', '/api/v1/namespaces/b/pods', 201, '50');
+    const other = await app.inject({
+      method: 'POST',
+      url: '/api/v1/namespaces/b/pods',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"metadata":{"name":"n"}}',
+    });
+    assert.equal(other.statusCode, 201);
+    assert.equal(server.writes.required('pods.'), 0n);
+    const r = await app.inject({ url: '/api/v1/namespaces/a/pods' });
+    assert.equal(JSON.parse(r.body).metadata.resourceVersion, '10');
+    assert.deepEqual(cache.calls, ['list ns=a exact=']);
+    // A write to the cached namespace is still tracked (read-your-writes).
+    echoUpstream(upstreamPool, 'POST', '/api/v1/namespaces/a/pods', 201, '60');
+    await app.inject({
+      method: 'POST',
+      url: '/api/v1/namespaces/a/pods',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"metadata":{"name":"n"}}',
+    });
+    assert.equal(server.writes.required('pods.'), 60n);
+  });
+
   it('read-your-writes for a DELETE answered by a Status without RV: fresh once the object is gone', async () => {
     const { app, cache, upstreamPool, server, clock } = setup();
     upstreamPool
