@@ -36,8 +36,11 @@ export const REQUEST_DURATION_BUCKETS = [
 /** Buckets (seconds) of `apiserver_watch_cache_read_wait_seconds` (the wait is capped at 3 s). */
 export const READ_WAIT_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3];
 
-/** Where a downstream request was answered from (label `served_from`). */
-export type ServedFrom = 'cache' | 'upstream';
+/**
+ * Where a downstream request was answered from (label `served_from`); `none` when the client
+ * left while the request waited for the cache (reason `aborted`, code 499): nothing was sent.
+ */
+export type ServedFrom = 'cache' | 'upstream' | 'none';
 
 /**
  * Outcome of a request that waited for the cache to become fresh enough (label `result` of
@@ -102,7 +105,7 @@ export interface Metrics {
   /**
    * `kube_cache_proxy_requests_total{verb,group,version,resource,subresource,code,served_from,reason}`:
    * every request answered on the main listener. Labels as `apiserver_request_total`, plus
-   * `served_from` (`cache` | `upstream`, a {@link ServedFrom}) and `reason`: why a request was
+   * `served_from` (`cache` | `upstream` | `none`, a {@link ServedFrom}) and `reason`: why a request was
    * served upstream, one of the closed list `UPSTREAM_REASONS` (`src/server/delegate.ts`,
    * docs/delegation.md); "" for answers from the cache.
    */

@@ -81,7 +81,7 @@ export const UPSTREAM_REASONS = [
   'exact-outside-window',
   /** A `continue` token whose snapshot RV left the history window. */
   'continue-outside-window',
-  /** The client went away while the request waited for the cache. */
+  /** The client went away while the request waited for the cache: nothing is sent upstream. */
   'aborted',
 ] as const;
 

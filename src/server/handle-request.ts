@@ -83,6 +83,9 @@ const SERVE: Record<CacheVerb, typeof serveList> = { list: serveList, get: serve
 
 const noop = () => {};
 
+/** The code recorded for a request whose client left before it was answered (never sent). */
+export const CLIENT_CLOSED_REQUEST = 499;
+
 /**
  * The origin-form (`/path?query`) of a request target. An absolute-form target
  * (`GET http://host/api/v1/pods`, RFC 9112 §3.2.2: what clients send to an HTTP proxy) is
@@ -166,6 +169,12 @@ async function serveFromCache(l: Lifecycle, x: Exchange): Promise<Next> {
   }
   if (reason === undefined) return 'done';
   x.reason = reason;
+  // The client left while the request waited for the cache: nobody would read the answer, and
+  // the apiserver would still build it (a full LIST). Nothing is sent upstream.
+  if (reason === 'aborted' || x.abort.signal.aborted) {
+    x.reason = 'aborted';
+    return 'done';
+  }
   // The request moves to the slots of what it now is: an upstream short request, or a watch
   // (whose slot was handed back above) that must count against --max-watchers.
   x.release();
@@ -213,10 +222,12 @@ export const STEPS: readonly Step[] = [limit, observe, serveFromCache, passUpstr
  */
 function record(l: Lifecycle, x: Exchange): void {
   const info = x.decision.info;
-  const servedFrom: ServedFrom = x.reason === undefined ? 'cache' : 'upstream';
+  const servedFrom: ServedFrom =
+    x.reason === undefined ? 'cache' : x.reason === 'aborted' ? 'none' : 'upstream';
   const reason = x.reason ?? '';
   const verb = requestVerb(x.method, info, isWatchParam(x.query.get('watch')));
-  const code = x.res.statusCode;
+  // Nothing was answered to a client that left: 499 (nginx's "client closed request").
+  const code = x.reason === 'aborted' ? CLIENT_CLOSED_REQUEST : x.res.statusCode;
   const ms = l.serve.clock.now() - x.started;
   if (l.metrics) {
     const labels = {

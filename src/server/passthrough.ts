@@ -43,6 +43,11 @@ export async function passThrough(
     if (!res.writableFinished) ac.abort();
   };
   res.on('close', onClose);
+  // The client is already gone: nothing to forward (the apiserver would answer nobody).
+  if (res.closed || res.destroyed) {
+    res.off('close', onClose);
+    return;
+  }
   const untrack = o.track?.(() => {
     res.shouldKeepAlive = false;
     ac.abort();

@@ -259,9 +259,12 @@ describe('every upstream reason', () => {
       const o = await observe(c, reason === 'aborted' ? new NeverSyncedCache() : new FakeCache());
       assert.equal(o.log.reason, reason);
       assert.equal(o.metric.reason, reason);
-      assert.equal(o.log.served_from, 'upstream');
-      assert.equal(o.metric.served_from, 'upstream');
+      // issue 11 item 12: a client that left is not passed upstream (nothing to answer).
+      const from = reason === 'aborted' ? 'none' : 'upstream';
+      assert.equal(o.log.served_from, from);
+      assert.equal(o.metric.served_from, from);
       assert.equal(o.metric.code, String(o.log.code));
+      if (reason === 'aborted') assert.equal(o.log.code, 499);
     });
   }
 
