@@ -1,6 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ResourceState } from '../cache/resource-state.ts';
 import { type Clock, realClock } from '../util/clock.ts';
+import { ResourceLabelBounds } from './metric-labels.ts';
 
 /**
  * Every Prometheus metric of kube-cache-proxy, in one registry served on the ops listener's
@@ -125,6 +126,13 @@ export interface Metrics {
   readonly readWait: Histogram<GR | 'result'>;
 
   /**
+   * The bound on the resource labels of the request metrics above (`metric-labels.ts`): callers
+   * pass their group/version/resource/subresource through it, and verbs and codes through
+   * `boundVerb`/`boundCode`, before labelling.
+   */
+  readonly resourceLabels: ResourceLabelBounds;
+
+  /**
    * Sets where the state-mirroring gauges read from (usually once, after the caches exist).
    * Until set, those gauges export no series.
    */
@@ -144,6 +152,8 @@ export interface MetricsOptions {
    * prefix, as every Prometheus client library names them). Default true.
    */
   processMetrics?: boolean;
+  /** Distinct resource label sets kept before new ones are `other` (default 1000, `metric-labels.ts`). */
+  maxResourceLabelSets?: number;
 }
 
 /**
@@ -340,6 +350,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       buckets: READ_WAIT_BUCKETS,
       registers,
     }),
+    resourceLabels: new ResourceLabelBounds(opts.maxResourceLabelSets),
     setStatusSource(s) {
       source = s;
     },

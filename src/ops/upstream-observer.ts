@@ -3,6 +3,7 @@ import { parseResourcePath } from '../apimachinery/request-info.ts';
 import { requestVerb } from '../apimachinery/request-verb.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
+import { boundCode, boundVerb, subresourceLabel } from './metric-labels.ts';
 import type { Metrics } from './metrics.ts';
 
 /** Labels of one upstream request (`kube_cache_proxy_upstream_requests_total`). */
@@ -10,8 +11,12 @@ export interface UpstreamRequestLabels {
   /** Kubernetes verb in upper case (`LIST`, `WATCH`, `GET`, `CREATE`, …) or the HTTP method. */
   verb: string;
   group: string;
+  /** Not a metric label: with the others, what the label bound counts. */
+  version: string;
   /** "" for non-resource paths (discovery, `/version`). */
   resource: string;
+  /** One segment (`proxy` for `…/proxy/a/b`, as `RequestInfo.Subresource`); "" for none. */
+  subresource: string;
   /** Set for namespaced paths; not a metric label (unbounded), used by the RBAC log line. */
   namespace?: string | undefined;
   /** The path without query; not a metric label, used by the RBAC log line for non-resource paths. */
@@ -33,7 +38,9 @@ export function upstreamRequestLabels(method: string, pathAndQuery: string): Ups
   return {
     verb: requestVerb(method.toUpperCase(), info, watch),
     group: info?.group ?? '',
-    resource: info ? (info.subresource ? `${info.resource}/${info.subresource}` : info.resource) : '',
+    version: info?.version ?? '',
+    resource: info?.resource ?? '',
+    subresource: subresourceLabel(info?.subresource),
     namespace: info?.namespace,
     path,
   };
@@ -41,7 +48,7 @@ export function upstreamRequestLabels(method: string, pathAndQuery: string): Ups
 
 /** Options of {@link observeUpstream}. */
 export interface UpstreamObserverOptions {
-  metrics: Pick<Metrics, 'upstreamRequests' | 'upstreamRequestDuration'>;
+  metrics: Pick<Metrics, 'upstreamRequests' | 'upstreamRequestDuration' | 'resourceLabels'>;
   clock?: Clock;
   /**
    * Logs a 403 answer as a missing RBAC permission of the proxy's OWN identity, naming the verb
@@ -67,19 +74,21 @@ export function observeUpstream(dispatcher: Dispatcher, opts: UpstreamObserverOp
     const log = opts.forbiddenLogger;
     if (!log) return;
     const rbacVerb = l.verb.toLowerCase();
-    const key = `${rbacVerb} ${l.group}/${l.resource} ${l.namespace ?? ''}`;
+    // RBAC names a subresource `resource/sub`.
+    const resource = l.subresource === '' ? l.resource : `${l.resource}/${l.subresource}`;
+    const key = `${rbacVerb} ${l.group}/${resource} ${l.namespace ?? ''}`;
     const now = clock.now();
     const last = lastForbiddenLog.get(key);
     if (last !== undefined && now - last < FORBIDDEN_LOG_INTERVAL_MS) return;
     lastForbiddenLog.set(key, now);
-    const gr = l.group === '' ? l.resource : `${l.resource}.${l.group}`;
+    const gr = l.group === '' ? resource : `${resource}.${l.group}`;
     const where = l.namespace !== undefined ? `in namespace ${l.namespace}` : 'cluster-wide';
     const what = l.resource === '' ? `${rbacVerb} ${l.path}` : `${rbacVerb} ${gr} ${where}`;
     log.error(
       {
         verb: rbacVerb,
         group: l.group,
-        resource: l.resource,
+        resource,
         namespace: l.namespace,
         path: l.path,
         code: 403,
@@ -91,7 +100,13 @@ export function observeUpstream(dispatcher: Dispatcher, opts: UpstreamObserverOp
     (dispatch: Dispatcher['dispatch']): Dispatcher['dispatch'] =>
     (reqOpts, handler) => {
       const labels = upstreamRequestLabels(reqOpts.method, reqOpts.path);
-      const metricLabels = { verb: labels.verb, group: labels.group, resource: labels.resource };
+      // Every label bounded (metric-labels.ts); a subresource is reported as `resource/sub`.
+      const b = opts.metrics.resourceLabels.bound(labels);
+      const metricLabels = {
+        verb: boundVerb(labels.verb),
+        group: b.group,
+        resource: b.subresource === '' ? b.resource : `${b.resource}/${b.subresource}`,
+      };
       const start = clock.now();
       let answered = false;
       const wrapped: Dispatcher.DispatchHandler = {
@@ -101,7 +116,7 @@ export function observeUpstream(dispatcher: Dispatcher, opts: UpstreamObserverOp
           // Interim 1xx answers are not the response.
           if (statusCode >= 200 && !answered) {
             answered = true;
-            opts.metrics.upstreamRequests.inc({ ...metricLabels, code: String(statusCode) });
+            opts.metrics.upstreamRequests.inc({ ...metricLabels, code: boundCode(statusCode) });
             opts.metrics.upstreamRequestDuration.observe(metricLabels, (clock.now() - start) / 1000);
             if (statusCode === 403) onForbidden(labels);
           }

@@ -35,7 +35,7 @@ export interface ServerOptions {
   syncWaitMs?: number;
   minRequestTimeoutMs?: number;
   /** Request counters/latency (`kube_cache_proxy_requests_total{…,served_from,reason}`); optional. */
-  metrics?: Pick<Metrics, 'requests' | 'requestDuration' | 'readWait'>;
+  metrics?: Pick<Metrics, 'requests' | 'requestDuration' | 'readWait' | 'resourceLabels'>;
   /** How long shutdown lets short requests finish before cutting connections (ms, default 5000). */
   shutdownGraceMs?: number;
   clock?: Clock;

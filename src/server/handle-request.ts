@@ -19,6 +19,7 @@ import { parseGoQuery } from '../apimachinery/go-query.ts';
 import { isLongRunning, isWatchParam } from '../apimachinery/request-info.ts';
 import { requestVerb } from '../apimachinery/request-verb.ts';
 import { tooManyRequests } from '../apimachinery/status.ts';
+import { boundCode, boundVerb, subresourceLabel } from '../ops/metric-labels.ts';
 import type { Metrics, ServedFrom } from '../ops/metrics.ts';
 import type { Logger } from '../util/logger.ts';
 import type { CacheRegistry } from './cache-registry.ts';
@@ -48,7 +49,7 @@ export interface Lifecycle {
   watchers: Limiter;
   /** Registers a function that ends an open stream at shutdown; returns its unregister. */
   track: (end: () => void) => () => void;
-  metrics?: Pick<Metrics, 'requests' | 'requestDuration'> | undefined;
+  metrics?: Pick<Metrics, 'requests' | 'requestDuration' | 'resourceLabels'> | undefined;
   log: Logger;
 }
 
@@ -230,15 +231,18 @@ function record(l: Lifecycle, x: Exchange): void {
   const code = x.reason === 'aborted' ? CLIENT_CLOSED_REQUEST : x.res.statusCode;
   const ms = l.serve.clock.now() - x.started;
   if (l.metrics) {
+    // Every label bounded (metric-labels.ts): client-chosen paths must not make new series.
     const labels = {
-      verb,
-      group: info?.group ?? '',
-      version: info?.version ?? '',
-      resource: info?.resource ?? '',
-      subresource: info?.subresource ?? '',
+      verb: boundVerb(verb),
+      ...l.metrics.resourceLabels.bound({
+        group: info?.group ?? '',
+        version: info?.version ?? '',
+        resource: info?.resource ?? '',
+        subresource: subresourceLabel(info?.subresource),
+      }),
       served_from: servedFrom,
     };
-    l.metrics.requests.inc({ ...labels, code: String(code), reason });
+    l.metrics.requests.inc({ ...labels, code: boundCode(code), reason });
     if (verb !== 'WATCH' && !x.longRunning) l.metrics.requestDuration.observe(labels, ms / 1000);
   }
   if (l.log.isLevelEnabled('debug'))

@@ -17,8 +17,8 @@ async function samples(m: ReturnType<typeof createMetrics>, name: string): Promi
 describe('upstreamRequestLabels', () => {
   it('names verbs and resources like apiserver_request_total', () => {
     const l = (m: string, p: string) => {
-      const { verb, group, resource, namespace } = upstreamRequestLabels(m, p);
-      return [verb, group, resource, namespace];
+      const { verb, group, resource, subresource, namespace } = upstreamRequestLabels(m, p);
+      return [verb, group, subresource ? `${resource}/${subresource}` : resource, namespace];
     };
     assert.deepEqual(l('GET', '/api/v1/pods?limit=500&resourceVersion=0'), ['LIST', '', 'pods', undefined]);
     assert.deepEqual(l('GET', '/api/v1/namespaces/a/pods?watch=1&sendInitialEvents=true'), [
@@ -43,6 +43,13 @@ describe('upstreamRequestLabels', () => {
       'a',
     ]);
     assert.deepEqual(l('GET', '/apis/apps/v1'), ['GET', '', '', undefined]);
+  });
+
+  it('issue 11 item 13: a subresource is one segment (RequestInfo.Subresource), not the whole rest of the path', () => {
+    const a = upstreamRequestLabels('GET', '/api/v1/namespaces/a/pods/p/proxy/any/path/1');
+    assert.deepEqual([a.resource, a.subresource], ['pods', 'proxy']);
+    const b = upstreamRequestLabels('GET', '/api/v1/namespaces/a/services/s:80/proxy/x?y=1');
+    assert.deepEqual([b.resource, b.subresource], ['services', 'proxy']);
   });
 });
 
@@ -86,6 +93,28 @@ describe('observeUpstream', () => {
     assert.deepEqual(counts, [
       'kube_cache_proxy_upstream_request_duration_seconds_count{verb="LIST",group="",resource="pods"} 2',
       'kube_cache_proxy_upstream_request_duration_seconds_count{verb="GET",group="apps",resource="deployments"} 1',
+    ]);
+    await agent.close();
+  });
+
+  it('issue 11 item 13: upstream series are bounded (one subresource segment, a budget of resource label sets)', async () => {
+    const m = createMetrics({ processMetrics: false, maxResourceLabelSets: 2 });
+    const agent = new Agent();
+    const d = observeUpstream(agent, { metrics: m, clock: new FakeClock(0) });
+    for (const path of [
+      '/api/v1/namespaces/a/pods/p/proxy/one',
+      '/api/v1/namespaces/a/pods/p/proxy/two/three',
+      '/api/v1/pods',
+      '/api/v1/scan1',
+      '/api/v1/scan2',
+    ]) {
+      const r = await request(`${base}${path}`, { dispatcher: d });
+      await r.body.text();
+    }
+    assert.deepEqual(await samples(m, 'kube_cache_proxy_upstream_requests_total'), [
+      'kube_cache_proxy_upstream_requests_total{verb="GET",group="",resource="pods/proxy",code="200"} 2',
+      'kube_cache_proxy_upstream_requests_total{verb="LIST",group="",resource="pods",code="200"} 1',
+      'kube_cache_proxy_upstream_requests_total{verb="LIST",group="other",resource="other",code="200"} 2',
     ]);
     await agent.close();
   });

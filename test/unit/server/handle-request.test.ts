@@ -8,6 +8,7 @@ import { createServer, request, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { describe, it } from 'node:test';
 import { Agent } from 'undici';
+import { createMetrics } from '../../../src/ops/metrics.ts';
 import { buildServer } from '../../../src/server/app.ts';
 import { originForm } from '../../../src/server/handle-request.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
@@ -120,6 +121,42 @@ describe('attack: watches the cache declines still count against --max-watchers'
       await agent.close();
       upstream.closeAllConnections();
       await new Promise((r) => upstream.close(r));
+    }
+  });
+});
+
+describe('issue 11 item 13: bounded metric label cardinality', () => {
+  it('subresource keeps one segment; unknown resources beyond the budget share the label "other"', async () => {
+    const metrics = createMetrics({ processMetrics: false, maxResourceLabelSets: 4 });
+    const { agent, server } = mockServer([], { metrics });
+    agent
+      .get('https://apiserver.test:6443')
+      .intercept({ path: () => true, method: () => true })
+      .reply(200, '{}')
+      .persist();
+    try {
+      // Every proxied path made a series of its own (subresource="proxy/x/<i>").
+      for (let i = 0; i < 20; i++)
+        await server.app.inject({ url: `/api/v1/namespaces/a/pods/p1/proxy/x/${i}` });
+      // Unknown resources (a scanner, a typo loop) each made a series too.
+      for (let i = 0; i < 20; i++) await server.app.inject({ url: `/api/v1/thing${i}` });
+      // A request is recorded once its response closed: wait for all 40.
+      const total = async () => (await metrics.requests.get()).values.reduce((n, v) => n + v.value, 0);
+      for (let i = 0; i < 100 && (await total()) < 40; i++) await new Promise((r) => setTimeout(r, 10));
+      const series = (await metrics.requests.get()).values.map((v) => {
+        const l = v.labels;
+        return `${l.verb} ${l.group}/${l.version}/${l.resource}/${l.subresource} ${v.value}`;
+      });
+      assert.deepEqual(series.sort(), [
+        'GET /v1/pods/proxy 20',
+        'LIST /v1/thing0/ 1',
+        'LIST /v1/thing1/ 1',
+        'LIST /v1/thing2/ 1',
+        'LIST other/other/other/ 17',
+      ]);
+    } finally {
+      await server.shutdown();
+      await agent.close();
     }
   });
 });
