@@ -73,7 +73,9 @@ export const UPSTREAM_REASONS = [
   'consistent-reads-upstream',
   /** RV="" while the upstream stream is not proven live. */
   'not-live',
-  /** RV="" while a write made through this proxy is not yet in the cache after the wait. */
+  /** RV="" while the cache is older than an answer passed upstream showed a client (after an outage). */
+  'behind-upstream',
+  /** RV="" while a write made through this proxy is not yet in the cache after the wait, or its RV is unknown. */
   'write-pending',
   /** RV=N (not older than): the cache did not reach N within the freshness wait. */
   'freshness-timeout',

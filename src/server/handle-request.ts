@@ -22,14 +22,15 @@ import { tooManyRequests } from '../apimachinery/status.ts';
 import { boundCode, boundVerb, subresourceLabel } from '../ops/metric-labels.ts';
 import type { Metrics, ServedFrom } from '../ops/metrics.ts';
 import type { Logger } from '../util/logger.ts';
+import { answerMeta } from './answer-meta.ts';
 import type { CacheRegistry } from './cache-registry.ts';
 import { type CacheVerb, type Delegation, delegate, type UpstreamReason } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
-import { passThrough } from './passthrough.ts';
+import { type AnswerTee, MAX_TEE_BYTES, passThrough, READ_PREFIX_BYTES } from './passthrough.ts';
 import { writeStatus } from './send-status.ts';
 import { type ServeContext, serveGet, serveList, serveWatch, TOO_MANY_REQUESTS } from './serve-cache.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
-import { type WriteTracker, writeEffectOf, writeKey } from './write-tracker.ts';
+import { answerRV, type WriteTracker, writeEffectOf, writeKey } from './write-tracker.ts';
 
 /** What every request's steps share; built once by `buildServer`. */
 export interface Lifecycle {
@@ -188,30 +189,54 @@ async function serveFromCache(l: Lifecycle, x: Exchange): Promise<Next> {
   return 'next';
 }
 
-/** Step 5: the apiserver answers; a write to a cached resource feeds read-your-writes. */
+/**
+ * Step 5: the apiserver answers. Answers about a cached resource feed the write tracker: a
+ * write's RV (read-your-writes), and the RV a LIST/GET answer showed the client (so that a
+ * later RV="" read is never answered from an older cache); an answer whose RV cannot be read
+ * makes the resource "blind" until one can (`write-tracker.ts`).
+ */
 async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
-  const info = x.decision.info;
-  const tracked =
-    WRITE_METHODS.has(x.method) &&
-    info !== undefined &&
-    l.registry.tracksWritesTo(info.group, info.resource, info.namespace);
   await passThrough(x.req, x.res, {
     upstream: l.upstream,
     longRunning: x.longRunning,
     log: l.log,
     track: l.track,
-    ...(tracked
-      ? {
-          onWriteAnswer: (body: Buffer) =>
-            l.writes.apply(
-              writeKey(info.group, info.resource),
-              writeEffectOf(body, x.method, info.namespace),
-              l.serve.clock.now(),
-            ),
-        }
-      : {}),
+    ...answerTee(l, x),
   });
   return 'done';
+}
+
+/** The tee of {@link passUpstream} for writes and short reads of a tracked resource. */
+function answerTee(l: Lifecycle, x: Exchange): { tee: AnswerTee } | Record<string, never> {
+  const info = x.decision.info;
+  if (!info || !l.registry.tracksWritesTo(info.group, info.resource, info.namespace)) return {};
+  const key = writeKey(info.group, info.resource);
+  if (WRITE_METHODS.has(x.method)) {
+    return {
+      tee: {
+        maxBytes: MAX_TEE_BYTES,
+        onAnswer: (body, complete, headers) =>
+          l.writes.apply(
+            key,
+            writeEffectOf(answerMeta(body, headers, complete), x.method, info.namespace),
+            l.serve.clock.now(),
+            x.started,
+          ),
+      },
+    };
+  }
+  // Reads of the object or collection (not subresources such as `log`, not watches).
+  if (x.method !== 'GET' || x.longRunning || info.subresource !== undefined) return {};
+  return {
+    tee: {
+      maxBytes: READ_PREFIX_BYTES,
+      onAnswer: (body, complete, headers) => {
+        const rv = answerRV(answerMeta(body, headers, complete));
+        if (rv !== undefined) l.writes.shown(key, rv, x.started);
+        else l.writes.blind(key, l.serve.clock.now());
+      },
+    },
+  };
 }
 
 /** The steps after {@link classify}, in the order they run. */

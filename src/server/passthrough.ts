@@ -4,7 +4,9 @@
  * answers for read-your-writes; the dispatcher API gives all three without another dependency).
  *
  * - Bytes flow both ways unchanged (no decompression, no re-encoding), headers filtered per
- *   RFC 9110 (`hop-by-hop.ts`); `Warning`, `Retry-After`, `Content-Encoding` are kept.
+ *   RFC 9110 (`hop-by-hop.ts`); `Warning`, `Retry-After`, `Content-Encoding` are kept. Answers
+ *   of cached resources are read on the way (`tee`: the first bytes, held back until read) for
+ *   read-your-writes and the RVs clients were shown.
  * - The client's `Authorization` is forwarded when present (over a connection without the
  *   proxy's client certificate, if it has one), otherwise the proxy's own credentials.
  * - No retries: `Dispatcher.request` never retries (only undici's RetryAgent does).
@@ -15,18 +17,33 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { serviceUnavailable } from '../apimachinery/status.ts';
 import type { Logger } from '../util/logger.ts';
+import type { AnswerHeaders } from './answer-meta.ts';
 import { forwardRequestHeaders, forwardResponseHeaders } from './hop-by-hop.ts';
 import { writeStatus } from './send-status.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
 
-/** Largest write answer buffered for read-your-writes (bytes); bigger ones just stream. */
-const MAX_TEE_BYTES = 8 * 1024 * 1024;
+/** Largest write answer buffered for read-your-writes (bytes); bigger ones stream after their first 8 MiB. */
+export const MAX_TEE_BYTES = 8 * 1024 * 1024;
+
+/** Bytes of a read's answer held back until its RV is recorded (metadata comes first). */
+export const READ_PREFIX_BYTES = 64 * 1024;
+
+/** Reads a successful answer's first bytes BEFORE the client sees any of them. */
+export interface AnswerTee {
+  /** How many bytes to hold back at most. */
+  maxBytes: number;
+  /** `complete`: `body` is the whole answer (else its first `maxBytes` or more). */
+  onAnswer(body: Buffer, complete: boolean, headers: AnswerHeaders): void;
+}
 
 export interface PassThroughOptions {
   upstream: UpstreamTarget;
   longRunning: boolean;
-  /** Set for writes to a cached resource: called with a successful answer's body BEFORE the client sees it. */
-  onWriteAnswer?: (body: Buffer) => void;
+  /**
+   * Set for writes and reads of a cached resource: called with a successful (2xx) answer's
+   * first bytes before the client sees them, so what it records holds when the client reads on.
+   */
+  tee?: AnswerTee;
   /** Registers a function that ends this request cleanly at shutdown; returns its unregister. */
   track?: (end: () => void) => () => void;
   log: Logger;
@@ -83,9 +100,12 @@ export async function passThrough(
       ...(o.longRunning ? { bodyTimeout: 0 } : {}),
     });
     const outHeaders = forwardResponseHeaders(up.headers);
-    if (o.onWriteAnswer && up.statusCode >= 200 && up.statusCode < 300) {
-      const body = await readCapped(up.body, MAX_TEE_BYTES);
-      if (body.complete) o.onWriteAnswer(body.data);
+    if (o.tee && up.statusCode >= 200 && up.statusCode < 300) {
+      const body = await readCapped(up.body, o.tee.maxBytes);
+      o.tee.onAnswer(body.data, body.complete, {
+        contentType: headerValue(up.headers['content-type']),
+        contentEncoding: headerValue(up.headers['content-encoding']),
+      });
       res.writeHead(up.statusCode, outHeaders);
       if (body.complete) res.end(body.data);
       else {
@@ -107,6 +127,10 @@ export async function passThrough(
     res.off('close', onClose);
     untrack?.();
   }
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v.join(', ') : v;
 }
 
 async function readCapped(

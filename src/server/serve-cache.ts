@@ -100,9 +100,12 @@ async function ready(
 
 /**
  * May an RV="" ("most recent") read be served from the cache? Only in `cache` mode, while the
- * upstream stream is proven live, once the cache has reached every RV a write through this
- * proxy returned for the resource and no longer holds what was deleted through it (waiting
- * up to `freshnessWaitMs` in all).
+ * upstream stream is proven live, once the cache has reached every RV an answer passed
+ * upstream showed a client (`behind-upstream` at once otherwise: only an upstream event or
+ * bookmark moves the cache there, rarely within a wait), when no answer with an unknown RV
+ * awaits one (`write-pending`), and once it has reached every RV a write through this proxy
+ * returned for the resource and no longer holds what was deleted through it (waiting up to
+ * `freshnessWaitMs` in all).
  */
 async function consistentFromCache(
   cache: ServedCache,
@@ -113,6 +116,12 @@ async function consistentFromCache(
   if (ctx.consistentReads === 'upstream') return 'consistent-reads-upstream';
   if (!cache.isLive()) return 'not-live';
   const key = writeKey(info.group, info.resource);
+  // After a stream outage the cache may be older than what clients were shown meanwhile: a
+  // live stream is not enough, the cache must have caught up with that too (never back in time).
+  if (cache.resourceVersion() < ctx.writes.shownRV(key)) return 'behind-upstream';
+  // A write or read whose answer could not be read (CBOR, …): its RV is unknown, so only an
+  // answer from upstream to a later request can tell what the cache must reach.
+  if (ctx.writes.isBlind(key)) return 'write-pending';
   const deadline = ctx.clock.now() + ctx.freshnessWaitMs;
   const required = ctx.writes.required(key);
   if (cache.resourceVersion() < required) {

@@ -1,12 +1,20 @@
 /**
- * Read-your-writes bookkeeping (docs/design.md §3, the RV="" row). For each cached resource:
- * - the highest resourceVersion returned by a write this proxy passed upstream, and
+ * Read-your-writes and "never back in time" bookkeeping (docs/design.md §3, the RV="" row). For
+ * each cached resource:
+ * - the highest resourceVersion returned by a write this proxy passed upstream;
+ * - the highest resourceVersion of any other answer it passed upstream (LIST/GET answers: what
+ *   clients were shown; after a stream outage the cache may be older than that);
  * - deletions whose answer carries no usable RV: an immediate DELETE answers a Status
  *   (`details.name/uid`, no RV) and a deletecollection answers the deleted items at their
- *   pre-delete RVs. For those the cache is fresh once the object is gone from it.
- * A "consistent" read is served from the cache only once both hold, so a client that writes
- * through the proxy and reads right after always sees its write.
+ *   pre-delete RVs. For those the cache is fresh once the object is gone from it;
+ * - "blind" answers whose RV could not be learnt (CBOR, YAML, an unknown encoding): until an
+ *   answer to a request that started after them tells an RV, consistent reads go upstream.
+ * A "consistent" read is served from the cache only once all hold, so a client that writes or
+ * reads through the proxy and reads right after never sees an older state.
  */
+
+import type { MetaFields } from '../apimachinery/protobuf-meta.ts';
+import type { AnswerMeta } from './answer-meta.ts';
 
 /** Key of a resource for write tracking: RVs are etcd revisions, shared by all versions of a group/resource. */
 export function writeKey(group: string, resource: string): string {
@@ -27,6 +35,8 @@ export interface PendingDelete {
 export interface WriteEffect {
   resourceVersion?: bigint;
   deleted: Omit<PendingDelete, 'atMs'>[];
+  /** False when the answer could not be read (encoding): neither RV nor deletions are known. */
+  learnt: boolean;
 }
 
 /** Pending deletes older than this are dropped (ms): far beyond any propagation delay. */
@@ -34,14 +44,52 @@ const PENDING_DELETE_MAX_AGE_MS = 60_000;
 /** Bound on remembered pending deletes per resource (a huge deletecollection is not tracked past it). */
 const PENDING_DELETE_MAX = 10_000;
 
+function raise(m: Map<string, bigint>, key: string, rv: bigint): void {
+  const cur = m.get(key);
+  if (cur === undefined || rv > cur) m.set(key, rv);
+}
+
 export class WriteTracker {
   #max = new Map<string, bigint>();
+  #shown = new Map<string, bigint>();
+  /** Per key: when the oldest unresolved blind answer was given (ms). */
+  #blind = new Map<string, number>();
   #deletes = new Map<string, PendingDelete[]>();
 
-  /** Remembers that a write to `key` returned `rv` (keeps the maximum). */
-  record(key: string, rv: bigint): void {
-    const cur = this.#max.get(key);
-    if (cur === undefined || rv > cur) this.#max.set(key, rv);
+  /**
+   * Remembers that a write to `key` returned `rv` (keeps the maximum). `startedMs`: when its
+   * request started; it resolves the blind answers given before (its RV is newer than theirs).
+   */
+  record(key: string, rv: bigint, startedMs?: number): void {
+    raise(this.#max, key, rv);
+    if (startedMs !== undefined) this.#resolveBlind(key, startedMs);
+  }
+
+  /**
+   * Remembers that an answer passed upstream (a LIST/GET; not a write) showed a client `rv`,
+   * for a request started at `startedMs`. The cache must reach it before answering RV="".
+   */
+  shown(key: string, rv: bigint, startedMs: number): void {
+    raise(this.#shown, key, rv);
+    this.#resolveBlind(key, startedMs);
+  }
+
+  /** An answer at `atMs` whose RV could not be learnt. */
+  blind(key: string, atMs: number): void {
+    const cur = this.#blind.get(key);
+    if (cur === undefined || atMs < cur) this.#blind.set(key, atMs);
+  }
+
+  /** Whether an answer of `key` with an unknown RV awaits an answer that tells a newer one. */
+  isBlind(key: string): boolean {
+    return this.#blind.has(key);
+  }
+
+  #resolveBlind(key: string, startedMs: number): void {
+    const at = this.#blind.get(key);
+    // Started after the blind answer was given: its RV is at least the blind one's (etcd is
+    // linearizable). The same millisecond is not "after".
+    if (at !== undefined && startedMs > at) this.#blind.delete(key);
   }
 
   /** The RV a consistent read of `key` must see; 0 when nothing was written through the proxy. */
@@ -49,9 +97,21 @@ export class WriteTracker {
     return this.#max.get(key) ?? 0n;
   }
 
-  /** Applies a write's {@link WriteEffect} at time `nowMs`. */
-  apply(key: string, effect: WriteEffect, nowMs: number): void {
-    if (effect.resourceVersion !== undefined) this.record(key, effect.resourceVersion);
+  /** The highest RV a non-write answer passed upstream showed for `key`; 0 when none. */
+  shownRV(key: string): bigint {
+    return this.#shown.get(key) ?? 0n;
+  }
+
+  /**
+   * Applies a write's {@link WriteEffect}, answered at `nowMs` to a request started at
+   * `startedMs` (default `nowMs`). An effect not learnt makes `key` blind.
+   */
+  apply(key: string, effect: WriteEffect, nowMs: number, startedMs = nowMs): void {
+    if (!effect.learnt) {
+      this.blind(key, nowMs);
+      return;
+    }
+    if (effect.resourceVersion !== undefined) this.record(key, effect.resourceVersion, startedMs);
     if (effect.deleted.length === 0) return;
     const list = this.pendingDeletes(key, nowMs);
     for (const d of effect.deleted) {
@@ -79,19 +139,17 @@ export class WriteTracker {
   }
 }
 
-interface Meta {
-  name?: unknown;
-  namespace?: unknown;
-  uid?: unknown;
-  resourceVersion?: unknown;
-}
-
-function rvOf(m: Meta | undefined): bigint | undefined {
+function rvOf(m: MetaFields | undefined): bigint | undefined {
   const rv = m?.resourceVersion;
   return typeof rv === 'string' && /^[0-9]{1,20}$/.test(rv) ? BigInt(rv) : undefined;
 }
 
-function deletedOf(m: Meta | undefined, fallbackNamespace: string | undefined) {
+/** The top-level resourceVersion an answer carries (an object's, a list's), if any. */
+export function answerRV(meta: AnswerMeta | undefined): bigint | undefined {
+  return rvOf(meta?.metadata);
+}
+
+function deletedOf(m: MetaFields | undefined, fallbackNamespace: string | undefined) {
   if (typeof m?.name !== 'string') return undefined;
   const d: Omit<PendingDelete, 'atMs'> = { name: m.name };
   const ns = typeof m.namespace === 'string' ? m.namespace : fallbackNamespace;
@@ -101,32 +159,33 @@ function deletedOf(m: Meta | undefined, fallbackNamespace: string | undefined) {
 }
 
 /**
- * Reads a successful write's JSON answer. `method`/`namespace` are the request's; for DELETE
- * answers a success Status names the deleted object, a list names every deleted item.
- * Non-JSON or unexpected bodies yield no effect.
+ * Reads a successful write's answer (decoded by `answer-meta.ts`; undefined = could not be
+ * read). `method`/`namespace` are the request's; for DELETE answers a success Status names the
+ * deleted object, a list names every deleted item. An answer that yields neither an RV nor a
+ * deletion is not learnt (never "assume seen").
  */
-export function writeEffectOf(body: Buffer, method: string, namespace: string | undefined): WriteEffect {
-  const effect: WriteEffect = { deleted: [] };
-  let v: { kind?: unknown; status?: unknown; metadata?: Meta; details?: Meta; items?: { metadata?: Meta }[] };
-  try {
-    v = JSON.parse(body.toString('utf8'));
-  } catch {
-    return effect;
-  }
-  if (v === null || typeof v !== 'object') return effect;
-  const rv = rvOf(v.metadata);
+export function writeEffectOf(
+  meta: AnswerMeta | undefined,
+  method: string,
+  namespace: string | undefined,
+): WriteEffect {
+  const effect: WriteEffect = { deleted: [], learnt: false };
+  if (meta === undefined || meta === null || typeof meta !== 'object') return effect;
+  const rv = rvOf(meta.metadata);
   if (rv !== undefined) effect.resourceVersion = rv;
-  if (method !== 'DELETE') return effect;
-  if (v.kind === 'Status') {
-    const d = v.status === 'Success' ? deletedOf(v.details, namespace) : undefined;
-    if (d) effect.deleted.push(d);
-  } else if (Array.isArray(v.items)) {
-    for (const it of v.items) {
-      const d = deletedOf(it?.metadata, undefined);
+  if (method === 'DELETE') {
+    if (meta.kind === 'Status') {
+      const d = meta.status === 'Success' ? deletedOf(meta.details, namespace) : undefined;
       if (d) effect.deleted.push(d);
+    } else if (Array.isArray(meta.items)) {
+      for (const it of meta.items) {
+        const d = deletedOf(it?.metadata, undefined);
+        if (d) effect.deleted.push(d);
+      }
     }
   }
   // A single object answered by DELETE is still present (graceful deletion or finalizers):
   // its RV (the update that set deletionTimestamp) is what a consistent read must reach.
+  effect.learnt = effect.resourceVersion !== undefined || effect.deleted.length > 0;
   return effect;
 }

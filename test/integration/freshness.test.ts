@@ -9,6 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
+import { request } from 'undici';
 import type { ProxyParts, RunningProxy } from '../../src/main.ts';
 import {
   configMap,
@@ -62,6 +63,65 @@ describe('freshness waits in front of a scripted upstream', () => {
     await proxy?.stop();
     await up?.close();
     await rm(dir, { recursive: true, force: true });
+  });
+
+  test('issue 11 item 2: after a stream outage RV="" reads never go back in time; they go upstream until an event or bookmark brings the cache past what clients were shown', async () => {
+    const base = `${proxy!.address}/api/v1/namespaces/ns/configmaps`;
+    const auth = { authorization: 'Bearer client' };
+    // The upstream's state moves on while the proxy's stream is down: b was created at 25, the
+    // newest RV is 30.
+    let lists = 0;
+    up.answer = (req, url, res) => {
+      if (req.method !== 'GET' || url.pathname !== '/api/v1/namespaces/ns/configmaps') return false;
+      lists++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          kind: 'ConfigMapList',
+          apiVersion: 'v1',
+          metadata: { resourceVersion: '30' },
+          items: [configMap('a', 10), configMap('b', 25)],
+        }),
+      );
+      return true;
+    };
+    const names = async () => {
+      const r = await request(base, { headers: auth });
+      assert.equal(r.statusCode, 200);
+      const l = (await r.body.json()) as {
+        metadata: { resourceVersion: string };
+        items: { metadata: { name: string } }[];
+      };
+      return `${l.metadata.resourceVersion}: ${l.items.map((i) => i.metadata.name).join(',')}`;
+    };
+    const live = () => parts.statusSource.resources()[0]?.live === true;
+    // The stream fails (a 500 ERROR event), the re-watch is refused (500): not live. The next
+    // re-watch is slow to be accepted.
+    up.holdWatches = true;
+    w0.error(500, 'InternalError', 'etcd leader changed');
+    (await up.nextWatch()).fail(500, 'InternalError', 'etcd leader changed');
+    await until('not live', () => !live());
+    const w1 = await up.nextWatch();
+    assert.equal(w1.query.get('resourceVersion'), '20');
+    // Not live: forwarded, the client sees b at 30.
+    assert.equal(await names(), '30: a,b');
+    assert.equal(lists, 1);
+    // The re-watch from 20 is accepted: live again, but the cache is at 20, without b.
+    w1.accept();
+    await until('live', live);
+    // Served from the cache this would be "20: a" (b vanishes): it goes upstream instead.
+    assert.equal(await names(), '30: a,b');
+    assert.equal(lists, 2);
+    // An event moves the cache to 25: still older than 30, still upstream.
+    w1.send('ADDED', configMap('b', 25));
+    await until('cache at 25', () => parts.statusSource.resources()[0]?.resourceVersion === '25');
+    assert.equal(await names(), '30: a,b');
+    assert.equal(lists, 3);
+    // The upstream's bookmark brings it to 30: served from the cache from now on.
+    w1.send('BOOKMARK', endBookmark(30).replace(`,${END}`, ''));
+    await until('cache at 30', () => parts.statusSource.resources()[0]?.resourceVersion === '30');
+    assert.equal(await names(), '30: a,b');
+    assert.equal(lists, 3, 'served from the cache');
   });
 
   test('issue 11 item 12: a client that leaves while its read waits for freshness sends nothing upstream', async () => {

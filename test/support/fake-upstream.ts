@@ -18,6 +18,10 @@ export interface ScriptedWatch {
   /** Writes a 200 with an ERROR event carrying a Status of `code` (e.g. 410) and ends. */
   error(code: number, reason: string, message: string): void;
   end(): void;
+  /** Sends the 200 headers of a watch held by `holdWatches` (no-op once sent). */
+  accept(): void;
+  /** Answers a watch held by `holdWatches` with HTTP `code` and a Status body instead. */
+  fail(code: number, reason: string, message: string): void;
   /** Resolves when the proxy closed it. */
   closed: Promise<void>;
 }
@@ -27,8 +31,18 @@ export interface FakeUpstream {
   url: string;
   /** `METHOD path?query` of every request, in arrival order. */
   requests: string[];
-  /** Resolves with the next WATCH request (already answered with 200 headers). */
+  /** Resolves with the next WATCH request (answered with 200 headers, unless `holdWatches`). */
   nextWatch(): Promise<ScriptedWatch>;
+  /**
+   * When true, a new WATCH request gets no response headers until the test calls `accept()`
+   * (or sends on it): the upstream is slow to accept a re-watch. Default false.
+   */
+  holdWatches: boolean;
+  /**
+   * Answers other requests when set and it returns true (e.g. a LIST with a given RV); else
+   * the 404 below.
+   */
+  answer?: (req: IncomingMessage, url: URL, res: ServerResponse) => boolean;
   /** Writes a kubeconfig for it (bearer token `fake`) to `path`. */
   writeKubeconfig(path: string): Promise<string>;
   close(): Promise<void>;
@@ -92,8 +106,12 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       /^\/api\/v1(\/namespaces\/[^/]+)?\/configmaps$/.test(url.pathname) &&
       url.searchParams.get('watch') === '1'
     ) {
-      res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
-      res.flushHeaders();
+      const accept = () => {
+        if (res.headersSent) return;
+        res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+        res.flushHeaders();
+      };
+      if (!fake.holdWatches) accept();
       open.add(res);
       const closed = once(res, 'close').then(() => {
         open.delete(res);
@@ -101,7 +119,12 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       const w: ScriptedWatch = {
         path: url.pathname,
         query: url.searchParams,
+        accept,
+        fail(code, reason, message) {
+          status(res, code, reason, message);
+        },
         send(type, object) {
+          accept();
           const o = typeof object === 'string' ? object : JSON.stringify(object);
           res.write(`{"type":"${type}","object":${o}}\n`);
         },
@@ -118,6 +141,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
           res.end();
         },
         end() {
+          accept();
           res.end();
         },
         closed,
@@ -127,6 +151,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       else pending.push(w);
       return;
     }
+    if (fake.answer?.(req, url, res)) return;
     status(
       res,
       404,
@@ -138,9 +163,10 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
+  const fake: FakeUpstream = {
     url,
     requests,
+    holdWatches: false,
     nextWatch() {
       const w = pending.shift();
       if (w) return Promise.resolve(w);
@@ -165,6 +191,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       await once(server, 'close');
     },
   };
+  return fake;
 }
 
 /** A ConfigMap as the apiserver writes it in watch events (kind and apiVersion first). */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { MockAgent } from 'undici';
 import { encodeContinue } from '../../../src/apimachinery/continue-token.ts';
 import { createMetrics } from '../../../src/ops/metrics.ts';
@@ -10,8 +11,11 @@ import type { UpstreamTarget } from '../../../src/server/upstream-target.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { FakeCache, fakeCodec, mockServer, pod } from '../../support/fake-cache.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
+import { k8sProtobuf, objectMeta, pbField } from '../../support/protobuf-wire.ts';
 
 const ORIGIN = 'https://apiserver.test:6443';
+/** What {@link echoUpstream} answers without `rv`. */
+const UPSTREAM = { upstream: true, metadata: { resourceVersion: '1' } };
 
 function setup(over: Partial<ServerOptions> = {}) {
   const agent = new MockAgent();
@@ -54,7 +58,8 @@ function echoUpstream(
       seen.push({ headers: o.headers as Record<string, string>, body: String(o.body ?? ''), path: o.path });
       const data = rv
         ? JSON.stringify({ kind: 'Pod', metadata: { resourceVersion: rv } })
-        : '{"upstream":true}';
+        : // A real LIST/GET answer carries an RV (the proxy records it: issue 11 item 2); older than the cache's.
+          '{"upstream":true,"metadata":{"resourceVersion":"1"}}';
       return {
         statusCode: status,
         data,
@@ -114,14 +119,14 @@ describe('serving from the cache', () => {
     cache.live = false;
     const seen = echoUpstream(upstreamPool, 'GET', '/api/v1/pods');
     const u = await app.inject({ method: 'GET', url: '/api/v1/pods' });
-    assert.deepEqual(JSON.parse(u.body), { upstream: true });
+    assert.deepEqual(JSON.parse(u.body), UPSTREAM);
     assert.equal(seen.length, 1);
   });
 
   it('--consistent-reads=upstream forwards RV="" but serves RV=0 from the cache', async () => {
     const { app, upstreamPool } = setup({ consistentReads: 'upstream' });
     echoUpstream(upstreamPool, 'GET', '/api/v1/pods');
-    assert.deepEqual(JSON.parse((await app.inject({ url: '/api/v1/pods' })).body), { upstream: true });
+    assert.deepEqual(JSON.parse((await app.inject({ url: '/api/v1/pods' })).body), UPSTREAM);
     assert.equal(
       JSON.parse((await app.inject({ url: '/api/v1/pods?resourceVersion=0' })).body).kind,
       'PodList',
@@ -142,12 +147,58 @@ describe('serving from the cache', () => {
     // The cache does not catch up → forwarded.
     echoUpstream(upstreamPool, 'GET', '/api/v1/namespaces/a/pods');
     const r1 = await app.inject({ url: '/api/v1/namespaces/a/pods' });
-    assert.deepEqual(JSON.parse(r1.body), { upstream: true });
+    assert.deepEqual(JSON.parse(r1.body), UPSTREAM);
     assert.deepEqual(cache.calls, ['waitUntilFresh 50']);
     // The cache catches up → served from it.
     cache.becomesFresh = true;
     const r2 = await app.inject({ url: '/api/v1/namespaces/a/pods' });
     assert.equal(JSON.parse(r2.body).metadata.resourceVersion, '50');
+  });
+
+  it('issue 11 item 3: read-your-writes holds for gzip, protobuf and CBOR write answers', async () => {
+    const { app, cache, upstreamPool, server, clock } = setup();
+    const post = async (data: Buffer, headers: Record<string, string>) => {
+      upstreamPool
+        .intercept({ method: 'POST', path: '/api/v1/namespaces/a/pods' })
+        .reply(201, data, { headers });
+      const w = await app.inject({
+        method: 'POST',
+        url: '/api/v1/namespaces/a/pods',
+        headers: { 'content-type': 'application/json' },
+        payload: '{}',
+      });
+      assert.equal(w.statusCode, 201);
+      assert.deepEqual(w.rawPayload, data, 'the client gets the bytes unchanged');
+    };
+    // Over 128 KiB the apiserver gzips (Go clients accept gzip implicitly); two members here.
+    const big = JSON.stringify({
+      kind: 'Pod',
+      metadata: { name: 'n', resourceVersion: '50' },
+      data: 'x'.repeat(200_000),
+    });
+    await post(Buffer.concat([gzipSync(big.slice(0, 1000)), gzipSync(big.slice(1000))]), {
+      'content-type': 'application/json',
+      'content-encoding': 'gzip',
+    });
+    assert.equal(server.writes.required('pods.'), 50n);
+    // A protobuf answer (client-go's default for built-in kinds).
+    await post(k8sProtobuf('v1', 'Pod', pbField(1, objectMeta('n', 'a', 'u', '60'))), {
+      'content-type': 'application/vnd.kubernetes.protobuf',
+    });
+    assert.equal(server.writes.required('pods.'), 60n);
+    // CBOR: the RV cannot be learnt, so the next consistent read goes upstream (never "assume seen")…
+    cache.rv = 60n;
+    await post(Buffer.from([0xd9, 0xd9, 0xf7, 0xa0]), { 'content-type': 'application/cbor' });
+    await clock.step(1);
+    const seen = echoUpstream(upstreamPool, 'GET', '/api/v1/namespaces/a/pods', 200, '70');
+    const r1 = await app.inject({ url: '/api/v1/namespaces/a/pods' });
+    assert.equal(JSON.parse(r1.body).metadata.resourceVersion, '70');
+    assert.equal(seen.length, 1);
+    // …whose answer (a request started after the write) tells the RV the cache must reach.
+    cache.rv = 70n;
+    const r2 = await app.inject({ url: '/api/v1/namespaces/a/pods' });
+    assert.equal(JSON.parse(r2.body).kind, 'PodList', r2.body);
+    assert.equal(seen.length, 1);
   });
 
   it('issue 11 item 5: --namespace mode tracks writes to the cached namespace only (no stall for others)', async () => {
@@ -195,7 +246,7 @@ describe('serving from the cache', () => {
     // Still in the cache and no further event within the wait → forwarded.
     echoUpstream(upstreamPool, 'GET', '/api/v1/namespaces/a/pods');
     assert.deepEqual(JSON.parse((await app.inject({ url: '/api/v1/namespaces/a/pods' })).body), {
-      upstream: true,
+      ...UPSTREAM,
     });
     assert.deepEqual(cache.calls, ['waitUntilFresh 11']);
     // The same name re-created (another uid) does not count as the deleted object.
@@ -209,7 +260,7 @@ describe('serving from the cache', () => {
     const { app, upstreamPool, cache } = setup();
     echoUpstream(upstreamPool, 'GET', '/api/v1/pods?resourceVersion=99');
     const r = await app.inject({ url: '/api/v1/pods?resourceVersion=99' });
-    assert.deepEqual(JSON.parse(r.body), { upstream: true });
+    assert.deepEqual(JSON.parse(r.body), UPSTREAM);
     assert.deepEqual(cache.calls, ['waitUntilFresh 99']);
   });
 
@@ -219,7 +270,7 @@ describe('serving from the cache', () => {
     assert.equal(JSON.parse(r.body).metadata.resourceVersion, '6');
     echoUpstream(upstreamPool, 'GET', '/api/v1/pods?resourceVersion=2&resourceVersionMatch=Exact');
     const u = await app.inject({ url: '/api/v1/pods?resourceVersion=2&resourceVersionMatch=Exact' });
-    assert.deepEqual(JSON.parse(u.body), { upstream: true });
+    assert.deepEqual(JSON.parse(u.body), UPSTREAM);
   });
 
   it('an unsynced resource waits, then forwards; never an empty list', async () => {
@@ -227,7 +278,7 @@ describe('serving from the cache', () => {
     cache.synced = false;
     echoUpstream(upstreamPool, 'GET', '/api/v1/pods?resourceVersion=0');
     const r = await app.inject({ url: '/api/v1/pods?resourceVersion=0' });
-    assert.deepEqual(JSON.parse(r.body), { upstream: true });
+    assert.deepEqual(JSON.parse(r.body), UPSTREAM);
     assert.deepEqual(cache.calls, ['waitSynced']);
   });
 
@@ -257,7 +308,7 @@ describe('serving from the cache', () => {
     ]) {
       echoUpstream(upstreamPool, 'GET', url);
       const r = await app.inject({ url });
-      assert.deepEqual(JSON.parse(r.body), { upstream: true }, url);
+      assert.deepEqual(JSON.parse(r.body), UPSTREAM, url);
     }
   });
 

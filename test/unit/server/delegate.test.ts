@@ -197,6 +197,10 @@ const cases: Record<UpstreamReason, Case> = {
       cache.live = false;
     },
   },
+  'behind-upstream': {
+    url: '/api/v1/pods',
+    prepare: (_cache, server) => server.writes.shown('pods.', 50n, 0),
+  },
   'write-pending': {
     url: '/api/v1/pods',
     prepare: (_cache, server) => server.writes.record('pods.', 50n),
@@ -226,7 +230,7 @@ async function observe(c: Case, pods = new FakeCache()): Promise<Observed> {
   agent
     .get('https://apiserver.test:6443')
     .intercept({ path: () => true, method: () => true })
-    .reply(200, '{"upstream":true}')
+    .reply(200, '{"upstream":true,"metadata":{"resourceVersion":"1"}}')
     .persist();
   try {
     c.prepare?.(pods, server);

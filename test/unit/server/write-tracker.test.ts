@@ -1,16 +1,23 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { answerMeta } from '../../../src/server/answer-meta.ts';
 import { WriteTracker, writeEffectOf } from '../../../src/server/write-tracker.ts';
+import { k8sProtobuf, objectMeta, pbField } from '../../support/protobuf-wire.ts';
 
 const b = (v: unknown) => Buffer.from(JSON.stringify(v));
+const JSON_H = { contentType: 'application/json' };
+const effect = (body: Buffer, method: string, ns: string | undefined, h = JSON_H) =>
+  writeEffectOf(answerMeta(body, h, true), method, ns);
 
 describe('writeEffectOf', () => {
   it('an object answer gives its RV', () => {
     assert.deepEqual(
-      writeEffectOf(b({ kind: 'Pod', metadata: { name: 'p', resourceVersion: '42' } }), 'POST', 'a'),
+      effect(b({ kind: 'Pod', metadata: { name: 'p', resourceVersion: '42' } }), 'POST', 'a'),
       {
         resourceVersion: 42n,
         deleted: [],
+        learnt: true,
       },
     );
   });
@@ -21,8 +28,9 @@ describe('writeEffectOf', () => {
       metadata: {},
       details: { name: 'c', kind: 'configmaps', uid: 'u' },
     };
-    assert.deepEqual(writeEffectOf(b(s), 'DELETE', 'ns1'), {
+    assert.deepEqual(effect(b(s), 'DELETE', 'ns1'), {
       deleted: [{ name: 'c', namespace: 'ns1', uid: 'u' }],
+      learnt: true,
     });
   });
   it('a deletecollection list names every item', () => {
@@ -34,42 +42,71 @@ describe('writeEffectOf', () => {
         { metadata: { name: 'y', namespace: 'n' } },
       ],
     };
-    assert.deepEqual(writeEffectOf(b(l), 'DELETE', undefined), {
+    assert.deepEqual(effect(b(l), 'DELETE', undefined), {
       resourceVersion: 704n,
       deleted: [
         { name: 'x', namespace: 'n', uid: 'u1' },
         { name: 'y', namespace: 'n' },
       ],
+      learnt: true,
     });
   });
-  it('garbage and failure Statuses have no effect', () => {
-    assert.deepEqual(writeEffectOf(Buffer.from('not json'), 'DELETE', 'a'), { deleted: [] });
+  it('garbage and failure Statuses are not learnt (never "assume seen")', () => {
+    assert.deepEqual(effect(Buffer.from('not json'), 'DELETE', 'a'), { deleted: [], learnt: false });
     assert.deepEqual(
-      writeEffectOf(b({ kind: 'Status', status: 'Failure', details: { name: 'x' } }), 'DELETE', 'a'),
+      effect(b({ kind: 'Status', status: 'Failure', details: { name: 'x' } }), 'DELETE', 'a'),
       {
         deleted: [],
+        learnt: false,
       },
     );
+  });
+  it('issue 11 item 3: gzip and protobuf write answers give their RV; CBOR is not learnt', () => {
+    const json = b({ kind: 'ConfigMap', metadata: { name: 'c', resourceVersion: '61' } });
+    assert.equal(
+      effect(gzipSync(json), 'POST', 'a', { ...JSON_H, contentEncoding: 'gzip' } as never).resourceVersion,
+      61n,
+    );
+    const pb = k8sProtobuf('v1', 'ConfigMap', pbField(1, objectMeta('c', 'a', 'u', '62')));
+    const pbH = { contentType: 'application/vnd.kubernetes.protobuf' };
+    assert.equal(effect(pb, 'PUT', 'a', pbH).resourceVersion, 62n);
+    const cbor = effect(Buffer.from([0xd9, 0xd9, 0xf7, 0xa0]), 'POST', 'a', {
+      contentType: 'application/cbor',
+    });
+    assert.deepEqual(cbor, { deleted: [], learnt: false });
   });
 });
 
 describe('WriteTracker', () => {
   it('keeps the max RV and expires pending deletes after 60 s', () => {
     const t = new WriteTracker();
-    t.apply('pods.', { resourceVersion: 9n, deleted: [] }, 0);
-    t.apply('pods.', { resourceVersion: 7n, deleted: [{ name: 'p' }] }, 1000);
+    t.apply('pods.', { resourceVersion: 9n, deleted: [], learnt: true }, 0);
+    t.apply('pods.', { resourceVersion: 7n, deleted: [{ name: 'p' }], learnt: true }, 1000);
     assert.equal(t.required('pods.'), 9n);
     assert.equal(t.pendingDeletes('pods.', 60_999).length, 1);
     assert.equal(t.pendingDeletes('pods.', 61_000).length, 0);
   });
   it('resolved deletes are forgotten', () => {
     const t = new WriteTracker();
-    t.apply('c.', { deleted: [{ name: 'a' }, { name: 'b' }] }, 0);
+    t.apply('c.', { deleted: [{ name: 'a' }, { name: 'b' }], learnt: true }, 0);
     const [a] = t.pendingDeletes('c.', 0);
     t.resolveDeletes('c.', new Set([a!]));
     assert.deepEqual(
       t.pendingDeletes('c.', 0).map((d) => d.name),
       ['b'],
     );
+  });
+  it('issue 11 item 3: an answer not learnt makes the resource blind until an answer to a later request tells an RV', () => {
+    const t = new WriteTracker();
+    t.apply('c.', { deleted: [], learnt: false }, 1000, 990);
+    assert.equal(t.isBlind('c.'), true);
+    // A read that started before the blind write was answered proves nothing about it.
+    t.shown('c.', 50n, 1000);
+    assert.equal(t.isBlind('c.'), true);
+    // One that started after it does (etcd is linearizable): its RV is at least the write's.
+    t.shown('c.', 60n, 1001);
+    assert.equal(t.isBlind('c.'), false);
+    assert.equal(t.shownRV('c.'), 60n);
+    assert.equal(t.required('c.'), 0n);
   });
 });
