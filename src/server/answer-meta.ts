@@ -31,6 +31,9 @@ export interface AnswerHeaders {
 /** Largest gunzipped size read (bytes): beyond it the answer is "not learnt". */
 const MAX_GUNZIPPED_BYTES = 64 * 1024 * 1024;
 
+/** Compressed bytes of a prefix inflated to look for its metadata. */
+const GZIP_PREFIX_BYTES = 8 * 1024;
+
 const RV_IN_JSON = /"resourceVersion":"([0-9]{1,20})"/;
 
 /**
@@ -54,7 +57,10 @@ export function gunzipAll(body: Buffer): Buffer | undefined {
 export function answerMeta(body: Buffer, h: AnswerHeaders, complete: boolean): AnswerMeta | undefined {
   const enc = (h.contentEncoding ?? '').trim().toLowerCase();
   let data: Buffer | undefined = body;
-  if (enc === 'gzip' || enc === 'x-gzip') data = gunzipAll(body);
+  // Of a prefix only the start matters (metadata comes first): inflating all 64 KiB of a
+  // compressed LIST would cost megabytes for nothing.
+  if (enc === 'gzip' || enc === 'x-gzip')
+    data = gunzipAll(complete ? body : body.subarray(0, GZIP_PREFIX_BYTES));
   else if (enc !== '' && enc !== 'identity') return undefined;
   if (!data) return undefined;
   const type = (h.contentType ?? '').split(';')[0]!.trim().toLowerCase();
