@@ -8,7 +8,10 @@
  *   `metadata` before `items`/`spec`; an unstructured list writes `items` first, whose first RV is
  *   lower than the list's, never higher);
  * - protobuf (`application/vnd.kubernetes.protobuf`): `apimachinery/protobuf-meta.ts`;
- * - anything else (CBOR, YAML, other encodings): undefined, "not learnt".
+ * - YAML (`application/yaml`): the top-level `metadata:` block's `resourceVersion` line (keys
+ *   are sorted: a list's `metadata` comes after its `items`, so a prefix may not reach it);
+ * - anything else (CBOR: kube-apiserver 1.37 answers it 406 unless its feature gate is on;
+ *   other encodings): undefined, "not learnt".
  */
 import { constants, gunzipSync } from 'node:zlib';
 import { decodeProtobufMeta, type MetaFields } from '../apimachinery/protobuf-meta.ts';
@@ -65,6 +68,7 @@ export function answerMeta(body: Buffer, h: AnswerHeaders, complete: boolean): A
   if (!data) return undefined;
   const type = (h.contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/vnd.kubernetes.protobuf') return decodeProtobufMeta(data);
+  if (type === 'application/yaml') return yamlMeta(data.toString('utf8'));
   if (type !== 'application/json' && type !== '') return undefined;
   if (complete) {
     try {
@@ -76,4 +80,16 @@ export function answerMeta(body: Buffer, h: AnswerHeaders, complete: boolean): A
   }
   const m = RV_IN_JSON.exec(data.toString('latin1'));
   return m ? { metadata: { resourceVersion: m[1]! } } : undefined;
+}
+
+/** The top-level `metadata.resourceVersion` of a YAML answer (sigs.k8s.io/yaml: 2-space indents). */
+function yamlMeta(text: string): AnswerMeta | undefined {
+  const start = text.search(/^metadata:\n/m);
+  if (start < 0) return undefined;
+  for (const line of text.slice(start).split('\n').slice(1)) {
+    if (!line.startsWith('  ')) break;
+    const m = /^ {2}resourceVersion: "?([0-9]{1,20})"?$/.exec(line);
+    if (m) return { metadata: { resourceVersion: m[1]! } };
+  }
+  return undefined;
 }

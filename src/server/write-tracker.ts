@@ -7,7 +7,7 @@
  * - deletions whose answer carries no usable RV: an immediate DELETE answers a Status
  *   (`details.name/uid`, no RV) and a deletecollection answers the deleted items at their
  *   pre-delete RVs. For those the cache is fresh once the object is gone from it;
- * - "blind" answers whose RV could not be learnt (CBOR, YAML, an unknown encoding): until an
+ * - "blind" answers whose RV could not be learnt (CBOR, an unknown encoding, a Status without details): until an
  *   answer to a request that started after them tells an RV, consistent reads go upstream.
  * A "consistent" read is served from the cache only once all hold, so a client that writes or
  * reads through the proxy and reads right after never sees an older state.

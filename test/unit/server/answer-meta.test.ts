@@ -35,7 +35,15 @@ describe('issue 11 item 3: answerMeta', () => {
     assert.equal(z?.metadata?.resourceVersion, '55');
   });
 
-  it('CBOR, YAML, unknown encodings: not learnt', () => {
+  it("YAML: the top-level metadata's resourceVersion, not an item's", () => {
+    const list =
+      'apiVersion: v1\nitems:\n- metadata:\n    resourceVersion: "5"\nkind: List\nmetadata:\n  continue: ""\n  resourceVersion: "9"\n';
+    assert.deepEqual(answerMeta(Buffer.from(list), { contentType: 'application/yaml' }, true), {
+      metadata: { resourceVersion: '9' },
+    });
+  });
+
+  it('CBOR, YAML without metadata, unknown encodings: not learnt', () => {
     assert.equal(
       answerMeta(Buffer.from([0xd9, 0xd9, 0xf7, 0xa1]), { contentType: 'application/cbor' }, true),
       undefined,
