@@ -145,12 +145,17 @@ export class Store {
     return prev;
   }
 
-  /** Drops everything. */
-  clear(): void {
-    this.#byKey = new Map();
-    this.#byNamespace = new Map();
-    for (const f of this.#indexed) this.#byField.set(f, new Map());
-    this.#bytes = 0;
+  /**
+   * Replaces the whole contents with `entries` (built beforehand with {@link entry}, so nothing
+   * here can throw half-way): the new maps are filled aside and swapped in at the end.
+   */
+  replaceAll(entries: readonly StoreEntry[]): void {
+    const next = new Store(this.#resource);
+    for (const e of entries) next.put(e);
+    this.#byKey = next.#byKey;
+    this.#byNamespace = next.#byNamespace;
+    this.#byField = next.#byField;
+    this.#bytes = next.#bytes;
     this.#sortedKeys = undefined;
   }
 

@@ -193,15 +193,21 @@ export class WatchCache implements CacheSink {
 
   // ---- CacheSink (the Reflector's side) ----
 
+  /**
+   * Stores a new snapshot at `resourceVersion`. Atomic: every entry is built (its RV, labels and
+   * fields parsed) before anything changes, so an object that throws leaves the previous store,
+   * window, watchers and synced flag as they were (the Reflector then retries).
+   * @throws ResourceVersionError when `resourceVersion` or an object's RV is not a uint64.
+   */
   replace(objects: UpstreamObject[], resourceVersion: string, bookmarkObject?: Buffer): void {
     const rv = parseRV(resourceVersion);
+    const entries = objects.map((o) => this.#store.entry(o));
     if (bookmarkObject) this.#bookmarks.learn(bookmarkObject, resourceVersion);
     const wasSynced = this.#ready.synced;
     // Relist: open watchers cannot be told what changed between the old and new snapshot with
     // distinct increasing RVs, so they end cleanly and resume (cacher.go terminateAllWatchers).
     this.#cacher.terminateAll('relist');
-    this.#store.clear();
-    for (const o of objects) this.#store.put(this.#store.entry(o));
+    this.#store.replaceAll(entries);
     this.#history.reset(rv);
     this.#rv = rv;
     this.#ready.set();

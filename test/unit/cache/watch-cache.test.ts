@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { everythingLabels, parseFieldSelector } from '../../../src/apimachinery/selectors.ts';
-import { ALL, drain, names, PODS, pod, seeded, summary } from '../../support/watch-cache-fixtures.ts';
+import { ALL, drain, names, newCache, PODS, pod, seeded, summary } from '../../support/watch-cache-fixtures.ts';
 
 describe("WatchCache state and the reflector's sink", () => {
   it('waitUntilFresh resolves on an event or bookmark reaching the RV, false on timeout or abort', async () => {
@@ -101,5 +101,26 @@ describe("WatchCache state and the reflector's sink", () => {
       /too old resource version: 11 \(40\)/,
     );
     assert.deepEqual(drain(cache.watch({ ...ALL, resourceVersion: 40n })), []);
+  });
+
+  it('issue 11 item 10: a replace() whose entry throws leaves the old store, window, watchers and synced flag', () => {
+    const { cache } = seeded();
+    cache.add(pod('a', 'p4', 11));
+    const w = cache.watch({ ...ALL, resourceVersion: 10n });
+    assert.deepEqual(summary(drain(w)), ['ADDED p4@11']);
+    const before = cache.stats();
+    const bad = pod('a', 'zz', 'not-a-number');
+    assert.throws(() => cache.replace([pod('a', 'p1', 30), bad], '40'), /not a uint64/);
+    assert.deepEqual(cache.stats(), before);
+    assert.equal(w.closed, false);
+    assert.deepEqual(names(cache.list(ALL).items), ['a/p1', 'a/p2', 'a/p4', 'b/p3']);
+    assert.equal(cache.list(ALL).resourceVersion, '11');
+    cache.add(pod('a', 'p5', 12));
+    assert.deepEqual(summary(drain(w)), ['ADDED p5@12']);
+    // Before the first snapshot: a throwing snapshot leaves the cache unsynced and empty.
+    const fresh = newCache().cache;
+    assert.throws(() => fresh.replace([pod('a', 'p1', 1), bad], '5'));
+    assert.equal(fresh.isSynced(), false);
+    assert.equal(fresh.stats().objects, 0);
   });
 });
