@@ -197,6 +197,8 @@ export class WatchCache implements CacheSink {
    * Stores a new snapshot at `resourceVersion`. Atomic: every entry is built (its RV, labels and
    * fields parsed) before anything changes, so an object that throws leaves the previous store,
    * window, watchers and synced flag as they were (the Reflector then retries).
+   * A relist that lands on the cache's own RV is the same state: the watchers and the window are
+   * kept (no needless 410s downstream); the store keeps its entries.
    * @throws ResourceVersionError when `resourceVersion` or an object's RV is not a uint64.
    */
   replace(objects: UpstreamObject[], resourceVersion: string, bookmarkObject?: Buffer): void {
@@ -204,12 +206,15 @@ export class WatchCache implements CacheSink {
     const entries = objects.map((o) => this.#store.entry(o));
     if (bookmarkObject) this.#bookmarks.learn(bookmarkObject, resourceVersion);
     const wasSynced = this.#ready.synced;
-    // Relist: open watchers cannot be told what changed between the old and new snapshot with
-    // distinct increasing RVs, so they end cleanly and resume (cacher.go terminateAllWatchers).
-    this.#cacher.terminateAll('relist');
-    this.#store.replaceAll(entries);
-    this.#history.reset(rv);
-    this.#rv = rv;
+    const sameState = wasSynced && rv === this.#rv;
+    if (!sameState) {
+      // Relist: open watchers cannot be told what changed between the old and new snapshot with
+      // distinct increasing RVs, so they end cleanly and resume (cacher.go terminateAllWatchers).
+      this.#cacher.terminateAll('relist');
+      this.#store.replaceAll(entries);
+      this.#history.reset(rv);
+      this.#rv = rv;
+    }
     this.#ready.set();
     this.#lastSyncTimeMs = this.#clock.now();
     this.#logger?.debug(
@@ -218,6 +223,7 @@ export class WatchCache implements CacheSink {
         objects: objects.length,
         rv: resourceVersion,
         relist: wasSynced,
+        sameRV: sameState,
       },
       'watch cache replaced',
     );

@@ -123,4 +123,30 @@ describe("WatchCache state and the reflector's sink", () => {
     assert.equal(fresh.isSynced(), false);
     assert.equal(fresh.stats().objects, 0);
   });
+
+  it('issue 11 item 11: a relist that lands on the same RV keeps the watchers and the window', () => {
+    const { cache } = seeded();
+    cache.add(pod('a', 'p4', 11));
+    const w = cache.watch({ ...ALL, resourceVersion: 10n });
+    assert.deepEqual(summary(drain(w)), ['ADDED p4@11']);
+    const snapshot = [
+      pod('b', 'p3', 8, { labels: { app: 'web' }, nodeName: 'n2' }),
+      pod('a', 'p1', 5, { labels: { app: 'web' }, nodeName: 'n1' }),
+      pod('a', 'p2', 7, { labels: { app: 'db' } }),
+      pod('a', 'p4', 11),
+    ];
+    cache.replace(snapshot, '11');
+    assert.equal(w.closed, false);
+    const s = cache.stats();
+    assert.equal(s.historyEvents, 1);
+    assert.equal(s.oldestRV, '10');
+    // A client resuming from inside the window still gets its events, no 410.
+    assert.deepEqual(summary(drain(cache.watch({ ...ALL, resourceVersion: 10n }))), ['ADDED p4@11']);
+    assert.equal(cache.list({ ...ALL, exactRV: 10n }).items.length, 3);
+    cache.add(pod('a', 'p5', 12));
+    assert.deepEqual(summary(drain(w)), ['ADDED p5@12']);
+    // A relist at a different RV still ends them (the snapshots differ).
+    cache.replace(snapshot, '20');
+    assert.equal(w.closeReason, 'relist');
+  });
 });
