@@ -26,7 +26,6 @@ export class HistoryEvent {
   readonly at: number;
   /** The event as received, encoded once for every watcher. */
   readonly line: Buffer;
-  #addedLine: Buffer | undefined;
   #deletedPrevLine: Buffer | undefined;
 
   constructor(type: ChangeType, cur: StoreEntry, prev: StoreEntry | undefined, at: number) {
@@ -35,7 +34,8 @@ export class HistoryEvent {
     this.cur = cur;
     this.prev = prev;
     this.at = at;
-    this.line = eventLine(type, cur.obj.raw);
+    // An ADDED line is the entry's own ADDED line: initial snapshots share it.
+    this.line = type === 'ADDED' ? cur.addedLine : eventLine(type, cur.obj.raw);
   }
 
   /** Bytes this event keeps alive (its line plus the replaced object). */
@@ -45,9 +45,7 @@ export class HistoryEvent {
 
   /** The object newly matching a watcher's selector: sent as ADDED (cache_watcher.go). */
   get addedLine(): Buffer {
-    if (this.type === 'ADDED') return this.line;
-    if (!this.#addedLine) this.#addedLine = eventLine('ADDED', this.cur.obj.raw);
-    return this.#addedLine;
+    return this.cur.addedLine;
   }
 
   /**

@@ -10,6 +10,7 @@ import { type FieldSet, indexedFields, selectableFields } from '../apimachinery/
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
 import type { UpstreamObject } from '../apimachinery/object.ts';
+import { eventLine } from '../apimachinery/watch-event.ts';
 import { ResourceVersionError } from '../util/errors.ts';
 import { listItemBytes } from './encoding.ts';
 
@@ -28,6 +29,7 @@ export class StoreEntry {
   readonly labels: Readonly<Record<string, string>> | undefined;
   readonly fields: FieldSet;
   #listItem: Buffer | undefined;
+  #addedLine: Buffer | undefined;
   readonly #resource: ResourceInfo;
 
   constructor(resource: ResourceInfo, obj: UpstreamObject) {
@@ -46,6 +48,15 @@ export class StoreEntry {
   get listItem(): Buffer {
     if (!this.#listItem) this.#listItem = listItemBytes(this.#resource, this.obj.raw, this.obj.object);
     return this.#listItem;
+  }
+
+  /**
+   * The object as an ADDED watch event line, encoded on first use (by the ADDED event that stored
+   * it, or by the first snapshot that sends it) and then shared by every watcher's initial snapshot (caching_object.go).
+   */
+  get addedLine(): Buffer {
+    if (!this.#addedLine) this.#addedLine = eventLine('ADDED', this.obj.raw);
+    return this.#addedLine;
   }
 
   /** Bytes accounted to this entry (raw object; list-item copies are not counted). */

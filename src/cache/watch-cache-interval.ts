@@ -8,7 +8,6 @@
  */
 import type { FieldSelector } from '../apimachinery/field-selector.ts';
 import { tooOldResourceVersion } from '../apimachinery/status.ts';
-import { eventLine } from '../apimachinery/watch-event.ts';
 import type { History, HistoryEvent } from './history.ts';
 import { compareKeys, type Store, type StoreEntry } from './store.ts';
 
@@ -53,7 +52,8 @@ export function snapshotAt(w: CacheWindow, rv: bigint, sel: Selection): StoreEnt
 }
 
 /**
- * Synthetic ADDED lines for the current snapshot of `sel` (captured now, encoded lazily), then
+ * Synthetic ADDED lines for the current snapshot of `sel` (captured now; each entry's line is
+ * encoded once and shared by every watcher, see `StoreEntry.addedLine`), then
  * `end` (e.g. the initial-events-end BOOKMARK) when given.
  */
 export function snapshotLines(store: Store, sel: Selection, end: Buffer | undefined): Iterator<Buffer> {
@@ -62,7 +62,7 @@ export function snapshotLines(store: Store, sel: Selection, end: Buffer | undefi
   for (const e of c.entries) if (sel.wanted(e)) entries.push(e);
   if (!c.sorted) entries.sort(byKey);
   return (function* () {
-    for (const e of entries) yield eventLine('ADDED', e.obj.raw);
+    for (const e of entries) yield e.addedLine;
     if (end) yield end;
   })();
 }

@@ -7,7 +7,16 @@ import {
   parseLabelSelector,
 } from '../../../src/apimachinery/selectors.ts';
 import { encodeList } from '../../../src/cache/encoding.ts';
-import { ALL, drain, names, PODS, pod, seeded, summary } from '../../support/watch-cache-fixtures.ts';
+import {
+  ALL,
+  drain,
+  names,
+  newCache,
+  PODS,
+  pod,
+  seeded,
+  summary,
+} from '../../support/watch-cache-fixtures.ts';
 
 describe('WatchCache list/get', () => {
   it('lists in key order, without kind/apiVersion, filtered by namespace and selectors', () => {
@@ -163,5 +172,32 @@ describe('WatchCache watcher registry', () => {
     await new Promise((r) => setImmediate(r));
     assert.equal(w.closed, true);
     assert.equal(cache.stats().watchers, 0);
+  });
+});
+
+describe('issue 11 item 15: no per-watcher or per-page rework', () => {
+  it('issue 11 item 15: initial-snapshot events are encoded once per entry and shared by every watcher', () => {
+    const { cache } = seeded();
+    const read = (w: { stream: { read(): unknown } }) => {
+      const out: Buffer[] = [];
+      for (let c = w.stream.read(); c !== null; c = w.stream.read()) out.push(c as Buffer);
+      return out;
+    };
+    const a = read(cache.watch(ALL));
+    const b = read(cache.watch({ ...ALL, namespace: 'a' }));
+    const c = read(cache.watch({ ...ALL, sendInitialEvents: true }));
+    assert.equal(a.length, 3);
+    assert.equal(a[0], b[0]);
+    assert.equal(a[1], b[1]);
+    assert.equal(a[0], c[0]);
+    // An ADDED from the history is the entry's line too: no second copy for later snapshots.
+    cache.add(pod('a', 'p4', 11));
+    const live = read(cache.watch({ ...ALL, resourceVersion: 10n }));
+    const snap = read(cache.watch(ALL));
+    assert.equal(snap[2], live[0]);
+    assert.equal(
+      String(live[0]),
+      String(pod('a', 'p4', 11).raw).replace(/^/, '{"type":"ADDED","object":') + '}\n',
+    );
   });
 });

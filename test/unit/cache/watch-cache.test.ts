@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { everythingLabels, parseFieldSelector } from '../../../src/apimachinery/selectors.ts';
-import { ALL, drain, names, newCache, PODS, pod, seeded, summary } from '../../support/watch-cache-fixtures.ts';
+import {
+  ALL,
+  drain,
+  names,
+  newCache,
+  PODS,
+  pod,
+  seeded,
+  summary,
+} from '../../support/watch-cache-fixtures.ts';
 
 describe("WatchCache state and the reflector's sink", () => {
   it('waitUntilFresh resolves on an event or bookmark reaching the RV, false on timeout or abort', async () => {
