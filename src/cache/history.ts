@@ -115,6 +115,7 @@ export class History {
   readonly #events = new FifoQueue<HistoryEvent>();
   #bytes = 0;
   #start = 0n;
+  #epoch = 0;
 
   constructor(limits: HistoryLimits) {
     this.#limits = limits;
@@ -127,6 +128,11 @@ export class History {
 
   get length(): number {
     return this.#events.length;
+  }
+
+  /** Counts the snapshots (`reset`): an RV means the same state only within one epoch. */
+  get epoch(): number {
+    return this.#epoch;
   }
 
   get bytes(): number {
@@ -143,6 +149,7 @@ export class History {
     this.#events.clear();
     this.#bytes = 0;
     this.#start = rv;
+    this.#epoch++;
   }
 
   /** Appends (RV must exceed every buffered one), then evicts per the limits at time `now`. */
