@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { everythingLabels, parseFieldSelector } from '../../../src/apimachinery/selectors.ts';
+import { Store } from '../../../src/cache/store.ts';
 import {
   ALL,
   drain,
@@ -88,7 +89,7 @@ describe("WatchCache state and the reflector's sink", () => {
     assert.equal(w.stream.readableEnded, true);
     assert.deepEqual(cache.stats(), {
       objects: 1,
-      bytes: pod('a', 'p1', 30).raw.length,
+      bytes: new Store(PODS).entry(pod('a', 'p1', 30)).size,
       historyEvents: 0,
       historyBytes: 0,
       oldestRV: '40',
