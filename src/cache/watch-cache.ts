@@ -34,7 +34,11 @@ export interface WatchCacheOptions {
   historyMinEvents?: number;
   /** Hard cap on history events. Default 102 400 (apiserver's upper bound). */
   historyMaxEvents?: number;
-  /** Hard cap on history bytes (event lines + replaced objects). Default 64 MiB. */
+  /**
+   * Hard cap on the bytes the history holds: event lines and the replaced objects, raw and
+   * parsed, with their copies (`memory-size.ts`). Default 32 MiB: the shipped sidecar (three
+   * resources, 512 MiB limit) stays below its limit under churn (test/integration/memory-churn.test.ts).
+   */
   historyMaxBytes?: number;
   /** Live events a watcher may have waiting before it is closed. Default 1 000. */
   watcherBufferEvents?: number;
@@ -110,7 +114,7 @@ export class WatchCache implements CacheSink {
       minAgeMs: opts.historyMinAgeMs ?? 75_000,
       minEvents: opts.historyMinEvents ?? 100,
       maxEvents: this.#historyMaxEvents,
-      maxBytes: opts.historyMaxBytes ?? 64 * 1024 * 1024,
+      maxBytes: opts.historyMaxBytes ?? 32 * 1024 * 1024,
     });
     this.#fresh = new FreshWaiters(this.#clock);
     this.#bookmarks = new BookmarkLines(opts.resource);

@@ -168,3 +168,26 @@ export function churnConfigMap(
     data: { 'payload.txt': unit.repeat(Math.ceil(bytes / unit.length)).slice(0, bytes) },
   };
 }
+
+/** A Deployment whose pod template is {@link churnPod}'s spec. */
+export function churnDeployment(ns: string, name: string, rv: number, gen = 0): Record<string, unknown> {
+  const p = churnPod(ns, `${name}-abcde`, rv, gen) as { metadata: Record<string, unknown>; spec: unknown };
+  return {
+    kind: 'Deployment',
+    apiVersion: 'apps/v1',
+    metadata: { ...p.metadata, name, generation: gen + 1 },
+    spec: {
+      replicas: 3,
+      selector: { matchLabels: { app: 'churn' } },
+      template: { metadata: { labels: { app: 'churn', tier: `t${gen % 5}` } }, spec: p.spec },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } },
+    },
+    status: {
+      observedGeneration: gen + 1,
+      replicas: 3,
+      updatedReplicas: 3,
+      readyReplicas: 3,
+      availableReplicas: 3,
+    },
+  };
+}

@@ -40,7 +40,7 @@ function measure(
   events: number,
 ): { real: number; counted: number; historyBytes: number } {
   const before = held();
-  const cache = new WatchCache({ resource });
+  const cache = new WatchCache({ resource, historyMaxBytes: Number.POSITIVE_INFINITY });
   cache.replace(
     Array.from({ length: objects }, (_, i) => upstream(make(`obj-${i}-abcde`, 10 + i, 0))),
     String(10 + objects),
