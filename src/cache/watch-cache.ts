@@ -199,8 +199,9 @@ export class WatchCache implements CacheSink {
 
   /**
    * Stores a new snapshot at `resourceVersion`. Atomic: every entry is built (its RV, labels and
-   * fields parsed) before anything changes, so an object that throws leaves the previous store,
-   * window, watchers and synced flag as they were (the Reflector then retries).
+   * fields parsed) before anything changes, as watch_cache.go `Replace` builds `toReplace` before
+   * `store.Replace`, so an object that throws leaves the previous store, window, watchers and
+   * synced flag as they were (the Reflector then retries).
    * A relist that lands on the cache's own RV is the same state: the watchers and the window are
    * kept (no needless 410s downstream); the store keeps its entries.
    * @throws ResourceVersionError when `resourceVersion` or an object's RV is not a uint64.
