@@ -17,10 +17,14 @@ const PREFIX: Record<WatchEventType, Buffer> = {
 };
 const LINE_END = Buffer.from('}\n');
 
-/** `{"type":T,"object":<object>}\n`: one allocation, the object bytes copied once. */
+/**
+ * `{"type":T,"object":<object>}\n`: one allocation, the object bytes copied once. The line owns
+ * its memory (not a slice of Node's shared Buffer pool): caches keep lines for long, and one
+ * kept slice would pin its whole pool slab (64 KiB on Node 24).
+ */
 export function eventLine(type: WatchEventType, object: Buffer): Buffer {
   const prefix = PREFIX[type];
-  const out = Buffer.allocUnsafe(prefix.length + object.length + LINE_END.length);
+  const out = Buffer.allocUnsafeSlow(prefix.length + object.length + LINE_END.length);
   prefix.copy(out, 0);
   object.copy(out, prefix.length);
   LINE_END.copy(out, prefix.length + object.length);

@@ -22,7 +22,15 @@ import type { BookmarkLines, ListResult } from './encoding.ts';
 import type { History, HistoryEvent } from './history.ts';
 import type { Ready } from './ready.ts';
 import { objectKey, type Store, type StoreEntry } from './store.ts';
-import { historyLines, type Selection, snapshotAt, snapshotLines } from './watch-cache-interval.ts';
+import {
+  firstFrom,
+  historyLines,
+  PageSnapshots,
+  type Selection,
+  selectionKey,
+  snapshotAt,
+  snapshotLines,
+} from './watch-cache-interval.ts';
 
 /** A LIST from the cache. `namespace` undefined = all namespaces (or a cluster-scoped resource). */
 export interface ListRequest {
@@ -106,6 +114,8 @@ export class Cacher {
   /** Every open watcher; and the same split by the namespace it watches ("" = all). */
   readonly #watchers = new Set<Watcher>();
   readonly #watchersByNs = new Map<string, Set<Watcher>>();
+  /** Sorted selections of paginated LISTs, for their next pages. */
+  readonly #pages = new PageSnapshots();
   #terminatedWatchers = 0;
 
   constructor(opts: CacherOptions) {
@@ -143,23 +153,31 @@ export class Cacher {
     const ns = s.resource.namespaced ? q.namespace : undefined;
     const start = q.continueFrom?.start;
     // Keys in a continue token are relative to the listed prefix: the name within a namespace.
+    // Key order and relative-key order agree (one namespace shares the `ns/` prefix).
     const rel = (e: StoreEntry) => (ns !== undefined ? e.name : e.key);
-    const wanted = (e: StoreEntry) =>
-      (ns === undefined || e.namespace === ns) &&
-      (start === undefined || rel(e) >= start) &&
-      e.matches(q.labelSelector, q.fieldSelector);
     const current = s.resourceVersion();
     const rv = q.continueFrom?.rv ?? q.exactRV ?? current;
-    const window = { store: s.store, history: s.history, current };
-    const picked = snapshotAt(window, rv, { namespace: ns, fieldSelector: q.fieldSelector, wanted });
-    const result: ListResult = { resourceVersion: String(rv), items: [] };
-    let page = picked;
-    if (q.limit && q.limit > 0 && picked.length > q.limit) {
-      page = picked.slice(0, q.limit);
-      result.continue = encodeContinue(rel(page[page.length - 1]!), rv);
-      if (q.labelSelector.empty && q.fieldSelector.empty) result.remainingItemCount = picked.length - q.limit;
+    const limit = q.limit && q.limit > 0 ? q.limit : 0;
+    // Paginated reads keep their sorted selection for the next pages (PageSnapshots).
+    const key =
+      limit > 0 || start !== undefined ? selectionKey(rv, ns, [q.labelSelector, q.fieldSelector]) : undefined;
+    let picked = key !== undefined ? this.#pages.get(key, s.history) : undefined;
+    if (!picked) {
+      const wanted = (e: StoreEntry) =>
+        (ns === undefined || e.namespace === ns) && e.matches(q.labelSelector, q.fieldSelector);
+      const window = { store: s.store, history: s.history, current };
+      picked = snapshotAt(window, rv, { namespace: ns, fieldSelector: q.fieldSelector, wanted });
     }
-    result.items = page.map((e) => e.listItem);
+    const from = start !== undefined ? firstFrom(picked, rel, start) : 0;
+    const result: ListResult = { resourceVersion: String(rv), items: [] };
+    let end = picked.length;
+    if (limit > 0 && end - from > limit) {
+      end = from + limit;
+      result.continue = encodeContinue(rel(picked[end - 1]!), rv);
+      if (q.labelSelector.empty && q.fieldSelector.empty) result.remainingItemCount = picked.length - end;
+      if (key !== undefined) this.#pages.put(key, s.history, rv, picked);
+    }
+    result.items = picked.slice(from, end).map((e) => e.listItem);
     return result;
   }
 
@@ -228,6 +246,7 @@ export class Cacher {
     if (all) for (const w of all) w.deliver(event);
     const own = event.cur.namespace ? this.#watchersByNs.get(event.cur.namespace) : undefined;
     if (own) for (const w of own) w.deliver(event);
+    this.#pages.prune(this.#state.history);
     this.#onEventDispatched?.();
   }
 

@@ -199,13 +199,17 @@ export function listItemBytes(resource: ResourceInfo, raw: Buffer, object: unkno
   if (!resource.builtIn) return raw;
   const prefix = typeMetaPrefix(resource);
   if (raw.length > prefix.length && raw.subarray(0, prefix.length).equals(prefix)) {
-    const out = Buffer.allocUnsafe(raw.length - prefix.length + 1);
+    // Kept as long as the object: its own memory, not a slice of a shared pool slab.
+    const out = Buffer.allocUnsafeSlow(raw.length - prefix.length + 1);
     out[0] = 0x7b; // '{'
     raw.copy(out, 1, prefix.length);
     return out;
   }
   const { kind: _k, apiVersion: _a, ...rest } = object as Record<string, unknown>;
-  return Buffer.from(JSON.stringify(rest));
+  const json = Buffer.from(JSON.stringify(rest));
+  const out = Buffer.allocUnsafeSlow(json.length);
+  json.copy(out);
+  return out;
 }
 
 const prefixCache = new WeakMap<ResourceInfo, Buffer>();

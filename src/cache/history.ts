@@ -7,6 +7,7 @@
  */
 import { eventLine } from '../apimachinery/watch-event.ts';
 import { FifoQueue } from './fifo-queue.ts';
+import { bufferBytes, EVENT_OVERHEAD, type Meter } from './memory-size.ts';
 import type { StoreEntry } from './store.ts';
 
 /** ADDED / MODIFIED / DELETED as received from upstream. */
@@ -26,8 +27,8 @@ export class HistoryEvent {
   readonly at: number;
   /** The event as received, encoded once for every watcher. */
   readonly line: Buffer;
-  #addedLine: Buffer | undefined;
   #deletedPrevLine: Buffer | undefined;
+  #meter: Meter | undefined;
 
   constructor(type: ChangeType, cur: StoreEntry, prev: StoreEntry | undefined, at: number) {
     this.type = type;
@@ -35,19 +36,35 @@ export class HistoryEvent {
     this.cur = cur;
     this.prev = prev;
     this.at = at;
-    this.line = eventLine(type, cur.obj.raw);
+    // An ADDED line is the entry's own ADDED line: initial snapshots share it.
+    this.line = type === 'ADDED' ? cur.addedLine : eventLine(type, cur.obj.raw);
   }
 
-  /** Bytes this event keeps alive (its line plus the replaced object). */
+  /**
+   * Bytes this event keeps alive (see `memory-size.ts`): its line (an ADDED's is the stored
+   * entry's own, counted there), a DELETED-transition line once built, the replaced entry and,
+   * for a DELETED, the object's last state — both held by nobody else — and its bookkeeping.
+   */
   get size(): number {
-    return this.line.length + (this.prev?.size ?? 0);
+    let n = EVENT_OVERHEAD + (this.type === 'ADDED' ? 0 : bufferBytes(this.line)) + (this.prev?.size ?? 0);
+    if (this.type === 'DELETED') n += this.cur.size;
+    else if (this.#deletedPrevLine) n += bufferBytes(this.#deletedPrevLine);
+    return n;
+  }
+
+  /**
+   * Sends this event's later growth (lines built on first use, copies of the entries only it
+   * holds) to `meter`; undefined detaches it.
+   */
+  meter(meter: Meter | undefined): void {
+    this.#meter = meter;
+    this.prev?.meter(meter);
+    if (this.type === 'DELETED') this.cur.meter(meter);
   }
 
   /** The object newly matching a watcher's selector: sent as ADDED (cache_watcher.go). */
   get addedLine(): Buffer {
-    if (this.type === 'ADDED') return this.line;
-    if (!this.#addedLine) this.#addedLine = eventLine('ADDED', this.cur.obj.raw);
-    return this.#addedLine;
+    return this.cur.addedLine;
   }
 
   /**
@@ -61,6 +78,7 @@ export class HistoryEvent {
         ? withResourceVersion(this.prev.obj.raw, this.prev.rv, this.rv)
         : this.cur.obj.raw;
       this.#deletedPrevLine = eventLine('DELETED', src);
+      this.#meter?.(bufferBytes(this.#deletedPrevLine));
     }
     return this.#deletedPrevLine;
   }
@@ -103,7 +121,7 @@ export interface HistoryLimits {
   minEvents: number;
   /** Hard cap on events. */
   maxEvents: number;
-  /** Hard cap on bytes (see {@link HistoryEvent.size}). */
+  /** Hard cap on the bytes the events hold (see {@link HistoryEvent.size}). */
   maxBytes: number;
 }
 
@@ -117,6 +135,11 @@ export class History {
   readonly #events = new FifoQueue<HistoryEvent>();
   #bytes = 0;
   #start = 0n;
+  #epoch = 0;
+  /** Where the buffered events' later growth is counted. */
+  readonly #meter: Meter = (bytes) => {
+    this.#bytes += bytes;
+  };
 
   constructor(limits: HistoryLimits) {
     this.#limits = limits;
@@ -131,6 +154,11 @@ export class History {
     return this.#events.length;
   }
 
+  /** Counts the snapshots (`reset`): an RV means the same state only within one epoch. */
+  get epoch(): number {
+    return this.#epoch;
+  }
+
   get bytes(): number {
     return this.#bytes;
   }
@@ -142,15 +170,18 @@ export class History {
 
   /** Empties the ring and restarts the window at `rv` (a new snapshot). */
   reset(rv: bigint): void {
+    for (let i = 0; i < this.#events.length; i++) this.#events.at(i).meter(undefined);
     this.#events.clear();
     this.#bytes = 0;
     this.#start = rv;
+    this.#epoch++;
   }
 
   /** Appends (RV must exceed every buffered one), then evicts per the limits at time `now`. */
   append(e: HistoryEvent, now: number): void {
     this.#events.push(e);
     this.#bytes += e.size;
+    e.meter(this.#meter);
     this.#evict(now);
   }
 
@@ -165,6 +196,7 @@ export class History {
       if (!over) break;
       this.#events.shift();
       this.#bytes -= head.size;
+      head.meter(undefined);
       evicted = head;
     }
     if (!evicted) return;

@@ -10,12 +10,15 @@ import { type FieldSet, indexedFields, selectableFields } from '../apimachinery/
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
 import type { UpstreamObject } from '../apimachinery/object.ts';
+import { eventLine } from '../apimachinery/watch-event.ts';
 import { ResourceVersionError } from '../util/errors.ts';
 import { listItemBytes } from './encoding.ts';
+import { bufferBytes, ENTRY_OVERHEAD, type Meter, ownedBytes, parsedBytes } from './memory-size.ts';
 
 /**
- * One stored object. Immutable once created except for the lazily computed list-item bytes
- * (computed once, then shared by every LIST).
+ * One stored object. Immutable once created except for the lazily computed list-item bytes and
+ * ADDED line (computed once, then shared by every reader), whose bytes are reported to the
+ * {@link Meter} of whoever holds the entry then (the store, or the history once replaced).
  */
 export class StoreEntry {
   /** `namespace/name`, or `name` for cluster-scoped objects. */
@@ -28,7 +31,11 @@ export class StoreEntry {
   readonly labels: Readonly<Record<string, string>> | undefined;
   readonly fields: FieldSet;
   #listItem: Buffer | undefined;
+  #addedLine: Buffer | undefined;
   readonly #resource: ResourceInfo;
+  readonly #baseSize: number;
+  #copies = 0;
+  #meter: Meter | undefined;
 
   constructor(resource: ResourceInfo, obj: UpstreamObject) {
     const meta = obj.object.metadata;
@@ -37,20 +44,50 @@ export class StoreEntry {
     this.name = meta.name;
     this.key = objectKey(this.namespace, this.name);
     this.rv = parseRV(meta.resourceVersion);
-    this.obj = obj;
+    const raw = ownedBytes(obj.raw);
+    this.obj = raw === obj.raw ? obj : { raw, object: obj.object };
     this.labels = meta.labels;
     this.fields = selectableFields(resource, obj.object);
+    this.#baseSize = ENTRY_OVERHEAD + bufferBytes(obj.raw) + parsedBytes(obj.object);
   }
 
   /** Bytes as an item of a LIST answer (see `listItemBytes`), computed on first use. */
   get listItem(): Buffer {
-    if (!this.#listItem) this.#listItem = listItemBytes(this.#resource, this.obj.raw, this.obj.object);
+    if (!this.#listItem) {
+      this.#listItem = listItemBytes(this.#resource, this.obj.raw, this.obj.object);
+      if (this.#listItem !== this.obj.raw) this.#grow(bufferBytes(this.#listItem));
+    }
     return this.#listItem;
   }
 
-  /** Bytes accounted to this entry (raw object; list-item copies are not counted). */
+  /**
+   * The object as an ADDED watch event line, encoded on first use (by the ADDED event that stored
+   * it, or by the first snapshot that sends it) and then shared by every watcher's initial snapshot (caching_object.go).
+   */
+  get addedLine(): Buffer {
+    if (!this.#addedLine) {
+      this.#addedLine = eventLine('ADDED', this.obj.raw);
+      this.#grow(bufferBytes(this.#addedLine));
+    }
+    return this.#addedLine;
+  }
+
+  #grow(bytes: number): void {
+    this.#copies += bytes;
+    this.#meter?.(bytes);
+  }
+
+  /** Sends the growth of this entry (copies built later) to `meter`; undefined detaches it. */
+  meter(meter: Meter | undefined): void {
+    this.#meter = meter;
+  }
+
+  /**
+   * Bytes this entry holds (see `memory-size.ts`): the raw object, its parsed form, the copies
+   * built so far (list item, ADDED line) and its bookkeeping.
+   */
   get size(): number {
-    return this.obj.raw.length;
+    return this.#baseSize + this.#copies;
   }
 
   matches(label: LabelSelector, field: FieldSelector): boolean {
@@ -95,6 +132,10 @@ export class Store {
   #byNamespace = new Map<string, Bucket>();
   #byField = new Map<string, Map<string, Bucket>>();
   #bytes = 0;
+  /** Where the entries' later growth is counted. */
+  readonly #meter: Meter = (bytes) => {
+    this.#bytes += bytes;
+  };
   /** All keys in order, rebuilt lazily after a key is added or removed (not on updates). */
   #sortedKeys: string[] | undefined;
 
@@ -108,7 +149,7 @@ export class Store {
     return this.#byKey.size;
   }
 
-  /** Sum of the entries' raw bytes. */
+  /** Bytes the entries hold (sum of {@link StoreEntry.size}). */
   get bytes(): number {
     return this.#bytes;
   }
@@ -129,6 +170,7 @@ export class Store {
     else this.#sortedKeys = undefined;
     this.#byKey.set(e.key, e);
     this.#bytes += e.size;
+    e.meter(this.#meter);
     addTo(this.#byNamespace, e.namespace, e);
     for (const f of this.#indexed) addTo(this.#byField.get(f)!, e.fields[f] ?? '', e);
     return prev;
@@ -145,17 +187,25 @@ export class Store {
     return prev;
   }
 
-  /** Drops everything. */
-  clear(): void {
-    this.#byKey = new Map();
-    this.#byNamespace = new Map();
-    for (const f of this.#indexed) this.#byField.set(f, new Map());
-    this.#bytes = 0;
+  /**
+   * Replaces the whole contents with `entries` (built beforehand with {@link entry}, so nothing
+   * here can throw half-way): the new maps are filled aside and swapped in at the end.
+   */
+  replaceAll(entries: readonly StoreEntry[]): void {
+    const next = new Store(this.#resource);
+    for (const e of entries) next.put(e);
+    for (const e of this.#byKey.values()) e.meter(undefined);
+    for (const e of entries) e.meter(this.#meter);
+    this.#byKey = next.#byKey;
+    this.#byNamespace = next.#byNamespace;
+    this.#byField = next.#byField;
+    this.#bytes = next.#bytes;
     this.#sortedKeys = undefined;
   }
 
   #unindex(e: StoreEntry): void {
     this.#bytes -= e.size;
+    e.meter(undefined);
     removeFrom(this.#byNamespace, e.namespace, e.key);
     for (const f of this.#indexed) removeFrom(this.#byField.get(f)!, e.fields[f] ?? '', e.key);
   }

@@ -8,7 +8,6 @@
  */
 import type { FieldSelector } from '../apimachinery/field-selector.ts';
 import { tooOldResourceVersion } from '../apimachinery/status.ts';
-import { eventLine } from '../apimachinery/watch-event.ts';
 import type { History, HistoryEvent } from './history.ts';
 import { compareKeys, type Store, type StoreEntry } from './store.ts';
 
@@ -53,7 +52,8 @@ export function snapshotAt(w: CacheWindow, rv: bigint, sel: Selection): StoreEnt
 }
 
 /**
- * Synthetic ADDED lines for the current snapshot of `sel` (captured now, encoded lazily), then
+ * Synthetic ADDED lines for the current snapshot of `sel` (captured now; each entry's line is
+ * encoded once and shared by every watcher, see `StoreEntry.addedLine`), then
  * `end` (e.g. the initial-events-end BOOKMARK) when given.
  */
 export function snapshotLines(store: Store, sel: Selection, end: Buffer | undefined): Iterator<Buffer> {
@@ -62,7 +62,7 @@ export function snapshotLines(store: Store, sel: Selection, end: Buffer | undefi
   for (const e of c.entries) if (sel.wanted(e)) entries.push(e);
   if (!c.sorted) entries.sort(byKey);
   return (function* () {
-    for (const e of entries) yield eventLine('ADDED', e.obj.raw);
+    for (const e of entries) yield e.addedLine;
     if (end) yield end;
   })();
 }
@@ -77,4 +77,70 @@ export function* historyLines(events: HistoryEvent[], passes: (e: StoreEntry) =>
 
 function byKey(a: StoreEntry, b: StoreEntry): number {
   return compareKeys(a.key, b.key);
+}
+
+/**
+ * The selections that paginated LISTs are walking, kept for their next pages: the state at an RV
+ * never changes, so a `continue` (or Exact) page at that RV binary-searches the kept, sorted
+ * selection instead of rebuilding and re-sorting every candidate per page. A selection is keyed
+ * by RV, namespace and selectors (see {@link selectionKey}); at most `max` are kept (least
+ * recently used dropped first), and one is dropped once its RV falls below the window or the
+ * cache took a new snapshot (history epoch). Entries it holds are held by the store or the
+ * history anyway while its RV is inside the window.
+ */
+export class PageSnapshots {
+  readonly #max: number;
+  readonly #kept = new Map<string, { epoch: number; rv: bigint; entries: StoreEntry[] }>();
+
+  constructor(max = 4) {
+    this.#max = max;
+  }
+
+  /** The selection kept under `key`, when still valid for `history`. */
+  get(key: string, history: History): StoreEntry[] | undefined {
+    const k = this.#kept.get(key);
+    if (!k) return undefined;
+    this.#kept.delete(key);
+    if (k.epoch !== history.epoch || k.rv < history.start) return undefined;
+    this.#kept.set(key, k);
+    return k.entries;
+  }
+
+  /** Keeps `entries` (the sorted selection at `rv`) under `key`. */
+  put(key: string, history: History, rv: bigint, entries: StoreEntry[]): void {
+    this.#kept.delete(key);
+    this.#kept.set(key, { epoch: history.epoch, rv, entries });
+    if (this.#kept.size > this.#max) this.#kept.delete(this.#kept.keys().next().value!);
+  }
+
+  /** Drops the selections `history` no longer covers (call after each change). */
+  prune(history: History): void {
+    for (const [key, k] of this.#kept)
+      if (k.epoch !== history.epoch || k.rv < history.start) this.#kept.delete(key);
+  }
+
+  get size(): number {
+    return this.#kept.size;
+  }
+}
+
+/** The {@link PageSnapshots} key of a selection at `rv`. */
+export function selectionKey(
+  rv: bigint,
+  namespace: string | undefined,
+  sel: { toString(): string }[],
+): string {
+  return [String(rv), namespace ?? '\u0000', ...sel.map(String)].join('\u0000');
+}
+
+/** Index of the first entry of `sorted` whose relative key (`rel`) is ≥ `start` (binary search). */
+export function firstFrom(sorted: StoreEntry[], rel: (e: StoreEntry) => string, start: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (rel(sorted[mid]!) < start) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -34,7 +34,11 @@ export interface WatchCacheOptions {
   historyMinEvents?: number;
   /** Hard cap on history events. Default 102 400 (apiserver's upper bound). */
   historyMaxEvents?: number;
-  /** Hard cap on history bytes (event lines + replaced objects). Default 64 MiB. */
+  /**
+   * Hard cap on the bytes the history holds: event lines and the replaced objects, raw and
+   * parsed, with their copies (`memory-size.ts`). Default 32 MiB: the shipped sidecar (three
+   * resources, 512 MiB limit) stays below its limit under churn (test/integration/memory-churn.test.ts).
+   */
   historyMaxBytes?: number;
   /** Live events a watcher may have waiting before it is closed. Default 1 000. */
   watcherBufferEvents?: number;
@@ -110,7 +114,7 @@ export class WatchCache implements CacheSink {
       minAgeMs: opts.historyMinAgeMs ?? 75_000,
       minEvents: opts.historyMinEvents ?? 100,
       maxEvents: this.#historyMaxEvents,
-      maxBytes: opts.historyMaxBytes ?? 64 * 1024 * 1024,
+      maxBytes: opts.historyMaxBytes ?? 32 * 1024 * 1024,
     });
     this.#fresh = new FreshWaiters(this.#clock);
     this.#bookmarks = new BookmarkLines(opts.resource);
@@ -193,17 +197,29 @@ export class WatchCache implements CacheSink {
 
   // ---- CacheSink (the Reflector's side) ----
 
+  /**
+   * Stores a new snapshot at `resourceVersion`. Atomic: every entry is built (its RV, labels and
+   * fields parsed) before anything changes, as watch_cache.go `Replace` builds `toReplace` before
+   * `store.Replace`, so an object that throws leaves the previous store, window, watchers and
+   * synced flag as they were (the Reflector then retries).
+   * A relist that lands on the cache's own RV is the same state: the watchers and the window are
+   * kept (no needless 410s downstream); the store keeps its entries.
+   * @throws ResourceVersionError when `resourceVersion` or an object's RV is not a uint64.
+   */
   replace(objects: UpstreamObject[], resourceVersion: string, bookmarkObject?: Buffer): void {
     const rv = parseRV(resourceVersion);
+    const entries = objects.map((o) => this.#store.entry(o));
     if (bookmarkObject) this.#bookmarks.learn(bookmarkObject, resourceVersion);
     const wasSynced = this.#ready.synced;
-    // Relist: open watchers cannot be told what changed between the old and new snapshot with
-    // distinct increasing RVs, so they end cleanly and resume (cacher.go terminateAllWatchers).
-    this.#cacher.terminateAll('relist');
-    this.#store.clear();
-    for (const o of objects) this.#store.put(this.#store.entry(o));
-    this.#history.reset(rv);
-    this.#rv = rv;
+    const sameState = wasSynced && rv === this.#rv;
+    if (!sameState) {
+      // Relist: open watchers cannot be told what changed between the old and new snapshot with
+      // distinct increasing RVs, so they end cleanly and resume (cacher.go terminateAllWatchers).
+      this.#cacher.terminateAll('relist');
+      this.#store.replaceAll(entries);
+      this.#history.reset(rv);
+      this.#rv = rv;
+    }
     this.#ready.set();
     this.#lastSyncTimeMs = this.#clock.now();
     this.#logger?.debug(
@@ -212,6 +228,7 @@ export class WatchCache implements CacheSink {
         objects: objects.length,
         rv: resourceVersion,
         relist: wasSynced,
+        sameRV: sameState,
       },
       'watch cache replaced',
     );

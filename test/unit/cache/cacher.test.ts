@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { decodeContinue } from '../../../src/apimachinery/continue-token.ts';
 import {
   everythingFields,
   everythingLabels,
@@ -7,7 +8,16 @@ import {
   parseLabelSelector,
 } from '../../../src/apimachinery/selectors.ts';
 import { encodeList } from '../../../src/cache/encoding.ts';
-import { ALL, drain, names, PODS, pod, seeded, summary } from '../../support/watch-cache-fixtures.ts';
+import {
+  ALL,
+  drain,
+  names,
+  newCache,
+  PODS,
+  pod,
+  seeded,
+  summary,
+} from '../../support/watch-cache-fixtures.ts';
 
 describe('WatchCache list/get', () => {
   it('lists in key order, without kind/apiVersion, filtered by namespace and selectors', () => {
@@ -163,5 +173,81 @@ describe('WatchCache watcher registry', () => {
     await new Promise((r) => setImmediate(r));
     assert.equal(w.closed, true);
     assert.equal(cache.stats().watchers, 0);
+  });
+});
+
+describe('issue 11 item 15: no per-watcher or per-page rework', () => {
+  it('issue 11 item 15: initial-snapshot events are encoded once per entry and shared by every watcher', () => {
+    const { cache } = seeded();
+    const read = (w: { stream: { read(): unknown } }) => {
+      const out: Buffer[] = [];
+      for (let c = w.stream.read(); c !== null; c = w.stream.read()) out.push(c as Buffer);
+      return out;
+    };
+    const a = read(cache.watch(ALL));
+    const b = read(cache.watch({ ...ALL, namespace: 'a' }));
+    const c = read(cache.watch({ ...ALL, sendInitialEvents: true }));
+    assert.equal(a.length, 3);
+    assert.equal(a[0], b[0]);
+    assert.equal(a[1], b[1]);
+    assert.equal(a[0], c[0]);
+    // An ADDED from the history is the entry's line too: no second copy for later snapshots.
+    cache.add(pod('a', 'p4', 11));
+    const live = read(cache.watch({ ...ALL, resourceVersion: 10n }));
+    const snap = read(cache.watch(ALL));
+    assert.equal(snap[2], live[0]);
+    assert.equal(String(live[0]), `{"type":"ADDED","object":${String(pod('a', 'p4', 11).raw)}}\n`);
+  });
+
+  it('issue 11 item 15: continue pages at a moved RV do not re-sort the snapshot per page', () => {
+    const { cache } = newCache();
+    const n = 20_000;
+    const objs = Array.from({ length: n }, (_, i) => pod(`ns${i % 7}`, `p${(i * 7919) % n}`, 5));
+    cache.replace(objs, '10');
+    cache.update(pod('ns0', 'p0', 11, { labels: { moved: 'yes' } }));
+    cache.add(pod('ns0', 'p-new', 12));
+    const started = performance.now();
+    const seen: string[] = [];
+    let pages = 0;
+    let q: Parameters<typeof cache.list>[0] = { ...ALL, exactRV: 10n, limit: 20 };
+    for (;;) {
+      const r = cache.list(q);
+      pages++;
+      assert.equal(r.resourceVersion, '10');
+      seen.push(...names(r.items));
+      if (!r.continue) break;
+      assert.equal(r.remainingItemCount, n - seen.length);
+      q = { ...ALL, limit: 20, continueFrom: decodeContinue(r.continue)! };
+    }
+    const ms = performance.now() - started;
+    assert.equal(pages, n / 20);
+    assert.equal(seen.length, n);
+    assert.deepEqual(seen, [...seen].sort());
+    assert.equal(seen.includes('ns0/p-new'), false);
+    // 1 000 pages: a sort of 20 000 keys per page took ~5 s; one cached sort takes milliseconds.
+    assert.ok(ms < 1500, `${pages} pages took ${ms.toFixed(0)} ms`);
+    // One namespace, with and without a selector, at the moved RV.
+    const ns3 = cache.list({ ...ALL, namespace: 'ns3', exactRV: 10n, limit: 10 });
+    assert.equal(ns3.items.length, 10);
+    assert.equal(ns3.remainingItemCount, Math.floor(n / 7) - 10 + (3 < n % 7 ? 1 : 0));
+    assert.deepEqual(names(ns3.items), seen.filter((k) => k.startsWith('ns3/')).slice(0, 10));
+    const moved = cache.list({
+      ...ALL,
+      labelSelector: parseLabelSelector('moved=yes'),
+      exactRV: 11n,
+      limit: 1,
+    });
+    assert.deepEqual(names(moved.items), ['ns0/p0']);
+    assert.equal(moved.continue, undefined);
+    // A kept selection belongs to its snapshot: after a relist, the same RV is read anew.
+    const first = cache.list({ ...ALL, namespace: 'ns3', exactRV: 10n, limit: 10 });
+    cache.replace([pod('ns3', 'zzz', 9)], '10');
+    const next = cache.list({
+      ...ALL,
+      namespace: 'ns3',
+      limit: 10,
+      continueFrom: decodeContinue(first.continue!)!,
+    });
+    assert.deepEqual(names(next.items), ['ns3/zzz']);
   });
 });

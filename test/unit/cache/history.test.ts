@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { withResourceVersion } from '../../../src/cache/history.ts';
-import { ALL, drain, pod, seeded, summary } from '../../support/watch-cache-fixtures.ts';
+import { BUFFER_OVERHEAD, EVENT_OVERHEAD } from '../../../src/cache/memory-size.ts';
+import { Store } from '../../../src/cache/store.ts';
+import { ALL, drain, PODS, pod, seeded, summary } from '../../support/watch-cache-fixtures.ts';
 
 describe('WatchCache history window', () => {
   it('keeps events younger than historyMinAgeMs, evicts older ones beyond historyMinEvents', async () => {
@@ -34,11 +36,20 @@ describe('WatchCache history window', () => {
     for (let i = 0; i < 6; i++) cache.add(pod('a', `e${i}`, 11 + i));
     assert.equal(cache.stats().historyEvents, 3);
     assert.equal(cache.stats().oldestRV, '13');
-    const lineBytes = '{"type":"ADDED","object":'.length + pod('a', 'e0', 11).raw.length + 2;
-    const small = seeded({ historyMaxBytes: lineBytes * 2 }).cache;
+    // An ADDED event holds only itself (its line is the stored entry's, counted by the store);
+    // a MODIFIED also its own line and the replaced entry.
+    const small = seeded({ historyMaxBytes: EVENT_OVERHEAD * 2 }).cache;
     for (let i = 0; i < 5; i++) small.add(pod('a', `e${i}`, 11 + i));
     assert.equal(small.stats().historyEvents, 2);
-    assert.equal(small.stats().historyBytes, lineBytes * 2);
+    assert.equal(small.stats().historyBytes, EVENT_OVERHEAD * 2);
+    const { cache: c } = seeded();
+    const before = c.stats();
+    const p1 = new Store(PODS).entry(pod('a', 'p1', 5, { labels: { app: 'web' }, nodeName: 'n1' }));
+    const next = pod('a', 'p1', 11);
+    c.update(next);
+    const line = '{"type":"MODIFIED","object":'.length + next.raw.length + 2 + BUFFER_OVERHEAD;
+    assert.equal(c.stats().historyBytes, EVENT_OVERHEAD + line + p1.size);
+    assert.equal(c.stats().bytes, before.bytes - p1.size + new Store(PODS).entry(next).size);
   });
 });
 

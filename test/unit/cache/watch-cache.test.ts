@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { everythingLabels, parseFieldSelector } from '../../../src/apimachinery/selectors.ts';
-import { ALL, drain, names, PODS, pod, seeded, summary } from '../../support/watch-cache-fixtures.ts';
+import { Store } from '../../../src/cache/store.ts';
+import {
+  ALL,
+  drain,
+  names,
+  newCache,
+  PODS,
+  pod,
+  seeded,
+  summary,
+} from '../../support/watch-cache-fixtures.ts';
 
 describe("WatchCache state and the reflector's sink", () => {
   it('waitUntilFresh resolves on an event or bookmark reaching the RV, false on timeout or abort', async () => {
@@ -79,7 +89,7 @@ describe("WatchCache state and the reflector's sink", () => {
     assert.equal(w.stream.readableEnded, true);
     assert.deepEqual(cache.stats(), {
       objects: 1,
-      bytes: pod('a', 'p1', 30).raw.length,
+      bytes: new Store(PODS).entry(pod('a', 'p1', 30)).size,
       historyEvents: 0,
       historyBytes: 0,
       oldestRV: '40',
@@ -101,5 +111,52 @@ describe("WatchCache state and the reflector's sink", () => {
       /too old resource version: 11 \(40\)/,
     );
     assert.deepEqual(drain(cache.watch({ ...ALL, resourceVersion: 40n })), []);
+  });
+
+  it('issue 11 item 10: a replace() whose entry throws leaves the old store, window, watchers and synced flag', () => {
+    const { cache } = seeded();
+    cache.add(pod('a', 'p4', 11));
+    const w = cache.watch({ ...ALL, resourceVersion: 10n });
+    assert.deepEqual(summary(drain(w)), ['ADDED p4@11']);
+    const before = cache.stats();
+    const bad = pod('a', 'zz', 'not-a-number');
+    assert.throws(() => cache.replace([pod('a', 'p1', 30), bad], '40'), /not a uint64/);
+    assert.deepEqual(cache.stats(), before);
+    assert.equal(w.closed, false);
+    assert.deepEqual(names(cache.list(ALL).items), ['a/p1', 'a/p2', 'a/p4', 'b/p3']);
+    assert.equal(cache.list(ALL).resourceVersion, '11');
+    cache.add(pod('a', 'p5', 12));
+    assert.deepEqual(summary(drain(w)), ['ADDED p5@12']);
+    // Before the first snapshot: a throwing snapshot leaves the cache unsynced and empty.
+    const fresh = newCache().cache;
+    assert.throws(() => fresh.replace([pod('a', 'p1', 1), bad], '5'));
+    assert.equal(fresh.isSynced(), false);
+    assert.equal(fresh.stats().objects, 0);
+  });
+
+  it('issue 11 item 11: a relist that lands on the same RV keeps the watchers and the window', () => {
+    const { cache } = seeded();
+    cache.add(pod('a', 'p4', 11));
+    const w = cache.watch({ ...ALL, resourceVersion: 10n });
+    assert.deepEqual(summary(drain(w)), ['ADDED p4@11']);
+    const snapshot = [
+      pod('b', 'p3', 8, { labels: { app: 'web' }, nodeName: 'n2' }),
+      pod('a', 'p1', 5, { labels: { app: 'web' }, nodeName: 'n1' }),
+      pod('a', 'p2', 7, { labels: { app: 'db' } }),
+      pod('a', 'p4', 11),
+    ];
+    cache.replace(snapshot, '11');
+    assert.equal(w.closed, false);
+    const s = cache.stats();
+    assert.equal(s.historyEvents, 1);
+    assert.equal(s.oldestRV, '10');
+    // A client resuming from inside the window still gets its events, no 410.
+    assert.deepEqual(summary(drain(cache.watch({ ...ALL, resourceVersion: 10n }))), ['ADDED p4@11']);
+    assert.equal(cache.list({ ...ALL, exactRV: 10n }).items.length, 3);
+    cache.add(pod('a', 'p5', 12));
+    assert.deepEqual(summary(drain(w)), ['ADDED p5@12']);
+    // A relist at a different RV still ends them (the snapshots differ).
+    cache.replace(snapshot, '20');
+    assert.equal(w.closeReason, 'relist');
   });
 });
