@@ -19,7 +19,13 @@ import type { CacheSink } from './cache-sink.ts';
 import type { ListerWatcher, WatchStream } from './list-watch.ts';
 import { LivenessWatchdog } from './liveness.ts';
 import { type ListContext, Lister } from './pager.ts';
-import { errText, LivenessExpired, relistReasonOf, StopRequested } from './reflector-errors.ts';
+import {
+  errText,
+  isUncacheable,
+  LivenessExpired,
+  relistReasonOf,
+  StopRequested,
+} from './reflector-errors.ts';
 import { type ReflectorStatus, StatusRecorder } from './reflector-status.ts';
 import { newRetryWithDeadline, type RetryWithDeadline } from './retry-with-deadline.ts';
 import { type SyncMode, SyncProgress } from './sync-progress.ts';
@@ -158,6 +164,11 @@ export class Reflector {
         await this.#listAndWatch();
       } catch (err) {
         if (err instanceof StopRequested || this.#stopped()) break;
+        if (isUncacheable(err)) {
+          // Detected once; no retry can fix it (issue 11 item 9).
+          this.#status.passThrough(err);
+          break;
+        }
         this.#status.noteError(err, 'list-and-watch failed');
       }
       if (this.#stopped()) break;
@@ -187,6 +198,7 @@ export class Reflector {
         w = await watchList(this.#ctx);
       } catch (err) {
         if (err instanceof StopRequested || this.#stopped()) throw new StopRequested();
+        if (isUncacheable(err)) throw err;
         // Never pass a half-consumed stream on (client-go: "ensure that we won't accidentally
         // pass some garbage down the watch").
         w = undefined;
@@ -260,6 +272,7 @@ export class Reflector {
         w.close();
         w = undefined;
         if (err instanceof StopRequested || this.#stopped()) throw new StopRequested();
+        if (isUncacheable(err)) throw err;
         if (err instanceof LivenessExpired) {
           this.#log.warn(
             { windowMs: this.#liveness.windowMs, lastResourceVersion: this.#lastSyncRV },
