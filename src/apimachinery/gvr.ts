@@ -28,6 +28,12 @@ export interface ResourceInfo {
    * built-in types but keeps them for custom resources (CRDs, aggregated APIs).
    */
   builtIn: boolean;
+  /**
+   * Whether the upstream serves watch-list (`sendInitialEvents`, the WatchList feature gate):
+   * false once the reflector's watch-list was refused because the gate is off, true once one
+   * succeeded; undefined (assumed true) before either (issue 11 item 8).
+   */
+  watchList?: boolean;
 }
 
 /** `pods` / `deployments.apps` / `widgets.example.com`: how the CLI names a resource. */

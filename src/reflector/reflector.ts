@@ -10,6 +10,7 @@ import {
   isExpired,
   isInternalError,
   isTooManyRequests,
+  isWatchListDisabled,
 } from '../upstream/api-errors.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { ResourceVersionError } from '../util/errors.ts';
@@ -73,6 +74,7 @@ export interface ReflectorOptions {
  */
 export class Reflector {
   readonly #name: string;
+  readonly #info: ResourceInfo;
   readonly #lw: ListerWatcher;
   readonly #sink: CacheSink;
   readonly #clock: Clock;
@@ -100,6 +102,7 @@ export class Reflector {
     const maxTimeout = opts.maxWatchTimeoutSeconds ?? 600;
     const progressMs = opts.progressIntervalMs ?? 5_000;
     this.#name = name;
+    this.#info = opts.info;
     this.#lw = opts.lw;
     this.#sink = opts.sink;
     this.#clock = clock;
@@ -196,9 +199,12 @@ export class Reflector {
     if (this.#useWatchList) {
       try {
         w = await watchList(this.#ctx);
+        this.#info.watchList = true;
       } catch (err) {
         if (err instanceof StopRequested || this.#stopped()) throw new StopRequested();
         if (isUncacheable(err)) throw err;
+        // What the server answers `sendInitialEvents` follows what the upstream does (issue 11 item 8).
+        if (isWatchListDisabled(err)) this.#info.watchList = false;
         // Never pass a half-consumed stream on (client-go: "ensure that we won't accidentally
         // pass some garbage down the watch").
         w = undefined;

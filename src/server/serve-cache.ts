@@ -58,10 +58,17 @@ interface Selectors {
 
 function decodeWithSelectors(query: URLSearchParams, cache: ServedCache, codec: CacheCodec) {
   const sel: Selectors = { label: undefined, field: undefined };
-  const opts = parseListOptions(query, (o) => {
-    sel.label = codec.parseLabelSelector(o.labelSelector);
-    sel.field = codec.parseFieldSelector(o.fieldSelector, cache.resource);
-  });
+  // With the upstream's WatchList gate off, `sendInitialEvents` is a 422 and a watch at RV
+  // ""/"0" is not defaulted to a watch-list (issue 11 item 8: follow what the reflector saw).
+  const watchList = cache.resource.watchList !== false;
+  const opts = parseListOptions(
+    query,
+    (o) => {
+      sel.label = codec.parseLabelSelector(o.labelSelector);
+      sel.field = codec.parseFieldSelector(o.fieldSelector, cache.resource);
+    },
+    watchList,
+  );
   return { opts, sel };
 }
 
