@@ -2,7 +2,7 @@
  * The fields a `fieldSelector` can name, per kind. Two lists:
  * - ACCEPTED: what the apiserver's handler lets through before storage, copied from the field
  *   label conversion funcs (`pkg/apis/core/v1/conversion.go`, and the per-group
- *   `AddFieldLabelConversionFunc`s: batch/v1, apps/v1, certificates/v1, resource/v1); kinds
+ *   `AddFieldLabelConversionFunc`s: batch/v1, events/v1, certificates/v1, resource/v1); kinds
  *   without one get apimachinery `runtime.DefaultMetaV1FieldSelectorConversion`
  *   (`metadata.name`, `metadata.namespace`, even on cluster-scoped kinds). Any other label is a
  *   400 `field label not supported: …` from the apiserver: such requests go upstream, so the
@@ -141,7 +141,6 @@ function kindFields(resource: ResourceInfo): KindFields | undefined {
 }
 
 const META = ['metadata.name', 'metadata.namespace'] as const;
-const JOB_LIKE = [...META, 'status.successful'];
 
 /**
  * The labels each kind's field label conversion func accepts (see the module docstring), by
@@ -171,10 +170,29 @@ const ACCEPTED: ReadonlyMap<string, readonly string[]> = new Map([
   ['/v1/namespaces', ['metadata.name', 'status.phase']],
   ['/v1/secrets', [...META, 'type']],
   ['/v1/services', [...META, 'spec.clusterIP', 'spec.type']],
-  ['batch/v1/jobs', JOB_LIKE],
-  ['batch/v1/cronjobs', JOB_LIKE],
-  ['apps/v1/statefulsets', JOB_LIKE],
+  ['batch/v1/jobs', [...META, 'status.successful']],
+  [
+    'events.k8s.io/v1/events',
+    [
+      ...META,
+      'reason',
+      'type',
+      'reportingController',
+      'regarding.kind',
+      'regarding.namespace',
+      'regarding.name',
+      'regarding.uid',
+      'regarding.apiVersion',
+      'regarding.resourceVersion',
+      'regarding.fieldPath',
+    ],
+  ],
   ['certificates.k8s.io/v1/certificatesigningrequests', ['metadata.name', 'spec.signerName']],
+  ['certificates.k8s.io/v1/clustertrustbundles', ['metadata.name', 'spec.signerName']],
+  [
+    'certificates.k8s.io/v1/podcertificaterequests',
+    ['metadata.name', 'spec.signerName', 'spec.podName', 'spec.nodeName'],
+  ],
   ['resource.k8s.io/v1/resourceslices', ['metadata.name', 'spec.nodeName', 'spec.driver']],
 ]);
 
