@@ -141,8 +141,8 @@ export async function runProxy(
 }
 
 /**
- * Builds the real parts from the config: the upstream (with a second pool, `createDispatcher`,
- * for long-running pass-through requests, same kubeconfig TLS), one {@link WatchCache}
+ * Builds the real parts from the config: the upstream (with separate pools, `createDispatcher`,
+ * for the reflectors and for long-running pass-through requests, same kubeconfig TLS), one {@link WatchCache}
  * per resource as its discovery succeeds, filled by a {@link ReflectorSet}, and the
  * {@link CacheStatusSource} the ops listener and metrics read.
  */
@@ -155,7 +155,13 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
   // logs a 403 as a missing RBAC permission of the proxy's own identity, naming verb and resource.
   const observe = (d: Dispatcher, forbiddenLogger?: Logger): Dispatcher =>
     metrics ? observeUpstream(d, { metrics, ...(forbiddenLogger ? { forbiddenLogger } : {}) }) : d;
-  const reflectorUpstream: Upstream = { ...upstream, dispatcher: observe(upstream.dispatcher, logger) };
+  // The reflectors (discovery, LIST, WATCH) have a pool of their own: on the pass-through pool a
+  // re-watch queued behind slow pass-through requests (up to --max-inflight of them against 64
+  // connections) left the cache without a stream (issue 11).
+  const reflectorUpstream: Upstream = {
+    ...upstream,
+    dispatcher: observe(upstream.createDispatcher(), logger),
+  };
   const caches = new Map<string, WatchCache>();
   let set: ReflectorSet | undefined;
   const statusSource: CacheStatusSource = {

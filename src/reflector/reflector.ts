@@ -243,6 +243,9 @@ export class Reflector {
       // Started before the request: some proxies hold the headers until the first event.
       const start = this.#clock.now();
       if (!w) {
+        // While the re-watch is being opened there is no stream: past the liveness window since
+        // the last event, the cache is not live any more, however long the open takes (issue 11).
+        this.#liveness.arm(() => this.#status.setLive(false), this.#liveness.lastEventAt);
         try {
           w = await this.#lw.watch(
             {
@@ -252,7 +255,9 @@ export class Reflector {
             },
             this.#ac.signal,
           );
+          this.#liveness.disarm();
         } catch (err) {
+          this.#liveness.disarm();
           if (this.#stopped()) throw new StopRequested();
           if (isConnectionRefused(err) || isTooManyRequests(err) || this.#retryInternal(err)) {
             this.#status.noteError(err, 'watch request failed; backing off without relisting');
@@ -347,6 +352,8 @@ export class Reflector {
   /** A complete snapshot goes to the sink and becomes the resume point. */
   #replace(snapshot: Snapshot, mode: SyncMode, start: number): void {
     this.#sink.replace(snapshot.objects, snapshot.resourceVersion, snapshot.endBookmark);
+    // A snapshot is news from upstream: the liveness window of the next watch open counts from it.
+    this.#liveness.touch();
     this.#rvUnavailable = false;
     this.#setLastSyncRV(snapshot.resourceVersion);
     this.#status.recordSync(mode, snapshot.objects.length, start);
