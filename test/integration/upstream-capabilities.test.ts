@@ -141,9 +141,12 @@ describe('issue 11: the proxy follows what the upstream supports', () => {
     const ready = await request(`${proxy!.opsAddress}/readyz?verbose`);
     assert.equal(ready.statusCode, 200, await ready.body.text());
     const dbg = (await (await request(`${proxy!.opsAddress}/debug/cache`)).body.json()) as {
+      ready: boolean;
       resources: { phase: string; lastError: string }[];
     };
     assert.equal(dbg.resources[0]?.phase, 'pass-through');
+    assert.match(dbg.resources[0]?.lastError ?? '', /x20|x10/);
+    assert.equal(dbg.ready, true);
     // Requests go upstream at once (no 3 s wait for a sync that never comes).
     const n = up!.requests.length;
     const t0 = Date.now();
