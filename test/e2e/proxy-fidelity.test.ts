@@ -47,7 +47,9 @@ describe('issue 11: the cache answers like the apiserver', () => {
         return e.type === 'BOOKMARK' && e.object.metadata?.annotations
           ? 'BOOKMARK(initial-events-end)'
           : e.type;
-      });
+      })
+      // Periodic bookmarks depend on timing, on either side: left out.
+      .filter((t) => t !== 'BOOKMARK');
   const fromCache = (a: Answer) => a.headers['audit-id'] === undefined;
 
   before(async () => {
