@@ -2,13 +2,14 @@
  * Issue 11: answers from the cache compared side by side with the fixture apiserver's own answer
  * to the same request: no unrequested initial-events-end BOOKMARK (item 1), field selectors the
  * apiserver rejects are not served (item 4), a CRD's own `listKind` (item 6), deprecation
- * `Warning` headers kept (item 7).
+ * `Warning` headers kept (item 7); and, on an apiserver of its own with the WatchList gate off,
+ * `sendInitialEvents` watches answered as that apiserver does (item 8).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { acceptedFieldLabels } from '../../src/apimachinery/field-sets.ts';
-import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { type Fixture, sharedFixture, startFixture } from '../fixture/index.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 interface Answer {
@@ -226,5 +227,55 @@ describe('issue 11: the cache answers like the apiserver', () => {
       }
     }
     assert.deepEqual(wrong, []);
+  });
+});
+
+describe('issue 11 item 8: an apiserver with the WatchList feature gate off', () => {
+  let f: Fixture;
+  let agent: Agent;
+  let proxy: InProcessProxy;
+  const auth = () => ({ authorization: `Bearer ${f.tokens.admin}`, 'user-agent': 'e2e' });
+  before(async () => {
+    f = await startFixture({ apiserverFlags: ['--feature-gates=WatchList=false'] });
+    agent = new Agent({ connect: { ca: f.caPem } });
+  });
+  after(async () => {
+    await proxy?.stop();
+    await agent?.close();
+    await f?.stop();
+  });
+
+  test("issue 11 item 8: sendInitialEvents gets the apiserver's 422 through the proxy; RV=0 watches are plain", async () => {
+    const ns = await f.newNamespace('gateoff');
+    const base = `/api/v1/namespaces/${ns}/configmaps`;
+    const c = await request(`${f.server}${base}`, {
+      dispatcher: agent,
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ metadata: { name: 'a' } }),
+    });
+    assert.equal(c.statusCode, 201, await c.body.text());
+    proxy = await startProxy(f, { resources: 'configmaps' });
+    for (const q of [
+      '?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1',
+      '?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&timeoutSeconds=1',
+      '?watch=1&resourceVersion=0&allowWatchBookmarks=true&timeoutSeconds=1',
+    ]) {
+      const d = await request(`${f.server}${base}${q}`, { dispatcher: agent, headers: auth() });
+      const dBody = await d.body.text();
+      const p = await request(`${proxy.url}${base}${q}`, { headers: auth() });
+      const pBody = await p.body.text();
+      assert.equal(p.statusCode, d.statusCode, `${q}: proxy ${pBody} apiserver ${dBody}`);
+      const strip = (b: string) =>
+        b
+          .split('\n')
+          .filter((l) => (l !== '' && !/"type":"BOOKMARK"/.test(l)) || /initial-events-end/.test(l))
+          .map(
+            (l) =>
+              JSON.parse(l) as { type?: string; message?: string; object?: { metadata?: { name?: string } } },
+          )
+          .map((o) => o.message ?? `${o.type} ${o.object?.metadata?.name ?? ''}`);
+      assert.deepEqual(strip(pBody), strip(dBody), q);
+    }
   });
 });
