@@ -36,8 +36,12 @@ export const EXIT_FAILURE = 1;
 export interface ProxyParts {
   upstream: UpstreamTarget;
   codec: CacheCodec;
-  /** Starts discovery + reflectors; `onCache` is called with each resource's cache once it exists. */
-  startCaches(onCache: (cache: ServedCache) => void): void;
+  /**
+   * Starts discovery + reflectors; `onCache` is called with each resource's cache once it exists,
+   * `onUncacheable` (optional) when a resource turned out not to be cacheable and its cache must
+   * no longer be served from (issue 11 item 9).
+   */
+  startCaches(onCache: (cache: ServedCache) => void, onUncacheable?: (cache: ServedCache) => void): void;
   /** Per-resource state for the ops listener and metrics. */
   statusSource: CacheStatusSource;
   /** Stops reflectors and closes upstream connections. */
@@ -107,10 +111,13 @@ export async function runProxy(
     await server.app.close();
     throw err;
   }
-  parts.startCaches((cache) => {
-    server.addCache(cache);
-    logger.info({ resource: cache.resource.gvr }, 'serving resource from the cache once synced');
-  });
+  parts.startCaches(
+    (cache) => {
+      server.addCache(cache);
+      logger.info({ resource: cache.resource.gvr }, 'serving resource from the cache once synced');
+    },
+    (cache) => server.removeCache(cache),
+  );
   const addr = server.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
@@ -134,8 +141,8 @@ export async function runProxy(
 }
 
 /**
- * Builds the real parts from the config: the upstream (with a second pool, `createDispatcher`,
- * for long-running pass-through requests, same kubeconfig TLS), one {@link WatchCache}
+ * Builds the real parts from the config: the upstream (with separate pools, `createDispatcher`,
+ * for the reflectors and for long-running pass-through requests, same kubeconfig TLS), one {@link WatchCache}
  * per resource as its discovery succeeds, filled by a {@link ReflectorSet}, and the
  * {@link CacheStatusSource} the ops listener and metrics read.
  */
@@ -148,7 +155,13 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
   // logs a 403 as a missing RBAC permission of the proxy's own identity, naming verb and resource.
   const observe = (d: Dispatcher, forbiddenLogger?: Logger): Dispatcher =>
     metrics ? observeUpstream(d, { metrics, ...(forbiddenLogger ? { forbiddenLogger } : {}) }) : d;
-  const reflectorUpstream: Upstream = { ...upstream, dispatcher: observe(upstream.dispatcher, logger) };
+  // The reflectors (discovery, LIST, WATCH) have a pool of their own: on the pass-through pool a
+  // re-watch queued behind slow pass-through requests (up to --max-inflight of them against 64
+  // connections) left the cache without a stream (issue 11).
+  const reflectorUpstream: Upstream = {
+    ...upstream,
+    dispatcher: observe(upstream.createDispatcher(), logger),
+  };
   const caches = new Map<string, WatchCache>();
   let set: ReflectorSet | undefined;
   const statusSource: CacheStatusSource = {
@@ -172,7 +185,7 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     },
     codec: cacheCodec,
     statusSource,
-    startCaches(onCache) {
+    startCaches(onCache, onUncacheable) {
       set = new ReflectorSet({
         upstream: reflectorUpstream,
         resources: config.resources,
@@ -194,6 +207,10 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
           caches.set(name, cache);
           onCache(cache);
           return metrics ? countingSink(cache, () => metrics.eventsReceived.inc(gr)) : cache;
+        },
+        onPassThrough: (_info, name) => {
+          const cache = caches.get(name);
+          if (cache) onUncacheable?.(cache);
         },
       });
       set.start();

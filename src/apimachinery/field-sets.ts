@@ -1,10 +1,20 @@
 /**
- * The fields a `fieldSelector` can name, per kind, as the apiserver's registries define them:
+ * The fields a `fieldSelector` can name, per kind. Two lists:
+ * - ACCEPTED: what the apiserver's handler lets through before storage, copied from the field
+ *   label conversion funcs (`pkg/apis/core/v1/conversion.go`, and the per-group
+ *   `AddFieldLabelConversionFunc`s: batch/v1, events/v1, certificates/v1, resource/v1); kinds
+ *   without one get apimachinery `runtime.DefaultMetaV1FieldSelectorConversion`
+ *   (`metadata.name`, `metadata.namespace`, even on cluster-scoped kinds). Any other label is a
+ *   400 `field label not supported: …` from the apiserver: such requests go upstream, so the
+ *   client gets that answer (issue 11 item 4; test/e2e/proxy-fidelity.test.ts checks the table
+ *   against the real apiserver for every built-in kind).
+ * - computed: the fields the registries put into an object's field set:
  * `pkg/registry/core/pod/strategy.go` (`ToSelectableFields`), `core/event/strategy.go`,
  * `core/secret/strategy.go`, `core/namespace/strategy.go`, `core/node/strategy.go`,
  * `core/replicationcontroller/strategy.go`, `apps/replicaset/strategy.go`, and
  * `apiserver/pkg/registry/generic/matcher.go` (`ObjectMetaFieldsSet`) for every other resource.
- * A field outside these sets is one the cache cannot evaluate: the request goes upstream.
+ * A field accepted but not computed here is one the cache cannot evaluate: the request goes
+ * upstream too.
  */
 import type { ResourceInfo } from './gvr.ts';
 import type { KubeObject } from './object.ts';
@@ -100,7 +110,7 @@ const SECRET: KindFields = {
 };
 
 const NAMESPACE: KindFields = {
-  // `name` is a legacy alias the namespace registry still sets.
+  // `name` is a legacy alias the namespace registry still sets (the conversion func rejects it).
   fields: ['status.phase', 'name'],
   extract: (obj) => ({ 'status.phase': str(rec(obj.status).phase), name: obj.metadata.name }),
 };
@@ -130,8 +140,79 @@ function kindFields(resource: ResourceInfo): KindFields | undefined {
   return BY_RESOURCE.get(`${group}/${version}/${plural}`);
 }
 
-/** Whether a field selector on `field` can be evaluated by the cache for `resource`. */
+const META = ['metadata.name', 'metadata.namespace'] as const;
+
+/**
+ * The labels each kind's field label conversion func accepts (see the module docstring), by
+ * `group/version/resource`; kinds not listed accept {@link META} (the default conversion).
+ */
+const ACCEPTED: ReadonlyMap<string, readonly string[]> = new Map([
+  [
+    '/v1/pods',
+    [
+      ...META,
+      'spec.nodeName',
+      'spec.restartPolicy',
+      'spec.schedulerName',
+      'spec.serviceAccountName',
+      'spec.hostNetwork',
+      'status.phase',
+      'status.podIP',
+      'status.podIPs',
+      'status.nominatedNodeName',
+      // Converted to spec.nodeName by the apiserver (old v1 clients); forwarded by the cache.
+      'spec.host',
+    ],
+  ],
+  ['/v1/nodes', ['metadata.name', 'spec.unschedulable']],
+  ['/v1/replicationcontrollers', [...META, 'status.replicas']],
+  ['/v1/events', [...META, ...EVENT.fields]],
+  ['/v1/namespaces', ['metadata.name', 'status.phase']],
+  ['/v1/secrets', [...META, 'type']],
+  ['/v1/services', [...META, 'spec.clusterIP', 'spec.type']],
+  ['batch/v1/jobs', [...META, 'status.successful']],
+  [
+    'events.k8s.io/v1/events',
+    [
+      ...META,
+      'reason',
+      'type',
+      'reportingController',
+      'regarding.kind',
+      'regarding.namespace',
+      'regarding.name',
+      'regarding.uid',
+      'regarding.apiVersion',
+      'regarding.resourceVersion',
+      'regarding.fieldPath',
+    ],
+  ],
+  ['certificates.k8s.io/v1/certificatesigningrequests', ['metadata.name', 'spec.signerName']],
+  ['certificates.k8s.io/v1/clustertrustbundles', ['metadata.name', 'spec.signerName']],
+  [
+    'certificates.k8s.io/v1/podcertificaterequests',
+    ['metadata.name', 'spec.signerName', 'spec.podName', 'spec.nodeName'],
+  ],
+  ['resource.k8s.io/v1/resourceslices', ['metadata.name', 'spec.nodeName', 'spec.driver']],
+]);
+
+/**
+ * The field labels the apiserver accepts in a `fieldSelector` for a built-in resource (its
+ * field label conversion func; see the module docstring). CRDs also accept their
+ * `selectableFields`, which the cache does not compute: those are forwarded.
+ */
+export function acceptedFieldLabels(group: string, version: string, resource: string): readonly string[] {
+  return ACCEPTED.get(`${group}/${version}/${resource}`) ?? META;
+}
+
+/**
+ * Whether a field selector on `field` can be evaluated by the cache for `resource`: the
+ * apiserver accepts it for this kind AND the cache computes it. Otherwise the request goes
+ * upstream (where a label the apiserver rejects gets its 400).
+ */
 export function isSelectableField(resource: ResourceInfo, field: string): boolean {
+  const { group, version, resource: plural } = resource.gvr;
+  if (!acceptedFieldLabels(group, version, plural).includes(field)) return false;
   if (field === 'metadata.name' || field === 'metadata.namespace') return true;
   return kindFields(resource)?.fields.includes(field) ?? false;
 }

@@ -16,7 +16,11 @@ export interface ResourceInfo {
   gvr: GroupVersionResource;
   /** e.g. `Pod`. */
   kind: string;
-  /** e.g. `PodList`. */
+  /**
+   * e.g. `PodList`. Discovery does not carry it: `${kind}List` until the reflector learnt the
+   * real one from the `kind` of its own upstream LIST answer (a CRD's `spec.names.listKind` may be
+   * anything; issue 11 item 6).
+   */
   listKind: string;
   /** `apiVersion` of objects: `v1` for core, else `group/version`. */
   apiVersion: string;
@@ -28,6 +32,18 @@ export interface ResourceInfo {
    * built-in types but keeps them for custom resources (CRDs, aggregated APIs).
    */
   builtIn: boolean;
+  /**
+   * The `Warning` header values (`299 - "…"`) the apiserver sent with the reflector's last
+   * accepted LIST or WATCH of this resource, e.g. a deprecated API version's warning; sent with
+   * every answer served from the cache (issue 11 item 7). Undefined or empty: none.
+   */
+  warnings?: readonly string[];
+  /**
+   * Whether the upstream serves watch-list (`sendInitialEvents`, the WatchList feature gate):
+   * false once the reflector's watch-list was refused because the gate is off, true once one
+   * succeeded; undefined (assumed true) before either (issue 11 item 8).
+   */
+  watchList?: boolean;
 }
 
 /** `pods` / `deployments.apps` / `widgets.example.com`: how the CLI names a resource. */

@@ -59,8 +59,8 @@ export interface WatchRequest {
    */
   resourceVersion?: bigint;
   /**
-   * true: ADDED for the snapshot, then a BOOKMARK annotated `k8s.io/initial-events-end`, then
-   * live (KEP-3157). The caller first waits for the cache to reach `resourceVersion`
+   * true: ADDED for the snapshot, then (only with `allowWatchBookmarks`) a BOOKMARK annotated
+   * `k8s.io/initial-events-end`, then live (KEP-3157). The caller first waits for the cache to reach `resourceVersion`
    * (NotOlderThan); the snapshot served is the current one. false: no initial events.
    */
   sendInitialEvents?: boolean;
@@ -203,7 +203,10 @@ export class Cacher {
     let minRV = current;
 
     if (q.sendInitialEvents === true) {
-      initial = snapshotLines(s.store, sel, s.bookmarks.line(current, true));
+      // cacher.go `setInitialEventsEndBookmarkIfRequested`: the end bookmark only when the
+      // client also asked for bookmarks (issue 11 item 1).
+      const end = q.allowWatchBookmarks === true ? s.bookmarks.line(current, true) : undefined;
+      initial = snapshotLines(s.store, sel, end);
     } else if (requested === 0n) {
       if (q.sendInitialEvents !== false) initial = snapshotLines(s.store, sel, undefined);
     } else if (requested < s.history.start) {

@@ -36,7 +36,7 @@ export interface DebugCacheResource {
 
 /** The `/debug/cache` JSON body. */
 export interface DebugCache {
-  /** Every resource synced once (the `/readyz` condition). */
+  /** Every resource synced once or served by pass-through only (the `/readyz` condition). */
   ready: boolean;
   resources: DebugCacheResource[];
 }
@@ -45,7 +45,7 @@ export interface DebugCache {
 export function debugCacheView(statuses: readonly ResourceState[], nowMs: number): DebugCache {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
-    ready: statuses.every((s) => s.synced),
+    ready: statuses.every((s) => s.synced || s.phase === 'pass-through'),
     resources: statuses.map((s) => ({
       name: s.name,
       group: s.gvr.group,

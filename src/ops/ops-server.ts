@@ -76,7 +76,13 @@ export function opsHealthChecks(
   };
   const cacheSync: HealthCheck[] = opts.source.resources().map((s) => ({
     name: `cache-sync/${s.name}`,
-    check: () => (s.synced ? undefined : s.lastError ? `not synced: ${s.lastError}` : 'not synced'),
+    // A resource served by pass-through only (issue 11 item 9) never syncs and needs not.
+    check: () =>
+      s.synced || s.phase === 'pass-through'
+        ? undefined
+        : s.lastError
+          ? `not synced: ${s.lastError}`
+          : 'not synced',
   }));
   return {
     livez: [pingCheck, eventLoop],

@@ -1,11 +1,13 @@
 import { groupVersionPath, type ResourceInfo } from '../apimachinery/gvr.ts';
 import type { Upstream } from '../upstream/connection.ts';
-import { readLines, upstreamGet, upstreamGetBuffer } from '../upstream/request.ts';
+import { readLines, type StreamingResponse, upstreamGet } from '../upstream/request.ts';
 import { type DecodedList, decodeList, decodeWatchLine, type WatchEvent } from './watch-decoder.ts';
 
 /** `metav1.ListOptions` for one LIST page. Empty strings / undefined are not sent. */
 export interface ListOptions {
   resourceVersion: string;
+  /** Only for the list-kind probe (see {@link HttpListerWatcher}); the reflector lists everything. */
+  fieldSelector?: string;
   resourceVersionMatch?: 'NotOlderThan' | 'Exact';
   /** Page size; 0 or undefined = unpaginated. */
   limit?: number;
@@ -45,15 +47,32 @@ export interface ListerWatcher {
   watch(opts: WatchOptions, signal?: AbortSignal): Promise<WatchStream>;
 }
 
+/** The `Warning` header values of an upstream answer (undici gives a repeated header as an array). */
+function warningsOf(headers: StreamingResponse['headers']): string[] {
+  const w = headers.warning;
+  if (w === undefined) return [];
+  return Array.isArray(w) ? w : [w];
+}
+
 /**
  * The HTTP {@link ListerWatcher} for one resource (all namespaces by default), through the upstream's
  * undici Agent. LIST bodies are decoded with {@link decodeList} (item bytes kept verbatim,
  * kind/apiVersion put back); watch bodies are split line by line as they arrive.
+ *
+ * It records on the shared {@link ResourceInfo} what only the upstream's answers tell (issue 11):
+ * `warnings`, the `Warning` headers of every accepted LIST or WATCH (a deprecated version's
+ * warning; the cache sends them with its answers), and `listKind`, the `kind` of a LIST answer.
+ * A custom resource's list kind is not in discovery and need not be `${kind}List`; so before the
+ * first watch-list of a non-built-in resource, whose stream carries no list kind, one LIST that
+ * matches nothing (`resourceVersion=0&fieldSelector=metadata.name=`, answered from the
+ * apiserver's watch cache) learns it.
  */
 export class HttpListerWatcher implements ListerWatcher {
   readonly #up: Upstream;
   readonly #info: ResourceInfo;
   readonly #path: string;
+  /** A LIST answer told the list kind (see the class comment). */
+  #listKindLearnt = false;
 
   /**
    * `namespace` restricts a namespaced resource to one namespace (an identity that may only
@@ -67,7 +86,7 @@ export class HttpListerWatcher implements ListerWatcher {
   }
 
   async list(opts: ListOptions, signal?: AbortSignal): Promise<DecodedList> {
-    const body = await upstreamGetBuffer(
+    const res = await upstreamGet(
       this.#up,
       this.#path,
       {
@@ -75,13 +94,25 @@ export class HttpListerWatcher implements ListerWatcher {
         resourceVersionMatch: opts.resourceVersionMatch,
         limit: opts.limit ? opts.limit : undefined,
         continue: opts.continue || undefined,
+        fieldSelector: opts.fieldSelector || undefined,
       },
       signal,
     );
-    return decodeList(body, this.#info.kind, this.#info.apiVersion);
+    const chunks: Buffer[] = [];
+    for await (const c of res.body) chunks.push(c);
+    const list = decodeList(Buffer.concat(chunks), this.#info.kind, this.#info.apiVersion);
+    this.#info.warnings = warningsOf(res.headers);
+    if (list.kind) {
+      this.#info.listKind = list.kind;
+      this.#listKindLearnt = true;
+    }
+    return list;
   }
 
   async watch(opts: WatchOptions, signal?: AbortSignal): Promise<WatchStream> {
+    if (opts.sendInitialEvents && !this.#info.builtIn && !this.#listKindLearnt) {
+      await this.list({ resourceVersion: '0', fieldSelector: 'metadata.name=' }, signal);
+    }
     const ac = new AbortController();
     const onAbort = () => ac.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -104,6 +135,7 @@ export class HttpListerWatcher implements ListerWatcher {
       signal?.removeEventListener('abort', onAbort);
       throw err;
     }
+    this.#info.warnings = warningsOf(res.headers);
     const lines = readLines(res.body);
     let closed = false;
     return {

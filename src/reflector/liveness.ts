@@ -30,10 +30,15 @@ export class LivenessWatchdog {
     return this.#expired;
   }
 
-  /** Starts watching a new stream; `onExpired` runs once if it stays silent for the window. */
-  arm(onExpired: () => void): void {
+  /**
+   * Starts watching a new stream; `onExpired` runs once if it stays silent for the window.
+   * `since` (ms since the epoch, default now) is when it last heard from upstream: the reflector
+   * passes the previous stream's last event while it opens a re-watch, so a re-watch that is
+   * not accepted in time (queued behind other requests, a frozen upstream) ends liveness too.
+   */
+  arm(onExpired: () => void, since = this.#clock.now()): void {
     this.#expired = false;
-    this.#lastEventAt = this.#clock.now();
+    this.#lastEventAt = since;
     const check = (delay: number) => {
       this.#timer = this.#clock.setTimeout(() => {
         const idle = this.#clock.now() - this.#lastEventAt;
@@ -46,7 +51,12 @@ export class LivenessWatchdog {
         }
       }, delay);
     };
-    check(this.windowMs);
+    check(Math.max(0, this.windowMs - (this.#clock.now() - since)));
+  }
+
+  /** When the armed stream (or the previous one) last delivered an event, ms since the epoch. */
+  get lastEventAt(): number {
+    return this.#lastEventAt;
   }
 
   /** An event or bookmark arrived: the stream is alive now. */

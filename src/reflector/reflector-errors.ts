@@ -11,7 +11,7 @@ import {
   isTooLargeResourceVersion,
   isTooManyRequests,
 } from '../upstream/api-errors.ts';
-import { VeryShortWatchError } from '../util/errors.ts';
+import { ResourceVersionError, VeryShortWatchError } from '../util/errors.ts';
 
 /** `stop()` was called: unwinds the loop; never recorded as an error. */
 export class StopRequested extends Error {}
@@ -33,6 +33,15 @@ export function isResourceVersionUnavailable(err: unknown): boolean {
  */
 export function isRefusedForNow(err: unknown): boolean {
   return isConnectionRefused(err) || isTooManyRequests(err);
+}
+
+/**
+ * The upstream's resourceVersions do not parse as uint64 (the cache threw
+ * `KCP_ERR_RESOURCE_VERSION_NOT_UINT64`): retrying cannot help; the resource is served by
+ * pass-through only (issue 11 item 9).
+ */
+export function isUncacheable(err: unknown): boolean {
+  return err instanceof ResourceVersionError && err.code === 'KCP_ERR_RESOURCE_VERSION_NOT_UINT64';
 }
 
 /** The relist reason after a watch that ended with an error needing a relist. */

@@ -9,8 +9,12 @@ import type { CacheSink } from './cache-sink.ts';
 import { HttpListerWatcher, type ListerWatcher } from './list-watch.ts';
 import { Reflector, type ReflectorOptions, type ReflectorStatus } from './reflector.ts';
 
-/** Where a configured resource's loop is: discovering (retried with backoff), running, stopped. */
-export type ReflectorPhase = 'discovering' | 'running' | 'stopped';
+/**
+ * Where a configured resource's loop is: discovering (retried with backoff), running, stopped,
+ * or `pass-through`: it cannot be cached (its resourceVersions do not parse), its reflector
+ * stopped for good and every request for it is passed upstream (issue 11 item 9).
+ */
+export type ReflectorPhase = 'discovering' | 'running' | 'stopped' | 'pass-through';
 
 /**
  * The reflector side of one configured resource: discovery and the reflector's status. The one
@@ -46,6 +50,11 @@ export interface ReflectorSetOptions {
    * namespace-scoped RBAC); cluster-scoped resources are unaffected. Default: all namespaces.
    */
   namespace?: string;
+  /**
+   * Called once when a resource turns out not to be cacheable (phase `pass-through`): its sink
+   * will never sync, so whoever serves from it must stop waiting for it.
+   */
+  onPassThrough?: (info: ResourceInfo, name: string) => void;
   /** ListerWatcher override (tests). */
   listerWatcherFor?: (info: ResourceInfo) => ListerWatcher;
 }
@@ -156,6 +165,11 @@ export class ReflectorSet {
     });
     entry.reflector = reflector;
     await reflector.run();
+    if (reflector.status().passThrough !== null) {
+      entry.state.phase = 'pass-through';
+      this.#opts.onPassThrough?.(info, name);
+      return;
+    }
     entry.state.phase = 'stopped';
   }
 }

@@ -33,6 +33,11 @@ export interface ReflectorStatus {
   live: boolean;
   /** The last error, as `Name: message` (no credentials); null when none yet. */
   lastError: string | null;
+  /**
+   * Why this resource cannot be cached and is served by pass-through only (its resourceVersions
+   * do not parse as uint64; the reflector stopped for good); null while it can be cached.
+   */
+  passThrough: string | null;
 }
 
 /**
@@ -78,6 +83,7 @@ export class StatusRecorder {
       lastResourceVersion: '',
       live: false,
       lastError: null,
+      passThrough: null,
     };
   }
 
@@ -137,6 +143,20 @@ export class StatusRecorder {
   noteError(err: unknown, msg: string): void {
     this.#s.lastError = errText(err);
     this.#log.warn({ err: this.#s.lastError }, msg);
+  }
+
+  /**
+   * The resource cannot be cached (`err` says why): the reflector stops for good, and the
+   * resource is served by pass-through only. Logged once, as an error.
+   */
+  passThrough(err: unknown): void {
+    this.#s.lastError = errText(err);
+    this.#s.passThrough = this.#s.lastError;
+    this.setLive(false);
+    this.#log.error(
+      { err: this.#s.lastError },
+      'resource cannot be cached (its resourceVersions are not uint64): reflector stopped, every request for it is passed upstream',
+    );
   }
 
   watchRestarted(): void {

@@ -10,6 +10,7 @@ import {
   isExpired,
   isInternalError,
   isTooManyRequests,
+  isWatchListDisabled,
 } from '../upstream/api-errors.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { ResourceVersionError } from '../util/errors.ts';
@@ -19,7 +20,13 @@ import type { CacheSink } from './cache-sink.ts';
 import type { ListerWatcher, WatchStream } from './list-watch.ts';
 import { LivenessWatchdog } from './liveness.ts';
 import { type ListContext, Lister } from './pager.ts';
-import { errText, LivenessExpired, relistReasonOf, StopRequested } from './reflector-errors.ts';
+import {
+  errText,
+  isUncacheable,
+  LivenessExpired,
+  relistReasonOf,
+  StopRequested,
+} from './reflector-errors.ts';
 import { type ReflectorStatus, StatusRecorder } from './reflector-status.ts';
 import { newRetryWithDeadline, type RetryWithDeadline } from './retry-with-deadline.ts';
 import { type SyncMode, SyncProgress } from './sync-progress.ts';
@@ -67,6 +74,7 @@ export interface ReflectorOptions {
  */
 export class Reflector {
   readonly #name: string;
+  readonly #info: ResourceInfo;
   readonly #lw: ListerWatcher;
   readonly #sink: CacheSink;
   readonly #clock: Clock;
@@ -94,6 +102,7 @@ export class Reflector {
     const maxTimeout = opts.maxWatchTimeoutSeconds ?? 600;
     const progressMs = opts.progressIntervalMs ?? 5_000;
     this.#name = name;
+    this.#info = opts.info;
     this.#lw = opts.lw;
     this.#sink = opts.sink;
     this.#clock = clock;
@@ -158,6 +167,11 @@ export class Reflector {
         await this.#listAndWatch();
       } catch (err) {
         if (err instanceof StopRequested || this.#stopped()) break;
+        if (isUncacheable(err)) {
+          // Detected once; no retry can fix it (issue 11 item 9).
+          this.#status.passThrough(err);
+          break;
+        }
         this.#status.noteError(err, 'list-and-watch failed');
       }
       if (this.#stopped()) break;
@@ -185,8 +199,12 @@ export class Reflector {
     if (this.#useWatchList) {
       try {
         w = await watchList(this.#ctx);
+        this.#info.watchList = true;
       } catch (err) {
         if (err instanceof StopRequested || this.#stopped()) throw new StopRequested();
+        if (isUncacheable(err)) throw err;
+        // What the server answers `sendInitialEvents` follows what the upstream does (issue 11 item 8).
+        if (isWatchListDisabled(err)) this.#info.watchList = false;
         // Never pass a half-consumed stream on (client-go: "ensure that we won't accidentally
         // pass some garbage down the watch").
         w = undefined;
@@ -225,6 +243,9 @@ export class Reflector {
       // Started before the request: some proxies hold the headers until the first event.
       const start = this.#clock.now();
       if (!w) {
+        // While the re-watch is being opened there is no stream: past the liveness window since
+        // the last event, the cache is not live any more, however long the open takes (issue 11).
+        this.#liveness.arm(() => this.#status.setLive(false), this.#liveness.lastEventAt);
         try {
           w = await this.#lw.watch(
             {
@@ -234,7 +255,9 @@ export class Reflector {
             },
             this.#ac.signal,
           );
+          this.#liveness.disarm();
         } catch (err) {
+          this.#liveness.disarm();
           if (this.#stopped()) throw new StopRequested();
           if (isConnectionRefused(err) || isTooManyRequests(err) || this.#retryInternal(err)) {
             this.#status.noteError(err, 'watch request failed; backing off without relisting');
@@ -260,6 +283,7 @@ export class Reflector {
         w.close();
         w = undefined;
         if (err instanceof StopRequested || this.#stopped()) throw new StopRequested();
+        if (isUncacheable(err)) throw err;
         if (err instanceof LivenessExpired) {
           this.#log.warn(
             { windowMs: this.#liveness.windowMs, lastResourceVersion: this.#lastSyncRV },
@@ -328,6 +352,8 @@ export class Reflector {
   /** A complete snapshot goes to the sink and becomes the resume point. */
   #replace(snapshot: Snapshot, mode: SyncMode, start: number): void {
     this.#sink.replace(snapshot.objects, snapshot.resourceVersion, snapshot.endBookmark);
+    // A snapshot is news from upstream: the liveness window of the next watch open counts from it.
+    this.#liveness.touch();
     this.#rvUnavailable = false;
     this.#setLastSyncRV(snapshot.resourceVersion);
     this.#status.recordSync(mode, snapshot.objects.length, start);

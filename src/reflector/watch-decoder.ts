@@ -56,6 +56,8 @@ export function decodeWatchLine(line: Buffer): WatchEvent {
 
 /** A decoded LIST answer. */
 export interface DecodedList {
+  /** The list's own `kind` (e.g. a CRD's `spec.names.listKind`); "" or undefined when absent. */
+  kind?: string;
   /** `metadata.resourceVersion` of the list ("" when absent). */
   resourceVersion: string;
   /** `metadata.continue` ("" when the list is complete). */
@@ -73,6 +75,7 @@ export interface DecodedList {
  */
 export function decodeList(body: Buffer, kind: string, apiVersion: string): DecodedList {
   const list = JSON.parse(body.toString('utf8')) as {
+    kind?: string;
     metadata?: { resourceVersion?: string; continue?: string };
     items?: KubeObject[] | null;
   };
@@ -95,6 +98,7 @@ export function decodeList(body: Buffer, kind: string, apiVersion: string): Deco
     items[i] = { raw, object };
   }
   return {
+    kind: typeof list.kind === 'string' ? list.kind : '',
     resourceVersion: list.metadata?.resourceVersion ?? '',
     continue: list.metadata?.continue ?? '',
     items,

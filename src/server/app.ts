@@ -49,6 +49,11 @@ export interface KubeServer {
   writes: WriteTracker;
   /** Starts serving a resource from `cache` (caches appear as discovery of each resource succeeds). */
   addCache(cache: ServedCache): void;
+  /**
+   * Stops serving a resource from `cache` (it turned out not to be cacheable): its requests go
+   * upstream at once, as for a resource not configured.
+   */
+  removeCache(cache: ServedCache): void;
   /** Stops accepting, ends open watches and streams cleanly, waits for short requests. */
   shutdown(): Promise<void>;
 }
@@ -158,6 +163,7 @@ export function buildServer(opts: ServerOptions): KubeServer {
     app,
     writes: lifecycle.writes,
     addCache: (cache) => lifecycle.registry.add(cache),
+    removeCache: (cache) => lifecycle.registry.remove(cache),
     async shutdown() {
       // Stop accepting first, then end every open watch/stream cleanly (a terminating chunk,
       // not a reset). Connections that turn idle afterwards are closed as they do, instead of

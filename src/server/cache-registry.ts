@@ -24,6 +24,15 @@ export class CacheRegistry {
     this.#byGroupResource.set(`${resource}.${group}`, c);
   }
 
+  /** Removes the cache of a resource (no longer cacheable); its requests then go upstream. */
+  remove(c: ServedCache): void {
+    const { group, version, resource } = c.resource.gvr;
+    if (this.#byGvr.get(`${group}/${version}/${resource}`) === c)
+      this.#byGvr.delete(`${group}/${version}/${resource}`);
+    if (this.#byGroupResource.get(`${resource}.${group}`) === c)
+      this.#byGroupResource.delete(`${resource}.${group}`);
+  }
+
   lookup(group: string, version: string, resource: string): ServedCache | undefined {
     return this.#byGvr.get(`${group}/${version}/${resource}`);
   }

@@ -30,6 +30,19 @@ export function isTooLargeResourceVersion(err: unknown): boolean {
   );
 }
 
+/**
+ * The apiserver refused a watch-list because its WatchList feature gate is off: 422 Invalid
+ * naming `sendInitialEvents` (apimachinery `validation.ValidateListOptions`:
+ * "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled").
+ */
+export function isWatchListDisabled(err: unknown): boolean {
+  return (
+    err instanceof UpstreamError &&
+    err.statusCode === 422 &&
+    /WatchList feature gate is enabled/.test(err.message)
+  );
+}
+
 /** 429 Too Many Requests (apimachinery `apierrors.IsTooManyRequests`). */
 export function isTooManyRequests(err: unknown): boolean {
   return err instanceof UpstreamError && (err.statusCode === 429 || err.reason === 'TooManyRequests');

@@ -78,8 +78,19 @@ function status(res: ServerResponse, code: number, reason: string, message: stri
   );
 }
 
-/** Starts the fake on an ephemeral loopback port. */
-export async function startFakeUpstream(): Promise<FakeUpstream> {
+/**
+ * Answers a request itself before the scripted defaults (true = answered): e.g. a 422 for a
+ * watch-list, a LIST body.
+ */
+export type Intercept = (req: IncomingMessage, url: URL, res: ServerResponse) => boolean;
+
+/** A Status answer (`kind: Status`) as the apiserver writes it. */
+export function writeStatus(res: ServerResponse, code: number, reason: string, message: string): void {
+  status(res, code, reason, message);
+}
+
+/** Starts the fake on an ephemeral loopback port; `intercept` sees every request first. */
+export async function startFakeUpstream(intercept?: Intercept): Promise<FakeUpstream> {
   const requests: string[] = [];
   const waiting: ((w: ScriptedWatch) => void)[] = [];
   const pending: ScriptedWatch[] = [];
@@ -87,6 +98,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     requests.push(`${req.method} ${req.url}`);
     const url = new URL(req.url ?? '/', 'http://x');
+    if (intercept?.(req, url, res)) return;
     if (url.pathname === '/api') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ kind: 'APIVersions', versions: ['v1'] }));

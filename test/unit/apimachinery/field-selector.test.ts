@@ -79,9 +79,30 @@ describe('parseFieldSelector', () => {
     const node = { metadata: { name: 'n', resourceVersion: '1' } };
     const nf = selectableFields(NODES, node);
     assert.deepEqual(nf, { 'spec.unschedulable': 'false', 'metadata.name': 'n' });
-    // A cluster-scoped object has no metadata.namespace field: it reads as "".
-    assert.equal(parseFieldSelector('metadata.namespace=', NODES)!.matches(nf), true);
-    assert.equal(parseFieldSelector('metadata.namespace=x', NODES)!.matches(nf), false);
+    // A cluster-scoped object has no metadata.namespace field: it reads as "" (kinds without
+    // their own conversion func accept the label).
+    const CLUSTERROLES: ResourceInfo = {
+      ...NODES,
+      gvr: { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' },
+      kind: 'ClusterRole',
+    };
+    const cf = selectableFields(CLUSTERROLES, node);
+    assert.equal(parseFieldSelector('metadata.namespace=', CLUSTERROLES)!.matches(cf), true);
+    assert.equal(parseFieldSelector('metadata.namespace=x', CLUSTERROLES)!.matches(cf), false);
+  });
+
+  it("issue 11 item 4: labels the kind's conversion func rejects are not evaluated (the apiserver answers 400)", () => {
+    const NAMESPACES: ResourceInfo = {
+      ...NODES,
+      gvr: { group: '', version: 'v1', resource: 'namespaces' },
+      kind: 'Namespace',
+    };
+    assert.equal(parseFieldSelector('metadata.namespace=', NODES), undefined);
+    assert.equal(parseFieldSelector('metadata.namespace=x', NAMESPACES), undefined);
+    assert.equal(parseFieldSelector('name=default', NAMESPACES), undefined);
+    assert.notEqual(parseFieldSelector('status.phase=Active', NAMESPACES), undefined);
+    assert.notEqual(parseFieldSelector('spec.unschedulable=true', NODES), undefined);
+    assert.notEqual(parseFieldSelector('metadata.name=n', NODES), undefined);
   });
 
   it('returns undefined for a field the cache cannot evaluate', () => {

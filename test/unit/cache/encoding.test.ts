@@ -114,6 +114,7 @@ describe('encoding', () => {
       labelSelector: everythingLabels,
       fieldSelector: everythingFields,
       sendInitialEvents: true,
+      allowWatchBookmarks: true,
     });
     assert.equal(String(w.stream.read()), `{"type":"BOOKMARK","object":${end}}\n`);
   });

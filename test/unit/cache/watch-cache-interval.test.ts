@@ -77,6 +77,15 @@ describe('WatchCache intervals', () => {
     assert.deepEqual(summary(drain(w)), ['ADDED p9@11']);
   });
 
+  it('issue 11 item 1: sendInitialEvents=true without allowWatchBookmarks: ADDED, no BOOKMARK, then live', () => {
+    // cacher.go setInitialEventsEndBookmarkIfRequested: the bookmark needs both.
+    const { cache } = seeded();
+    const w = cache.watch({ ...ALL, namespace: 'b', sendInitialEvents: true, resourceVersion: 0n });
+    assert.deepEqual(summary(drain(w)), ['ADDED p3@8']);
+    cache.add(pod('b', 'p9', 11));
+    assert.deepEqual(summary(drain(w)), ['ADDED p9@11']);
+  });
+
   it('a resuming watcher keeps its interval even if the ring evicts it meanwhile', () => {
     const { cache } = seeded({ historyMaxEvents: 2 });
     cache.add(pod('a', 'e1', 11));

@@ -31,6 +31,33 @@ describe('Reflector: liveness watchdog', () => {
     assert.equal(t.r.status().watchRestarts, 1);
     await t.finish();
   });
+
+  it('issue 11 (pool): a re-watch that is not accepted within the window since the last event is not live', async () => {
+    const t = await synced({ livenessWindowMs: 180_000 });
+    await t.clock.step(100_000);
+    t.s.push(bookmark(110));
+    await t.flush();
+    await t.clock.step(60_000);
+    // The stream ends cleanly (its timeout); the re-watch is queued (e.g. behind slow
+    // pass-through requests on a shared pool) and its answer does not come.
+    t.s.end();
+    await t.flush();
+    assert.deepEqual(
+      t.lw.watches.map((w) => w.resourceVersion),
+      ['100', '110'],
+    );
+    await t.clock.step(119_999);
+    assert.deepEqual(t.sink.calls, ['replace[a@90]@100', 'live true', 'bookmark 110']);
+    // 180 s since the last bookmark, and still no stream: not live.
+    await t.clock.step(1);
+    await t.flush();
+    assert.deepEqual(t.sink.calls.slice(3), ['live false']);
+    const s2 = new FakeStream();
+    t.lw.watchReturns(s2);
+    await t.flush();
+    assert.deepEqual(t.sink.calls.slice(4), ['live true']);
+    await t.finish();
+  });
 });
 
 describe('LivenessWatchdog', () => {

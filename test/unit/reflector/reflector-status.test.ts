@@ -30,6 +30,7 @@ describe('StatusRecorder', () => {
       lastResourceVersion: '40',
       live: false,
       lastError: null,
+      passThrough: null,
     });
   });
 
