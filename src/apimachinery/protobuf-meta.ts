@@ -139,7 +139,8 @@ export function decodeProtobufMeta(body: Buffer): ProtobufMeta | undefined {
     if (f.num === 1 && f.bytes) out.metadata = meta(f.bytes, isList ? LIST_META : OBJECT_META);
     else if (isList && f.num === 2 && f.complete && f.bytes) {
       const m = field(f.bytes, 1);
-      (out.items ??= []).push(m?.bytes ? { metadata: meta(m.bytes, OBJECT_META) } : {});
+      out.items ??= [];
+      out.items.push(m?.bytes ? { metadata: meta(m.bytes, OBJECT_META) } : {});
     } else if (!isList) break;
   }
   return out;

@@ -6,8 +6,8 @@
  * RV the proxy read from the answer is checked against the apiserver's own JSON answer.
  */
 import assert from 'node:assert/strict';
-import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import { Agent, request } from 'undici';
 import { decodeProtobufMeta } from '../../src/apimachinery/protobuf-meta.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
