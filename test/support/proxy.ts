@@ -13,8 +13,8 @@
  *   syncs: every request that passes the proxy's own validation (with the real selector parsers
  *   and Status errors) goes upstream. For validation parity and pass-through fidelity.
  *
- * Every mode writes a kubeconfig whose server is the proxy (plain HTTP on loopback) and whose user
- * is the fixture's admin bearer token. The building blocks {@link runProxyInProcess} and
+ * Every mode writes a kubeconfig whose server is the proxy (plain HTTP on loopback, or HTTPS
+ * trusting the fixture CA with `tls`) and whose user is the fixture's admin bearer token. The building blocks {@link runProxyInProcess} and
  * {@link spawnProxyCli} are for proxies without a fixture (a scripted upstream) and for starts that
  * must fail.
  */
@@ -36,7 +36,7 @@ const cliPath = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
 /** What every mode answers. */
 export interface TestProxy {
-  /** `http://127.0.0.1:PORT` of the Kubernetes API listener. */
+  /** `http://127.0.0.1:PORT` (`https://` with `tls`) of the Kubernetes API listener. */
   url: string;
   /** kubeconfig whose server is the proxy, user the fixture's admin bearer token. */
   kubeconfig: string;
@@ -76,8 +76,30 @@ export interface ProxyFlags {
   kubeconfig?: string;
   /** `--listen`; default an ephemeral loopback port. The ops listener always gets one. */
   listen?: string;
+  /**
+   * Serve the API listener over TLS with the fixture's proxy serving certificate and verify client
+   * certificates against the apiserver's client CA (`--tls-cert-file`, `--tls-private-key-file`,
+   * `--client-ca-file`).
+   */
+  tls?: boolean;
+  /** `--delegated-auth` (implies `tls`). */
+  delegatedAuth?: boolean;
   /** Further flags, after the ones above. */
   args?: string[];
+}
+
+/** The TLS and delegated-auth flags of `o` for fixture `f` (see {@link ProxyFlags.tls}). */
+export function authFlags(f: Fixture, o: Pick<ProxyFlags, 'tls' | 'delegatedAuth'>): string[] {
+  if (!o.tls && !o.delegatedAuth) return [];
+  return [
+    '--tls-cert-file',
+    f.proxyTls.certFile,
+    '--tls-private-key-file',
+    f.proxyTls.keyFile,
+    '--client-ca-file',
+    f.clientCaFile,
+    ...(o.delegatedAuth ? ['--delegated-auth'] : []),
+  ];
 }
 
 /** `run: 'in-process'` (the default). */
@@ -112,6 +134,7 @@ export async function startProxy(
   const client = async (url: string) => ({
     kubeconfig: await writeKubeconfig(join(f.dir, `proxy-${process.pid}-${++seq}.kubeconfig`), {
       server: url,
+      ...(url.startsWith('https:') ? { caFile: f.caFile } : {}),
       user: { token: f.tokens.admin },
     }),
     auth: { authorization: `Bearer ${f.tokens.admin}` },
@@ -129,6 +152,7 @@ export async function startProxy(
     o.listen ?? '127.0.0.1:0',
     '--ops-listen',
     '127.0.0.1:0',
+    ...authFlags(f, o),
     ...(o.args ?? []),
   ];
   if (o.run === 'cli') {
@@ -228,7 +252,7 @@ export function spawnProxyCli(args: string[], env: NodeJS.ProcessEnv = {}): CliP
           30_000,
         );
         const check = () => {
-          const m = /"address":"(http:\/\/[^"]+)","ops":"(http:\/\/[^"]+)"/.exec(out);
+          const m = /"address":"(https?:\/\/[^"]+)","ops":"(https?:\/\/[^"]+)"/.exec(out);
           if (m) {
             clearTimeout(timer);
             child.stdout!.off('data', check);
