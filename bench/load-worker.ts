@@ -2,7 +2,8 @@
  * One autocannon run in its own (pinned) process, so the load generator's CPU is separate from
  * the server under test:  node bench/load-worker.ts '<LoadSpec JSON>'  → one JSON line
  * ({@link LoadResult}). A `patchAnnotation` spec sends a merge-patch whose value changes on every
- * request, so the apiserver really writes instead of short-circuiting a no-op.
+ * request, so the apiserver really writes instead of short-circuiting a no-op; a `tokens` spec
+ * sends the next token of the list on every request (distinct client identities).
  */
 import autocannon from 'autocannon';
 import type { LoadResult, LoadSpec } from './load.ts';
@@ -17,7 +18,17 @@ const opts: autocannon.Options = {
   headers: spec.headers,
   timeout: 60,
 };
-if (spec.patchAnnotation) {
+if (spec.tokens?.length) {
+  const tokens = spec.tokens;
+  opts.requests = [
+    {
+      setupRequest: (req) => ({
+        ...req,
+        headers: { ...req.headers, authorization: `Bearer ${tokens[n++ % tokens.length]}` },
+      }),
+    },
+  ];
+} else if (spec.patchAnnotation) {
   opts.requests = [
     {
       setupRequest: (req) => ({

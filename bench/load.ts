@@ -15,6 +15,8 @@ export interface LoadSpec {
   headers: Record<string, string>;
   /** PATCH only: the annotation key whose value changes on every request. */
   patchAnnotation?: string;
+  /** Bearer tokens sent round robin, one per request (distinct client identities). */
+  tokens?: string[];
 }
 
 /** autocannon's summary of one run. Latencies ms; bytes/s average over the run. */
@@ -46,12 +48,15 @@ export function runLoad(spec: LoadSpec, cpu: string): Promise<LoadResult> {
   });
 }
 
-/** The headers client-go sends on a LIST/GET (Go's transport adds `Accept-Encoding: gzip`). */
-export function clientHeaders(token: string, gzip: boolean): Record<string, string> {
+/**
+ * The headers client-go sends on a LIST/GET (Go's transport adds `Accept-Encoding: gzip`);
+ * without `token`, no Authorization header (a client with no credential).
+ */
+export function clientHeaders(token: string | undefined, gzip: boolean): Record<string, string> {
   return {
     accept: 'application/json, */*',
     'user-agent': 'kube-cache-proxy-bench/0.1 (linux/amd64) kubernetes/bench',
-    authorization: `Bearer ${token}`,
+    ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
     ...(gzip ? { 'accept-encoding': 'gzip' } : {}),
   };
 }

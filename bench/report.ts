@@ -73,6 +73,24 @@ export interface BenchResults {
     }>;
   };
   passthrough: Array<{ op: string; target: string; rps: Num; p50Ms: Num; p99Ms: Num; non2xx: Num }>;
+  /** Issue 10 (bench/identity.ts); absent in results of older runs. */
+  identity?: Array<{
+    query: string;
+    target: string;
+    identities: Num;
+    rps: Num;
+    p50Ms: Num;
+    p99Ms: Num;
+    requests: Num;
+    non2xx: Num;
+    errors: Num;
+    tokenReviews: Num;
+    subjectAccessReviews: Num;
+    tokenReviewsPer1000: Num;
+    subjectAccessReviewsPer1000: Num;
+    ttlS: Num;
+    durationS: Num;
+  }>;
 }
 
 interface WatchRowView {
@@ -132,6 +150,16 @@ export function headline(r: BenchResults) {
     fanout: { watchers: w1000('proxy')?.watchers, proxy: w1000('proxy'), direct: w1000('direct') },
     upstream: { probes: up('proxy')?.probes, proxy: up('proxy'), direct: up('direct') },
     rssPerJsonByte: cold.map((c) => ({ what: c.what, ratio: c.rssPerJsonByte })),
+    identity: ['get', 'namespace'].map((q) => {
+      const row = (t: string) => r.identity?.find((x) => x.query === q && x.target === t);
+      const d = row('proxy (delegated auth)');
+      return {
+        query: q,
+        delegated: d,
+        vsNoAuth: (d?.rps ?? Number.NaN) / (row('proxy (no auth)')?.rps ?? Number.NaN),
+        vsDirect: (d?.rps ?? Number.NaN) / (row('direct')?.rps ?? Number.NaN),
+      };
+    }),
   };
 }
 
@@ -155,6 +183,12 @@ export function renderHeadline(r: BenchResults): string {
     out.push(
       `- ${up.probes} client-go informers: upstream LIST+WATCH requests ${up.direct.lists + up.direct.watches} direct vs ${up.proxy.lists + up.proxy.watches} through the proxy (${up.direct.lists + up.direct.watches - up.proxy.lists - up.proxy.watches} saved), upstream bytes ${fmt(up.direct.upstreamMiB)} vs ${fmt(up.proxy.upstreamMiB)} MiB, apiserver CPU ${fmt(up.direct.apiserverCpuS)} vs ${fmt(up.proxy.apiserverCpuS)} s.`,
     );
+  for (const x of h.identity) {
+    if (!x.delegated) continue;
+    out.push(
+      `- ${x.delegated.identities} ServiceAccounts, ${QUERY[x.query] ?? x.query} over TLS with delegated auth: ${fmt(x.delegated.rps, 0)} req/s, p99 ${fmt(x.delegated.p99Ms, 0)} ms = ${fmt(x.vsNoAuth, 2)}× the proxy without auth, ${fmt(x.vsDirect, 1)}× direct; ${fmt(x.delegated.tokenReviewsPer1000, 2)} TokenReviews and ${fmt(x.delegated.subjectAccessReviewsPer1000, 2)} SubjectAccessReviews per 1,000 requests (TTLs ${x.delegated.ttlS} s, ${x.delegated.durationS} s run).`,
+    );
+  }
   out.push(
     `- Proxy RSS per byte of cached JSON: ${h.rssPerJsonByte.map((x) => `${x.what.replace('proxy ', '').replace(' (watch-list)', '')} ${fmt(x.ratio, 2)}`).join(', ')}.`,
   );
@@ -325,6 +359,40 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
       r.passthrough.map((x) => [x.op, x.target, fmt(x.rps), fmt(x.p50Ms, 0), fmt(x.p99Ms, 0), x.non2xx]),
     ),
   );
+  if (r.identity?.length)
+    out.push(
+      '',
+      `**Identities** (issue 10: 100 distinct ServiceAccounts with \`view\` in one namespace, round robin, every row over TLS; decision-cache TTLs ${r.identity[0]!.ttlS} s, rows of ${r.identity[0]!.durationS} s; TokenReviews and SubjectAccessReviews as counted by the apiserver during the row)`,
+      '',
+      table(
+        [
+          'query',
+          'target',
+          'identities',
+          'req/s',
+          'p50 ms',
+          'p99 ms',
+          'errors',
+          'TokenReviews',
+          'SARs',
+          'TR / 1,000 req',
+          'SAR / 1,000 req',
+        ],
+        r.identity.map((x) => [
+          QUERY[x.query] ?? x.query,
+          x.target,
+          x.identities,
+          fmt(x.rps),
+          fmt(x.p50Ms, 0),
+          fmt(x.p99Ms, 0),
+          x.non2xx + x.errors,
+          x.tokenReviews,
+          x.subjectAccessReviews,
+          fmt(x.tokenReviewsPer1000, 2),
+          fmt(x.subjectAccessReviewsPer1000, 2),
+        ]),
+      ),
+    );
   return out.join('\n');
 }
 

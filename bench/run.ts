@@ -17,6 +17,7 @@ import { Agent, request } from 'undici';
 import { createUpstream, type Upstream } from '../src/upstream/connection.ts';
 import { type Fixture, startFixture, writeKubeconfig } from '../test/fixture/index.ts';
 import { diffUpstream, upstreamCounters } from './apiserver-metrics.ts';
+import { identityScenario } from './identity.ts';
 import { clientHeaders, type LoadResult, runLoad } from './load.ts';
 import { cpuMeter, cpuSeconds, peakRssBytes, pin, round, rssBytes } from './proc.ts';
 import { type ProxyProcess, startProxy } from './proxy-process.ts';
@@ -48,6 +49,8 @@ const P = quick
       probes: [1, 5],
       probeMs: 1000,
       passS: 2,
+      // Issue 10: 100 identities; each row at least twice the decision-cache TTLs.
+      identity: { identities: 100, durationS: 2, ttlS: 1 },
     }
   : {
       data: { pods: 10_000, namespaces: 100, nodes: 50, podBytes: 5000 } satisfies PodDataset,
@@ -61,6 +64,7 @@ const P = quick
       probes: [1, 10, 50],
       probeMs: 2000,
       passS: 5,
+      identity: { identities: 100, durationS: 20, ttlS: 10 },
     };
 
 const log = (msg: string) => process.stderr.write(`bench ${new Date().toISOString().slice(11, 19)} ${msg}\n`);
@@ -539,6 +543,8 @@ function versions(f: Fixture) {
       watchS: P.watchS,
       passS: P.passS,
       probeMs: P.probeMs,
+      identityS: P.identity.durationS,
+      identityTtlS: P.identity.ttlS,
     },
   };
 }
@@ -585,6 +591,12 @@ async function main(): Promise<void> {
         server: url,
         user: { token: f.tokens.admin },
       });
+    const identity = await identityScenario(
+      f,
+      up,
+      { ...P.identity, connections: P.connections, proxyCpu: PROXY_CPU, loadCpu },
+      log,
+    );
     const upstream = await upstreamScenario(f, up, apiPids, proxyKubeconfig);
     const cold = await coldScenario(f, cmNamespace);
     await up.close();
@@ -603,6 +615,7 @@ async function main(): Promise<void> {
       upstream,
       cold,
       passthrough,
+      identity,
     };
     const name = quick ? 'quick' : 'latest';
     mkdirSync(outDir, { recursive: true });

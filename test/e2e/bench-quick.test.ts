@@ -65,6 +65,22 @@ test('npm run bench -- --quick writes results for every scenario', { timeout: 30
     assert.ok(proxy5 >= 1 && proxy5 <= 2, `proxy upstream watches ${proxy5}`);
     assert.equal(r.cold.proxy.find((x) => x.what.startsWith('proxy pods'))!.objects, 1000);
     assert.equal(r.passthrough.length, 4);
+    // Issue 10: 100 identities over TLS, GET and LIST, delegated auth vs no auth vs direct.
+    const id = r.identity ?? [];
+    assert.deepEqual(
+      id.map((x) => `${x.query}:${x.target}`),
+      ['direct', 'proxy (no auth)', 'proxy (delegated auth)'].flatMap((t) => [`get:${t}`, `namespace:${t}`]),
+    );
+    for (const row of id) {
+      assert.ok(row.rps > 0, `identity ${row.query} ${row.target}: no requests`);
+      assert.equal(row.non2xx + row.errors, 0, `identity ${row.query} ${row.target}: failed requests`);
+      assert.ok(row.durationS >= 2 * row.ttlS, `identity ${row.target}: run shorter than twice the TTLs`);
+      if (row.target === 'proxy (delegated auth)') {
+        // Every identity reviewed at least once; far fewer reviews than requests (the decision caches work).
+        assert.ok(row.tokenReviews >= 1 && row.subjectAccessReviews >= 1, JSON.stringify(row));
+        assert.ok(row.tokenReviews < row.requests / 2, JSON.stringify(row));
+      } else assert.equal(row.tokenReviews + row.subjectAccessReviews, 0, JSON.stringify(row));
+    }
     assert.match(readFileSync(join(out, 'quick.md'), 'utf8'), /\*\*Headline\*\*/);
     assert.match(readFileSync(join(out, 'quick.svg'), 'utf8'), /^<svg /);
   } finally {
