@@ -1,6 +1,6 @@
 /**
- * Issue 10's bench rows: 100 distinct ServiceAccount identities (each with ClusterRole `view` in
- * one namespace by a RoleBinding) doing cached GET and LIST, every row over TLS on the listener:
+ * Issue 10's bench rows: 100 distinct ServiceAccount identities (each may read pods in one namespace:
+ * the fixture's ClusterRole `kcp-read` by a RoleBinding) doing cached GET and LIST, every row over TLS on the listener:
  * req/s and p99 through the proxy with `--delegated-auth` (each request carries the next
  * identity's token, round robin), through the proxy without auth (no credential: the sidecar's
  * cached path), and directly against the apiserver (the same 100 tokens). For the delegated rows,
@@ -11,7 +11,7 @@
  */
 import { request } from 'undici';
 import type { Upstream } from '../src/upstream/connection.ts';
-import type { Fixture } from '../test/fixture/index.ts';
+import { type Fixture, READ_CLUSTER_ROLE } from '../test/fixture/index.ts';
 import { clientHeaders, type LoadResult, runLoad } from './load.ts';
 import { type ProxyProcess, startProxy } from './proxy-process.ts';
 import { nsName, parallel, podName } from './seed.ts';
@@ -63,7 +63,7 @@ async function call(
   return { status: res.statusCode, text: await res.body.text() };
 }
 
-/** Creates `n` ServiceAccounts `bench-id-NNN` in the bench namespace, one RoleBinding to `view`, and a token each. */
+/** Creates `n` ServiceAccounts `bench-id-NNN` in the bench namespace, one RoleBinding to the fixture's read ClusterRole, and a token each. */
 export async function benchIdentities(up: Upstream, n: number): Promise<string[]> {
   const names = Array.from({ length: n }, (_, i) => `bench-id-${String(i).padStart(3, '0')}`);
   await parallel(n, 16, async (i) => {
@@ -75,7 +75,7 @@ export async function benchIdentities(up: Upstream, n: number): Promise<string[]
   });
   const rb = await call(up, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
     metadata: { name: 'bench-identities-view' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: READ_CLUSTER_ROLE },
     subjects: names.map((name) => ({ kind: 'ServiceAccount', name, namespace: NS })),
   });
   if (rb.status !== 201 && rb.status !== 409) throw new Error(`rolebinding: ${rb.status} ${rb.text}`);

@@ -362,7 +362,7 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
   if (r.identity?.length)
     out.push(
       '',
-      `**Identities** (issue 10: 100 distinct ServiceAccounts with \`view\` in one namespace, round robin, every row over TLS; decision-cache TTLs ${r.identity[0]!.ttlS} s, rows of ${r.identity[0]!.durationS} s; TokenReviews and SubjectAccessReviews as counted by the apiserver during the row)`,
+      `**Identities** (issue 10: 100 distinct ServiceAccounts that may read pods in one namespace, round robin, every row over TLS; decision-cache TTLs ${r.identity[0]!.ttlS} s, rows of ${r.identity[0]!.durationS} s; TokenReviews and SubjectAccessReviews as counted by the apiserver during the row)`,
       '',
       table(
         [

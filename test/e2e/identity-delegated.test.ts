@@ -9,7 +9,13 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
-import { type Fixture, runProbe, sharedFixture, writeKubeconfig } from '../fixture/index.ts';
+import {
+  type Fixture,
+  READ_CLUSTER_ROLE,
+  runProbe,
+  sharedFixture,
+  writeKubeconfig,
+} from '../fixture/index.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 const TTL_MS = 2000;
@@ -53,7 +59,15 @@ describe('issue 10: delegated mode over TLS', () => {
     const sa = `revoke-${ns.split('-').pop()}`;
     for (const args of [
       ['create', 'serviceaccount', sa, '-n', 'kcp-system'],
-      ['create', 'rolebinding', 'view', '--clusterrole=view', `--serviceaccount=kcp-system:${sa}`, '-n', ns],
+      [
+        'create',
+        'rolebinding',
+        'view',
+        `--clusterrole=${READ_CLUSTER_ROLE}`,
+        `--serviceaccount=kcp-system:${sa}`,
+        '-n',
+        ns,
+      ],
     ]) {
       const r = await f.kubectl(args);
       assert.equal(r.code, 0, r.stderr);

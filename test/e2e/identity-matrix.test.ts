@@ -75,7 +75,8 @@ describe('issue 10: identity matrix, delegated mode over TLS vs direct', () => {
     // The matrix is not vacuous: every identity has allowed and denied cells.
     for (const id of ids) {
       const mine = rs.filter((r) => r.identity === id).map((r) => r.direct.status);
-      if (id.name !== 'anonymous') assert.ok(mine.includes(200), `${id.name}: no allowed cell`);
+      if (id.name !== 'anonymous' && id.name !== 'none')
+        assert.ok(mine.includes(200), `${id.name}: no allowed cell`);
       if (id.name !== 'admin-cert' && id.name !== 'admin-token')
         assert.ok(mine.includes(403), `${id.name}: no denied cell: ${mine}`);
     }
@@ -142,7 +143,7 @@ describe('issue 10: identity matrix, delegated mode over TLS vs direct', () => {
     assert.equal(
       status.message,
       'pods is forbidden: User "system:node:n1" cannot list resource "pods" in API group "" at the cluster scope: ' +
-        'can only list/watch pods with spec.nodeName field selector',
+        'node: can only list/watch pods with spec.nodeName field selector',
     );
     assert.equal(status.details.kind, 'pods');
 

@@ -79,6 +79,7 @@ export function matrixCells(s: MatrixScope): Cell[] {
     c('uncached LIST secrets own', `/api/v1/namespaces/${own}/secrets?${sel}`),
     c('uncached GET secret other missing', `/api/v1/namespaces/${other}/secrets/idm-missing`),
     c('uncached LIST serviceaccounts cluster', `/api/v1/serviceaccounts?${sel}`),
+    c('uncached LIST serviceaccounts own', `/api/v1/namespaces/${own}/serviceaccounts`),
     c('write POST configmap own (dry run)', `/api/v1/namespaces/${own}/configmaps?dryRun=All`, {
       method: 'POST',
       body: cm(own),
