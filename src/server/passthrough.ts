@@ -130,7 +130,9 @@ export async function passThrough(
       if (body.complete) res.end(body.data);
       else {
         res.write(body.data);
-        await pipeline(up.body, res);
+        // The rest from the SAME iterator: a second consumer of `up.body` (pipe, 'data') never
+        // flows while the first iterator's 'readable' listener holds it (the answer stalled).
+        await pipeline(body.rest, res);
       }
       return;
     }
@@ -153,18 +155,20 @@ function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
+/** The first `cap` bytes or more of `body`, and the rest as the same iterator's remainder. */
 async function readCapped(
   body: AsyncIterable<Buffer>,
   cap: number,
-): Promise<{ data: Buffer; complete: boolean }> {
+): Promise<{ data: Buffer; complete: boolean; rest: AsyncIterable<Buffer> }> {
   const chunks: Buffer[] = [];
   let n = 0;
   const it = body[Symbol.asyncIterator]();
+  const rest = { [Symbol.asyncIterator]: () => it };
   for (;;) {
     const { value, done } = await it.next();
-    if (done) return { data: Buffer.concat(chunks), complete: true };
+    if (done) return { data: Buffer.concat(chunks), complete: true, rest };
     chunks.push(value);
     n += value.length;
-    if (n > cap) return { data: Buffer.concat(chunks), complete: false };
+    if (n > cap) return { data: Buffer.concat(chunks), complete: false, rest };
   }
 }

@@ -146,6 +146,25 @@ describe('pass-through against a local upstream', () => {
     assert.equal(proxy.writes.required('configmaps.'), 0n);
   });
 
+  it('passes a read of a cached resource larger than the RV tee prefix upstream whole (regression: stalled at 64 KiB)', async () => {
+    const items = Array.from({ length: 3000 }, (_, i) => ({
+      metadata: { name: `p${i}`, resourceVersion: String(i + 1) },
+    }));
+    const big = JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '9000' }, items });
+    assert.ok(big.length > 2 * 64 * 1024);
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // Several writes, so the answer arrives in many chunks.
+      for (let i = 0; i < big.length; i += 16 * 1024) res.write(big.slice(i, i + 16 * 1024));
+      res.end();
+    };
+    // `pretty` is answered upstream (the apiserver's own indentation).
+    const r = await call('GET', '/api/v1/namespaces/a/pods?pretty=true');
+    assert.equal(r.status, 200);
+    assert.equal(r.body.length, big.length);
+    assert.equal(r.body, big);
+  });
+
   it('streams a pass-through watch event by event', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => {
