@@ -263,6 +263,8 @@ function answerTee(l: Lifecycle, x: Exchange): { tee: AnswerTee } | Record<strin
   if (!info || !l.registry.tracksWritesTo(info.group, info.resource, info.namespace)) return {};
   const key = writeKey(info.group, info.resource);
   if (WRITE_METHODS.has(x.method)) {
+    // A server-side dry run persists nothing (its answer has no resourceVersion): not a write.
+    if (x.query.has('dryRun')) return {};
     return {
       tee: {
         maxBytes: MAX_TEE_BYTES,

@@ -165,6 +165,22 @@ describe('pass-through against a local upstream', () => {
     assert.equal(r.body, big);
   });
 
+  it('a server-side dry run through the proxy is no write: the resource does not go blind (regression)', async () => {
+    handler = (_req, res) => {
+      res.writeHead(201, { 'content-type': 'application/json' });
+      // What the apiserver answers to a dry-run create: no resourceVersion.
+      res.end('{"kind":"Pod","apiVersion":"v1","metadata":{"name":"d","namespace":"a"}}');
+    };
+    const r = await call(
+      'POST',
+      '/api/v1/namespaces/a/pods?dryRun=All',
+      { 'content-type': 'application/json' },
+      '{}',
+    );
+    assert.equal(r.status, 201);
+    assert.equal(proxy.writes.isBlind('pods.'), false);
+  });
+
   it('streams a pass-through watch event by event', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => {
