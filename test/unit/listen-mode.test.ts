@@ -26,7 +26,8 @@ describe('checkListenMode (sidecar, authenticated, refused)', () => {
   it('hostNetwork on loopback is refused too', () => {
     assert.throws(
       () => checkListenMode({ ...base, hostNetwork: true }, '--host-network'),
-      /--host-network: the pod's loopback is shared/,
+      (e: unknown) =>
+        e instanceof ConfigError && e.message.startsWith("--host-network: the pod's loopback is shared"),
     );
   });
   it('loopback names', () => {
