@@ -273,7 +273,7 @@ function convert(spec: OptionSpec, where: string, raw: unknown): unknown {
       return raw;
     case 'bool':
       if (typeof raw === 'boolean') return raw;
-      if (typeof raw === 'string' && GO_BOOL[raw] !== undefined) return GO_BOOL[raw];
+      if (typeof raw === 'string' && Object.hasOwn(GO_BOOL, raw)) return GO_BOOL[raw];
       throw new ConfigError(`${where}: invalid value ${JSON.stringify(raw)} (want true or false)`);
     case 'duration': {
       const ms = typeof raw === 'string' ? parseGoDuration(raw) : undefined;

@@ -47,7 +47,12 @@ export class ProxyIdentity {
   constructor(o: ProxyIdentityOptions) {
     this.#o = o;
     const now = o.now ?? Date.now;
-    this.#compared = new LRUCache({ max: 10_000, ttl: Math.max(o.ttlMs ?? 10_000, 1), perf: { now } });
+    this.#compared = new LRUCache({
+      max: 10_000,
+      ttl: Math.max(o.ttlMs ?? 10_000, 1),
+      ttlResolution: 0,
+      perf: { now },
+    });
   }
 
   /** Whether the client's `Authorization` header value is the proxy's identity. Never throws. */

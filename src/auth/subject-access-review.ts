@@ -61,6 +61,7 @@ export class SubjectAccessReviewAuthorizer {
     this.#cache = new LRUCache({
       max: o.max ?? 10_000,
       ttl: Math.max(o.authorizedTtlMs, o.unauthorizedTtlMs, 1),
+      ttlResolution: 0,
       perf: { now: () => clock.now() },
     });
   }

@@ -68,7 +68,12 @@ export class TokenReviewAuthenticator {
     const clock = o.clock ?? realClock;
     this.#cache =
       o.ttlMs > 0
-        ? new LRUCache({ max: o.max ?? 10_000, ttl: o.ttlMs, perf: { now: () => clock.now() } })
+        ? new LRUCache({
+            max: o.max ?? 10_000,
+            ttl: o.ttlMs,
+            ttlResolution: 0,
+            perf: { now: () => clock.now() },
+          })
         : undefined;
   }
 
