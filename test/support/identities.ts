@@ -78,6 +78,9 @@ export class IdentityClient {
       a = new Agent({
         connect: { ca: this.caPem, ...(id.cert ? { cert: id.cert.cert, key: id.cert.key } : {}) },
         bodyTimeout: 60_000,
+        // HTTP/1.1 to both: undici 8 negotiates h2 with the apiserver, whose GOAWAY on a busy
+        // connection fails the requests in flight (a transport event, not an answer to compare).
+        allowH2: false,
       });
       this.agents.set(id.name, a);
     }
