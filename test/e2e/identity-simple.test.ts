@@ -67,6 +67,10 @@ describe('issue 10: simple mode on loopback', () => {
         { kind: s.kind, apiVersion: s.apiVersion, status: s.status, reason: s.reason, code: s.code },
         { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403 },
       );
+      assert.match(
+        (JSON.parse(r.body) as { message: string }).message,
+        /^Host "evil\.example:8001" is not accepted by --accept-hosts/,
+      );
       assert.doesNotMatch(r.body, /ConfigMapList/);
     });
 
