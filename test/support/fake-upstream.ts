@@ -61,7 +61,7 @@ export const FAKE_USER = {
 };
 
 /** Answers TokenReview and SelfSubjectReview POSTs (true = answered). */
-function answerReview(req: IncomingMessage, res: ServerResponse): boolean {
+export function answerReview(req: IncomingMessage, res: ServerResponse): boolean {
   const path = (req.url ?? '').split('?')[0];
   if (req.method !== 'POST') return false;
   const review = path === '/apis/authentication.k8s.io/v1/tokenreviews';
