@@ -69,7 +69,7 @@ describe('issue 10: simple mode on loopback', () => {
       );
       assert.match(
         (JSON.parse(r.body) as { message: string }).message,
-        /^Host "evil\.example:8001" is not accepted by --accept-hosts/,
+        /^forbidden: Host "evil\.example:8001" is not accepted by --accept-hosts \(/,
       );
       assert.doesNotMatch(r.body, /ConfigMapList/);
     });
