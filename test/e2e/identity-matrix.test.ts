@@ -7,12 +7,18 @@
  * status code and the Status body through the proxy equal the direct answer for every cell, and
  * every allowed cached read is served from the cache. The one documented difference: without
  * `--impersonate-certificate-clients` an x509 client's uncached request is refused with a 403
- * naming that flag (its certificate cannot cross the hop); with the flag it equals direct.
+ * naming that flag (its certificate cannot cross the hop); with the flag it equals direct: the
+ * node n1 with the proxy's identity holding only deploy/'s constrained impersonation RBAC (a
+ * cluster-admin requestor may be put in the apiserver's legacy mode, where a node impersonated by
+ * `Impersonate-User` alone gets no `system:nodes`), the admin certificate (system:masters, which
+ * constrained impersonation always refuses — asserted as that exact refusal) with a cluster-admin
+ * proxy identity (the authenticated-legacy overlay).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { constrainedProxyIdentity } from '../support/constrained-identity.ts';
 import { eventually } from '../support/eventually.ts';
 import { type Identity, IdentityClient, matrixIdentities } from '../support/identities.ts';
 import {
@@ -38,6 +44,8 @@ describe('issue 10: identity matrix, delegated mode over TLS vs direct', () => {
   let cells: Cell[];
   let plain: InProcessProxy;
   let impersonating: InProcessProxy;
+  let legacyImpersonating: InProcessProxy;
+  let constrained: { kubeconfig: string; cleanup(): Promise<void> };
   const results = new Map<InProcessProxy, CellResult[]>();
 
   /** Every (identity, cell) through `p`, four at a time. */
@@ -59,11 +67,25 @@ describe('issue 10: identity matrix, delegated mode over TLS vs direct', () => {
     cells = matrixCells(scope);
     const flags = { resources: 'configmaps,pods', delegatedAuth: true };
     plain = await startProxy(f, flags);
-    impersonating = await startProxy(f, { ...flags, args: ['--impersonate-certificate-clients'] });
+    // The impersonating proxy runs with the RBAC deploy/ ships (constrained impersonation), not cluster-admin.
+    constrained = await constrainedProxyIdentity(f, `idm-proxy-${scope.run}`, {
+      cached: ['configmaps', 'pods'],
+      forwarded: ['configmaps', 'pods', 'secrets', 'serviceaccounts'],
+    });
+    impersonating = await startProxy(f, {
+      ...flags,
+      kubeconfig: constrained.kubeconfig,
+      args: ['--impersonate-certificate-clients'],
+    });
+    // And one whose identity is cluster-admin (legacy `impersonate` allowed, as the
+    // authenticated-legacy overlay grants): the only way a system:masters client can cross.
+    legacyImpersonating = await startProxy(f, { ...flags, args: ['--impersonate-certificate-clients'] });
   });
   after(async () => {
     await plain?.stop();
     await impersonating?.stop();
+    await legacyImpersonating?.stop();
+    await constrained?.cleanup();
     await client?.close();
   });
 
@@ -122,15 +144,47 @@ describe('issue 10: identity matrix, delegated mode over TLS vs direct', () => {
     }
   });
 
-  test('x509 clients with --impersonate-certificate-clients: every cell answers as the apiserver', async () => {
-    const rs = await runMatrix(impersonating, (id) => x509(id));
+  /** Asserts every cell of `rs` equals direct; uncached ones went upstream, allowed cached ones did not. */
+  const assertEqualDirect = (rs: CellResult[]) => {
     const bad = rs.filter((r) => !isDeepStrictEqual(r.want, r.got)).map(describeMismatch);
     assert.deepEqual(bad, [], `${bad.length} of ${rs.length} cells differ:\n${bad.join('\n')}`);
-    // The uncached ones really went upstream (impersonated), the allowed cached ones did not.
     for (const r of rs) {
       if (!r.cell.cached) assert.equal(r.proxy.fromCache, false, describeMismatch(r));
       else if (r.direct.status === 200) assert.equal(r.proxy.fromCache, true, describeMismatch(r));
     }
+  };
+
+  test("with the flag and deploy/'s constrained impersonation RBAC: the node n1's every cell answers as the apiserver", async () => {
+    const rs = await runMatrix(impersonating, (id) => id.name === 'node-n1');
+    assert.equal(rs.length, cells.length);
+    assertEqualDirect(rs);
+  });
+
+  test('with the flag and constrained RBAC: system:masters is never impersonated (the apiserver refuses it), cached cells as direct', async () => {
+    const rs = await runMatrix(impersonating, (id) => id.name === 'admin-cert');
+    assertEqualDirect(rs.filter((r) => r.cell.cached));
+    const sa = `system:serviceaccount:kcp-system:idm-proxy-${scope.run}`;
+    for (const r of rs.filter((x) => !x.cell.cached)) {
+      const where = describeMismatch(r);
+      assert.equal(r.proxy.status, 403, where);
+      assert.equal(r.proxy.fromCache, false, where);
+      assert.deepEqual(JSON.parse(r.proxy.body), {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `groups.authentication.k8s.io "system:masters" is forbidden: User "${sa}" cannot impersonate:user-info resource "groups" in API group "authentication.k8s.io" at the cluster scope: impersonating the system:masters group is not allowed`,
+        reason: 'Forbidden',
+        details: { name: 'system:masters', group: 'authentication.k8s.io', kind: 'groups' },
+        code: 403,
+      });
+    }
+  });
+
+  test('with the flag and a cluster-admin proxy identity (legacy impersonation): the admin certificate answers as the apiserver', async () => {
+    const rs = await runMatrix(legacyImpersonating, (id) => id.name === 'admin-cert');
+    assert.equal(rs.length, cells.length);
+    assertEqualDirect(rs);
   });
 
   test("the node n1: 403 on /api/v1/pods with the Node authorizer's reason, 200 from the cache with spec.nodeName=n1", async () => {
