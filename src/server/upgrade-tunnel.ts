@@ -2,8 +2,8 @@
  * HTTP Upgrade passed through: `kubectl exec`, `attach`, `port-forward` and `cp` (SPDY/3.1 or
  * WebSocket with any channel subprotocol, e.g. `v5.channel.k8s.io`,
  * `SPDY/3.1+portforward.k8s.io`), and WebSocket watches. The request goes to the apiserver with
- * undici's `Dispatcher.dispatch` and `upgrade` (the pools of `UpstreamTarget`, so the
- * kubeconfig's TLS and the client-credential pools apply); then:
+ * undici's `Dispatcher.dispatch` and `upgrade` over the HTTP/1.1-only pools of `UpstreamTarget`
+ * (`upgradeDispatcher`: the kubeconfig's TLS, the client-credential pools apply); then:
  *
  * - `101 Switching Protocols`: the upstream's head (its raw header lines, in order) is written to
  *   the client, and the two sockets are joined byte for byte (`pipe`, with backpressure). An end
@@ -59,11 +59,12 @@ export async function tunnelDispatcher(
   headers: Record<string, string | string[]>,
 ): Promise<Dispatcher> {
   if (headers.authorization !== undefined) {
-    return (upstream.clientCredentialPools ?? upstream).longRunningDispatcher;
+    const pools = upstream.clientCredentialPools ?? upstream;
+    return pools.upgradeDispatcher ?? pools.longRunningDispatcher;
   }
   const auth = await upstream.authorization();
   if (auth !== undefined) headers.authorization = auth;
-  return upstream.longRunningDispatcher;
+  return upstream.upgradeDispatcher ?? upstream.longRunningDispatcher;
 }
 
 /**
