@@ -8,7 +8,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { checkListenMode, FILE_KEYS } from './listen-mode.ts';
 import { ConfigError } from './util/errors.ts';
+import { GO_BOOL, parseGoDuration } from './util/go-values.ts';
 import { type ListenAddress, parseListenAddress } from './util/listen-address.ts';
 
 export type { ListenAddress };
@@ -29,9 +31,28 @@ export interface Config {
   maxInflight: number;
   /** Cap on concurrent watches and other long-running requests (429 past it). */
   maxWatchers: number;
+  /** PEM serving certificate and key of the main listener (TLS when both are set). */
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  /** PEM CA bundle that verifies x509 client certificates (user = CN, groups = O). */
+  clientCaFile?: string;
+  /** Authenticated mode: TokenReview / client CA authentication, SubjectAccessReview of every cached read. */
+  delegatedAuth: boolean;
+  /** TokenReview answer cache TTL (ms), success and failure. */
+  authenticationTokenWebhookCacheTtl: number;
+  /** SubjectAccessReview "allowed" cache TTL (ms). */
+  authorizationWebhookCacheAuthorizedTtl: number;
+  /** SubjectAccessReview "denied" cache TTL (ms). */
+  authorizationWebhookCacheUnauthorizedTtl: number;
+  /** Forward x509 clients' pass-through requests with impersonation headers by the proxy's identity. */
+  impersonateCertificateClients: boolean;
+  /** Regexps (source text) a request's Host (port stripped) must match, without authentication. */
+  acceptHosts: string[];
+  /** The pod runs with hostNetwork (flag, or env POD_IP equal to HOST_IP). */
+  hostNetwork: boolean;
 }
 
-type Kind = 'string' | 'list' | 'address' | 'enum' | 'int';
+type Kind = 'string' | 'list' | 'address' | 'enum' | 'int' | 'bool' | 'duration' | 'regexps';
 
 /** One setting of the schema. */
 export interface OptionSpec {
@@ -76,7 +97,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'address',
     default: '127.0.0.1:8001',
     description:
-      'HOST:PORT of the Kubernetes API listener. Loopback only until client authentication exists.',
+      'HOST:PORT of the Kubernetes API listener. A non-loopback address requires --tls-cert-file, --tls-private-key-file and --delegated-auth.',
   },
   {
     key: 'opsListen',
@@ -122,6 +143,90 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 1000,
     description: 'Maximum concurrent watches and other long-running requests; more get 429 with Retry-After.',
   },
+  {
+    key: 'tlsCertFile',
+    flag: 'tls-cert-file',
+    env: 'KCP_TLS_CERT_FILE',
+    kind: 'string',
+    description:
+      'PEM serving certificate (chain) of the main listener; with --tls-private-key-file it serves HTTPS.',
+  },
+  {
+    key: 'tlsPrivateKeyFile',
+    flag: 'tls-private-key-file',
+    env: 'KCP_TLS_PRIVATE_KEY_FILE',
+    kind: 'string',
+    description: 'PEM private key of --tls-cert-file.',
+  },
+  {
+    key: 'clientCaFile',
+    flag: 'client-ca-file',
+    env: 'KCP_CLIENT_CA_FILE',
+    kind: 'string',
+    description:
+      'PEM CA bundle verifying client certificates on the TLS listener: user = CN, groups = O plus system:authenticated (as the apiserver).',
+  },
+  {
+    key: 'delegatedAuth',
+    flag: 'delegated-auth',
+    env: 'KCP_DELEGATED_AUTH',
+    kind: 'bool',
+    default: false,
+    description:
+      "Authenticated mode: bearer tokens checked by TokenReview, client certificates by --client-ca-file, every cached read authorized by SubjectAccessReview; requests without credentials go upstream without the proxy's. Requires the TLS flags.",
+  },
+  {
+    key: 'authenticationTokenWebhookCacheTtl',
+    flag: 'authentication-token-webhook-cache-ttl',
+    env: 'KCP_AUTHENTICATION_TOKEN_WEBHOOK_CACHE_TTL',
+    kind: 'duration',
+    default: '10s',
+    description: 'How long TokenReview answers (authenticated or not) are cached (Go duration).',
+  },
+  {
+    key: 'authorizationWebhookCacheAuthorizedTtl',
+    flag: 'authorization-webhook-cache-authorized-ttl',
+    env: 'KCP_AUTHORIZATION_WEBHOOK_CACHE_AUTHORIZED_TTL',
+    kind: 'duration',
+    default: '10s',
+    description:
+      'How long an allowed SubjectAccessReview is cached: a revoked RoleBinding stops cached reads within this time.',
+  },
+  {
+    key: 'authorizationWebhookCacheUnauthorizedTtl',
+    flag: 'authorization-webhook-cache-unauthorized-ttl',
+    env: 'KCP_AUTHORIZATION_WEBHOOK_CACHE_UNAUTHORIZED_TTL',
+    kind: 'duration',
+    default: '10s',
+    description: 'How long a denied SubjectAccessReview is cached (Go duration).',
+  },
+  {
+    key: 'impersonateCertificateClients',
+    flag: 'impersonate-certificate-clients',
+    env: 'KCP_IMPERSONATE_CERTIFICATE_CLIENTS',
+    kind: 'bool',
+    default: false,
+    description:
+      'Forward requests of client-certificate users upstream as the proxy with Impersonate-User/Impersonate-Group (needs the impersonation RBAC of deploy/overlays); without it they get 403.',
+  },
+  {
+    key: 'acceptHosts',
+    flag: 'accept-hosts',
+    env: 'KCP_ACCEPT_HOSTS',
+    kind: 'regexps',
+    default: ['^localhost$', '^127\\.0\\.0\\.1$', '^\\[::1\\]$'],
+    description:
+      "Comma-separated regexps one of which the Host header (port stripped) must match, in the modes without --delegated-auth (kubectl proxy's flag and default); others get 403.",
+  },
+  {
+    key: 'hostNetwork',
+    flag: 'host-network',
+    env: 'KCP_HOST_NETWORK',
+    kind: 'bool',
+    default: false,
+    description:
+      'The pod runs with hostNetwork (also detected when POD_IP and HOST_IP are set and equal): its loopback is shared, so --delegated-auth and TLS are required.',
+  },
 ];
 
 /** Flags that are not settings. */
@@ -129,11 +234,6 @@ const META_FLAGS = { config: 'KCP_CONFIG', help: '', version: '' } as const;
 
 /** What {@link loadConfig} returns: a config, or a request for help/version output. */
 export type LoadResult = { kind: 'config'; config: Config } | { kind: 'help' } | { kind: 'version' };
-
-function isLoopbackHost(host: string): boolean {
-  if (host === 'localhost' || host === '::1' || host === '[::1]') return true;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
 
 function parseAddress(where: string, v: string): ListenAddress {
   try {
@@ -171,6 +271,32 @@ function convert(spec: OptionSpec, where: string, raw: unknown): unknown {
         );
       }
       return raw;
+    case 'bool':
+      if (typeof raw === 'boolean') return raw;
+      if (typeof raw === 'string' && Object.hasOwn(GO_BOOL, raw)) return GO_BOOL[raw];
+      throw new ConfigError(`${where}: invalid value ${JSON.stringify(raw)} (want true or false)`);
+    case 'duration': {
+      const ms = typeof raw === 'string' ? parseGoDuration(raw) : undefined;
+      if (ms === undefined)
+        throw new ConfigError(`${where}: invalid duration ${JSON.stringify(raw)} (want e.g. 10s, 1m30s)`);
+      return ms;
+    }
+    case 'regexps': {
+      const items = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : undefined;
+      if (!items || items.some((i) => typeof i !== 'string'))
+        throw new ConfigError(`${where}: want comma-separated regular expressions`);
+      const out = (items as string[]).map((s) => s.trim()).filter((s) => s !== '');
+      for (const r of out) {
+        try {
+          new RegExp(r);
+        } catch (err) {
+          throw new ConfigError(
+            `${where}: invalid regular expression ${JSON.stringify(r)}: ${(err as Error).message}`,
+          );
+        }
+      }
+      return out;
+    }
     case 'int': {
       const n =
         typeof raw === 'number'
@@ -205,7 +331,7 @@ export function loadConfig(inputs: LoadInputs): LoadResult {
     version: { type: 'boolean' },
     config: { type: 'string' },
   };
-  for (const o of OPTIONS) parseOptions[o.flag] = { type: 'string' };
+  for (const o of OPTIONS) parseOptions[o.flag] = { type: o.kind === 'bool' ? 'boolean' : 'string' };
   let flags: Record<string, string | boolean | undefined>;
   try {
     const parsed = parseArgs({
@@ -269,19 +395,19 @@ export function loadConfig(inputs: LoadInputs): LoadResult {
       continue;
     }
     out[o.key] = convert(o, where, raw);
-    if (o.key === 'kubeconfig' && !(inputs.exists ?? existsSync)(out[o.key] as string)) {
+    if (FILE_KEYS.has(o.key) && !(inputs.exists ?? existsSync)(out[o.key] as string)) {
       throw new ConfigError(`${where}: no such file ${JSON.stringify(out[o.key])}`);
     }
-    if (o.key === 'listen') {
-      const a = out[o.key] as ListenAddress;
-      if (!isLoopbackHost(a.host)) {
-        throw new ConfigError(
-          `${where}: refusing to listen on non-loopback address ${a.host}: client authentication does not exist yet, so anyone reaching it would act with the proxy's credentials (bind 127.0.0.1 or ::1)`,
-        );
-      }
-    }
   }
-  return { kind: 'config', config: out as unknown as Config };
+  const config = out as unknown as Config;
+  const podIP = inputs.env.POD_IP;
+  let hostWhere = '--host-network';
+  if (!config.hostNetwork && podIP !== undefined && podIP !== '' && podIP === inputs.env.HOST_IP) {
+    config.hostNetwork = true;
+    hostWhere = `POD_IP=HOST_IP=${podIP} (hostNetwork)`;
+  }
+  checkListenMode(config, hostWhere);
+  return { kind: 'config', config };
 }
 
 function oneLine(s: string): string {
@@ -298,7 +424,7 @@ export function renderHelp(): string {
   for (const o of OPTIONS) {
     const def = o.default === undefined ? '' : ` (default ${JSON.stringify(o.default)})`;
     lines.push(
-      `  --${o.flag} ${o.kind === 'enum' ? o.values!.join('|') : o.kind.toUpperCase()}   [${o.env}, ${o.key}]${def}`,
+      `  --${o.flag}${o.kind === 'bool' ? '' : ` ${o.kind === 'enum' ? o.values!.join('|') : o.kind.toUpperCase()}`}   [${o.env}, ${o.key}]${def}`,
     );
     lines.push(`      ${o.description}`);
   }

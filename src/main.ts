@@ -8,6 +8,12 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Dispatcher } from 'undici';
+import { AcceptHosts } from './auth/accept-hosts.ts';
+import { AccessControl } from './auth/access-control.ts';
+import { ProxyIdentity } from './auth/proxy-identity.ts';
+import type { ReviewUpstream } from './auth/review-client.ts';
+import { SubjectAccessReviewAuthorizer } from './auth/subject-access-review.ts';
+import { TokenReviewAuthenticator } from './auth/token-review.ts';
 import { cacheCodec } from './cache/codec.ts';
 import { type ResourceState, resourceState } from './cache/resource-state.ts';
 import { WatchCache } from './cache/watch-cache.ts';
@@ -44,8 +50,70 @@ export interface ProxyParts {
   startCaches(onCache: (cache: ServedCache) => void, onUncacheable?: (cache: ServedCache) => void): void;
   /** Per-resource state for the ops listener and metrics. */
   statusSource: CacheStatusSource;
+  /**
+   * The proxy's own credentials on a pool of their own, for TokenReview, SubjectAccessReview and
+   * SelfSubjectReview; absent: no review is possible (any client credential goes upstream).
+   */
+  reviews?: ReviewUpstream;
   /** Stops reflectors and closes upstream connections. */
   close(): Promise<void>;
+}
+
+/**
+ * The access control of the main listener from the config (docs/design.md §4): the Host
+ * allow-list without `--delegated-auth`, TokenReview + SubjectAccessReview with their caches,
+ * the simple mode's same-identity check.
+ */
+export function createAccessControl(
+  config: Config,
+  reviews: ReviewUpstream | undefined,
+  logger: Logger,
+  metrics?: Metrics,
+): AccessControl {
+  const lookup = (cache: 'authentication' | 'authorization') => (hit: boolean) =>
+    metrics?.webhookCacheRequests.inc({ cache, result: hit ? 'hit' : 'miss' });
+  const tokens = reviews
+    ? new TokenReviewAuthenticator({
+        upstream: reviews,
+        ttlMs: config.authenticationTokenWebhookCacheTtl,
+        onCacheLookup: lookup('authentication'),
+      })
+    : undefined;
+  const authorizer =
+    reviews && config.delegatedAuth
+      ? new SubjectAccessReviewAuthorizer({
+          upstream: reviews,
+          authorizedTtlMs: config.authorizationWebhookCacheAuthorizedTtl,
+          unauthorizedTtlMs: config.authorizationWebhookCacheUnauthorizedTtl,
+          onCacheLookup: lookup('authorization'),
+        })
+      : undefined;
+  return new AccessControl({
+    delegatedAuth: config.delegatedAuth,
+    acceptHosts: new AcceptHosts(config.acceptHosts),
+    ...(tokens ? { tokens } : {}),
+    ...(authorizer ? { authorizer } : {}),
+    ...(reviews && tokens && !config.delegatedAuth
+      ? {
+          proxyIdentity: new ProxyIdentity({
+            upstream: reviews,
+            tokens,
+            ttlMs: config.authenticationTokenWebhookCacheTtl,
+            log: logger,
+          }),
+        }
+      : {}),
+    impersonateCertificateClients: config.impersonateCertificateClients,
+    log: logger,
+    ...(metrics
+      ? {
+          metrics: {
+            authenticationAttempt: (result) => metrics.authenticationAttempts.inc({ result }),
+            authorizationDecision: (decision) => metrics.authorizationDecisions.inc({ decision }),
+          },
+        }
+      : {}),
+  });
 }
 
 /** The package version (from the nearest package.json above this file). */
@@ -67,7 +135,7 @@ export function version(): string {
 /** A running proxy. */
 export interface RunningProxy {
   server: KubeServer;
-  /** `http://HOST:PORT` the API listener is bound to. */
+  /** `http://HOST:PORT` (`https://` with TLS) the API listener is bound to. */
   address: string;
   /** `http://HOST:PORT` of the ops listener (/metrics, /readyz, …). */
   opsAddress: string;
@@ -83,7 +151,17 @@ export async function runProxy(
   metrics: Metrics = createMetrics(),
 ): Promise<RunningProxy> {
   let shuttingDown = false;
+  const tls =
+    config.tlsCertFile !== undefined && config.tlsPrivateKeyFile !== undefined
+      ? {
+          cert: readFileSync(config.tlsCertFile),
+          key: readFileSync(config.tlsPrivateKeyFile),
+          ...(config.clientCaFile !== undefined ? { ca: readFileSync(config.clientCaFile) } : {}),
+        }
+      : undefined;
   const server = buildServer({
+    access: createAccessControl(config, parts.reviews, logger, metrics),
+    ...(tls ? { tls } : {}),
     metrics,
     upstream: parts.upstream,
     caches: [],
@@ -121,7 +199,7 @@ export async function runProxy(
   const addr = server.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
-  const address = `http://${host}:${port}`;
+  const address = `${tls ? 'https' : 'http'}://${host}:${port}`;
   logger.info({ address, ops: ops.url, resources: config.resources }, 'kube-cache-proxy listening');
   let stopping: Promise<void> | undefined;
   return {
@@ -189,6 +267,12 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     },
     codec: cacheCodec,
     statusSource,
+    // Reviews have their own pool: they must not queue behind pass-through requests.
+    reviews: {
+      baseUrl: upstream.baseUrl,
+      dispatcher: observe(upstream.createDispatcher({ connections: 16 })),
+      authorization: () => upstream.authorization(),
+    },
     startCaches(onCache, onUncacheable) {
       set = new ReflectorSet({
         upstream: reflectorUpstream,

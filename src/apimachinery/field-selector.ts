@@ -109,13 +109,12 @@ function unescapeValue(s: string): string {
 }
 
 /**
- * Parses a `fieldSelector` query value for `resource`. An empty string selects everything.
- * @returns the selector, or undefined when a term names a field the cache cannot evaluate for
- *   this resource (the caller then passes the request upstream, which answers for itself).
+ * `fields.ParseSelector` for any resource: the terms of a `fieldSelector` value, sorted as the
+ * Go parser sorts them. An empty string has none.
  * @throws StatusError 400 BadRequest with the apiserver's message on a syntax error.
  */
-export function parseFieldSelector(s: string, resource: ResourceInfo): FieldSelector | undefined {
-  if (s === '') return everythingFields;
+export function parseFieldTerms(s: string): FieldTerm[] {
+  if (s === '') return [];
   const parts = splitTerms(s).sort();
   const terms: FieldTerm[] = [];
   for (const part of parts) {
@@ -130,6 +129,18 @@ export function parseFieldSelector(s: string, resource: ResourceInfo): FieldSele
     }
     terms.push({ field: t.lhs, op: t.op, value });
   }
+  return terms;
+}
+
+/**
+ * Parses a `fieldSelector` query value for `resource`. An empty string selects everything.
+ * @returns the selector, or undefined when a term names a field the cache cannot evaluate for
+ *   this resource (the caller then passes the request upstream, which answers for itself).
+ * @throws StatusError 400 BadRequest with the apiserver's message on a syntax error.
+ */
+export function parseFieldSelector(s: string, resource: ResourceInfo): FieldSelector | undefined {
+  if (s === '') return everythingFields;
+  const terms = parseFieldTerms(s);
   for (const t of terms) if (!isSelectableField(resource, t.field)) return undefined;
   return new FieldSelector(terms);
 }

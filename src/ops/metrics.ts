@@ -125,6 +125,17 @@ export interface Metrics {
    */
   readonly readWait: Histogram<GR | 'result'>;
 
+  // --- who asks (docs/design.md §4; named after the apiserver's) ---
+  /** `kube_cache_proxy_authentication_attempts_total{result}`: `success` | `failure` | `error` (`--delegated-auth`). */
+  readonly authenticationAttempts: Counter<'result'>;
+  /** `kube_cache_proxy_authorization_decisions_total{decision}`: cached reads authorized, `allowed` | `denied` | `error`. */
+  readonly authorizationDecisions: Counter<'decision'>;
+  /**
+   * `kube_cache_proxy_webhook_cache_requests_total{cache,result}`: lookups of the TokenReview
+   * (`cache="authentication"`) and SubjectAccessReview (`"authorization"`) caches, `hit` | `miss`.
+   */
+  readonly webhookCacheRequests: Counter<'cache' | 'result'>;
+
   /**
    * The bound on the resource labels of the request metrics above (`metric-labels.ts`): callers
    * pass their group/version/resource/subresource through it, and verbs and codes through
@@ -348,6 +359,24 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       help: 'Seconds requests waited for the watch cache to become fresh enough, by result (fresh|timeout).',
       labelNames: ['group', 'resource', 'result'],
       buckets: READ_WAIT_BUCKETS,
+      registers,
+    }),
+    authenticationAttempts: new Counter({
+      name: name('authentication_attempts_total'),
+      help: 'Requests authenticated with --delegated-auth, by result (success|failure|error).',
+      labelNames: ['result'],
+      registers,
+    }),
+    authorizationDecisions: new Counter({
+      name: name('authorization_decisions_total'),
+      help: 'Cached reads authorized by SubjectAccessReview, by decision (allowed|denied|error).',
+      labelNames: ['decision'],
+      registers,
+    }),
+    webhookCacheRequests: new Counter({
+      name: name('webhook_cache_requests_total'),
+      help: 'Lookups of the TokenReview (authentication) and SubjectAccessReview (authorization) decision caches, by result (hit|miss).',
+      labelNames: ['cache', 'result'],
       registers,
     }),
     resourceLabels: new ResourceLabelBounds(opts.maxResourceLabelSets),

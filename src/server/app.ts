@@ -8,6 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { AccessControl } from '../auth/access-control.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
@@ -42,6 +43,13 @@ export interface ServerOptions {
   clock?: Clock;
   random?: () => number;
   logger: Logger;
+  /** Who asks (docs/design.md §4); absent only in unit tests of the other steps. */
+  access?: AccessControl;
+  /**
+   * Serve HTTPS (`--tls-cert-file`, `--tls-private-key-file`: PEM); `ca` (`--client-ca-file`)
+   * asks for client certificates and verifies them (an unverified one is 401 in `access`).
+   */
+  tls?: { cert: Buffer; key: Buffer; ca?: Buffer };
 }
 
 /** A built server. */
@@ -72,7 +80,23 @@ export function isStreamUpgrade(upgrade: string | undefined): boolean {
 }
 
 /** The fastify app of the main listener: raw requests (hijacked), no body parsing, 1 MiB headers. */
-function createApp(log: Logger): FastifyInstance {
+function createApp(log: Logger, tls: ServerOptions['tls']): FastifyInstance {
+  const serverOptions = {
+    maxHeaderSize: MAX_HEADER_BYTES,
+    shouldUpgradeCallback: (req: IncomingMessage) => isStreamUpgrade(req.headers.upgrade),
+  };
+  // TLS: a client certificate is asked for but not required (bearer clients have none); the
+  // verification result (`socket.authorized`) is read per request by the access control.
+  const transport = tls
+    ? {
+        https: {
+          ...serverOptions,
+          cert: tls.cert,
+          key: tls.key,
+          ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: false } : {}),
+        },
+      }
+    : { http: serverOptions };
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -85,11 +109,8 @@ function createApp(log: Logger): FastifyInstance {
     // Only stream upgrades (exec/attach/port-forward/websocket: `websocket`, `SPDY/3.1`) are
     // tunnelled; any other `Upgrade` (e.g. `h2c`, sent by `curl --http2`) is a normal request, as
     // Go's server ignores it (it was 501 for every such request, even a plain LIST).
-    http: {
-      maxHeaderSize: MAX_HEADER_BYTES,
-      shouldUpgradeCallback: (req: IncomingMessage) => isStreamUpgrade(req.headers.upgrade),
-    },
-  });
+    ...transport,
+  }) as unknown as FastifyInstance;
   // Bodies are streamed upstream untouched: no parser ever reads them.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
@@ -131,13 +152,14 @@ function createLifecycle(opts: ServerOptions, track: Lifecycle['track']): Lifecy
     track,
     metrics: m,
     log: opts.logger,
+    access: opts.access,
   };
 }
 
 /** Builds the fastify app (not listening). */
 export function buildServer(opts: ServerOptions): KubeServer {
   const log = opts.logger;
-  const app = createApp(log);
+  const app = createApp(log, opts.tls);
   // Open watches and streams, each with the function that ends it cleanly at shutdown.
   const open = new Set<() => void>();
   const track = (end: () => void) => {
@@ -153,6 +175,7 @@ export function buildServer(opts: ServerOptions): KubeServer {
     req.url = originForm(req.url ?? '/');
     tunnelUpgrade(req, socket, head, {
       upstream: opts.upstream,
+      ...(opts.access ? { access: opts.access } : {}),
       watchers: lifecycle.watchers,
       track,
       ...(opts.shutdownGraceMs !== undefined ? { shutdownGraceMs: opts.shutdownGraceMs } : {}),

@@ -49,6 +49,13 @@ export const UPSTREAM_REASONS = [
   'namespace-outside-cache',
   /** An `Impersonate-*` header. */
   'impersonation',
+  // 1b. Who asks (`auth/access-control.ts`, docs/design.md §4).
+  /** `--delegated-auth` and no credential (or one the proxy cannot check): the apiserver's anonymous rules decide. */
+  'unauthenticated',
+  /** Simple mode: a credential of another identity than the proxy's. */
+  'other-identity',
+  /** `--delegated-auth`: the SubjectAccessReview failed; the apiserver decides with the client's credential. */
+  'authorization-error',
   /** An `Accept` without plain JSON: Table, PartialObjectMetadata, protobuf, CBOR, YAML. */
   'media-type',
   /** Indented JSON asked for (`pretty=true`, or a curl/Wget/browser User-Agent). */

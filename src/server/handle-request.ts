@@ -2,12 +2,14 @@
  * The life of one request on the main listener: a named list of steps run in order, in the
  * manner of fastify's `lib/handle-request.js` and `lib/hooks.js`:
  *
- *   classify → limit → observe → serveFromCache → passUpstream, then record
+ *   classify → limit → observe → admit → serveFromCache → passUpstream, then record
  *
  * - {@link classify}: the origin-form target, its query (Go parsing) and the delegation decision
  *   (`delegate.ts`: the cache, or upstream and why);
  * - `limit`: a slot of the cap the request counts against, else 429 (apiserver max-in-flight);
  * - `observe`: aborts the cache's waits when the client leaves early, arms `record`;
+ * - `admit`: who asks (`auth/access-control.ts`): 401/403, or whether a cached read may be
+ *   served from the cache to this identity;
  * - `serveFromCache`: the watch cache answers, or hands the request on with its reason;
  * - `passUpstream`: the apiserver answers (writes to cached resources feed read-your-writes);
  * - `record`: once the response closed AND the steps returned: `kube_cache_proxy_requests_total`
@@ -19,6 +21,7 @@ import { parseGoQuery } from '../apimachinery/go-query.ts';
 import { isLongRunning, isWatchParam } from '../apimachinery/request-info.ts';
 import { requestVerb } from '../apimachinery/request-verb.ts';
 import { tooManyRequests } from '../apimachinery/status.ts';
+import type { AccessControl, AuthzDecision, ClientIdentity } from '../auth/access-control.ts';
 import { boundCode, boundVerb, subresourceLabel } from '../ops/metric-labels.ts';
 import type { Metrics, ServedFrom } from '../ops/metrics.ts';
 import type { Logger } from '../util/logger.ts';
@@ -52,6 +55,8 @@ export interface Lifecycle {
   track: (end: () => void) => () => void;
   metrics?: Pick<Metrics, 'requests' | 'requestDuration' | 'resourceLabels'> | undefined;
   log: Logger;
+  /** Who asks and may the cache answer them; undefined: no checks (unit tests of other steps). */
+  access?: AccessControl | undefined;
 }
 
 /** One request as it moves through the steps. */
@@ -64,7 +69,13 @@ export interface Exchange {
   readonly query: URLSearchParams;
   readonly method: string;
   readonly longRunning: boolean;
-  readonly decision: Delegation;
+  /** Replaced by `admit` when the identity sends a cached read upstream. */
+  decision: Delegation;
+  /** Who asked (set by `admit`). */
+  identity: ClientIdentity | undefined;
+  /** The authorization outcome and whether it came from the decision cache (log line). */
+  authz: AuthzDecision | undefined;
+  authzCached: boolean | undefined;
   /** Why the request goes upstream; undefined while the cache serves it. */
   reason: UpstreamReason | undefined;
   /** Releases the slot held (idempotent); replaced when the request moves to other slots. */
@@ -119,6 +130,9 @@ export function classify(l: Lifecycle, req: IncomingMessage, res: ServerResponse
     method,
     longRunning: isLongRunning(path, query),
     decision,
+    identity: undefined,
+    authz: undefined,
+    authzCached: undefined,
     reason: decision.kind === 'upstream' ? decision.reason : undefined,
     release: noop,
     abort: new AbortController(),
@@ -156,7 +170,44 @@ function observe(l: Lifecycle, x: Exchange): Next {
   return 'next';
 }
 
-/** Step 4: the watch cache answers, or returns the reason the request goes upstream after all. */
+/** Moves a request to the slots of what it now is: an upstream short request or a long-running one. */
+function moveToUpstreamSlot(l: Lifecycle, x: Exchange): Next {
+  x.release();
+  const again = x.longRunning ? l.watchers.tryAcquire() : l.upstreamInflight.tryAcquire();
+  if (!again) {
+    writeStatus(x.res, tooManyRequests(TOO_MANY_REQUESTS, 1));
+    return 'done';
+  }
+  x.release = again;
+  return 'next';
+}
+
+/**
+ * Step 4: who asks. A refusal (401, 403) is answered here; a cached read whose identity may not
+ * be served from the cache goes upstream with the reason (`unauthenticated`, `other-identity`,
+ * `authorization-error`).
+ */
+async function admit(l: Lifecycle, x: Exchange): Promise<Next> {
+  if (!l.access) return 'next';
+  const d = x.decision;
+  const a = await l.access.admit(
+    x.req,
+    d.kind === 'cache' ? { verb: d.verb, info: d.info, query: x.query } : undefined,
+  );
+  x.identity = a.identity;
+  x.authz = a.decision;
+  x.authzCached = a.cached;
+  if (a.kind === 'refuse') {
+    writeStatus(x.res, a.status);
+    return 'done';
+  }
+  if (a.upstream === undefined || d.kind !== 'cache') return 'next';
+  x.decision = { kind: 'upstream', reason: a.upstream, info: d.info };
+  x.reason = a.upstream;
+  return moveToUpstreamSlot(l, x);
+}
+
+/** Step 5: the watch cache answers, or returns the reason the request goes upstream after all. */
 async function serveFromCache(l: Lifecycle, x: Exchange): Promise<Next> {
   const d = x.decision;
   if (d.kind !== 'cache') return 'next';
@@ -179,18 +230,11 @@ async function serveFromCache(l: Lifecycle, x: Exchange): Promise<Next> {
   }
   // The request moves to the slots of what it now is: an upstream short request, or a watch
   // (whose slot was handed back above) that must count against --max-watchers.
-  x.release();
-  const again = x.longRunning ? l.watchers.tryAcquire() : l.upstreamInflight.tryAcquire();
-  if (!again) {
-    writeStatus(x.res, tooManyRequests(TOO_MANY_REQUESTS, 1));
-    return 'done';
-  }
-  x.release = again;
-  return 'next';
+  return moveToUpstreamSlot(l, x);
 }
 
 /**
- * Step 5: the apiserver answers. Answers about a cached resource feed the write tracker: a
+ * Step 6: the apiserver answers. Answers about a cached resource feed the write tracker: a
  * write's RV (read-your-writes), and the RV a LIST/GET answer showed the client (so that a
  * later RV="" read is never answered from an older cache); an answer whose RV cannot be read
  * makes the resource "blind" until one can (`write-tracker.ts`).
@@ -201,6 +245,13 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
     longRunning: x.longRunning,
     log: l.log,
     track: l.track,
+    ...(x.identity ? { identity: x.identity } : {}),
+    ...(l.access
+      ? {
+          delegatedAuth: l.access.o.delegatedAuth,
+          impersonateCertificateClients: l.access.o.impersonateCertificateClients,
+        }
+      : {}),
     ...answerTee(l, x),
   });
   return 'done';
@@ -240,7 +291,7 @@ function answerTee(l: Lifecycle, x: Exchange): { tee: AnswerTee } | Record<strin
 }
 
 /** The steps after {@link classify}, in the order they run. */
-export const STEPS: readonly Step[] = [limit, observe, serveFromCache, passUpstream];
+export const STEPS: readonly Step[] = [limit, observe, admit, serveFromCache, passUpstream];
 
 /**
  * Last: the request counter (`reason` "" for cache answers), the latency histogram (not for
@@ -271,7 +322,25 @@ function record(l: Lifecycle, x: Exchange): void {
     if (verb !== 'WATCH' && !x.longRunning) l.metrics.requestDuration.observe(labels, ms / 1000);
   }
   if (l.log.isLevelEnabled('debug'))
-    l.log.debug({ method: x.method, url: x.url, verb, code, served_from: servedFrom, reason, ms }, 'request');
+    l.log.debug(
+      {
+        method: x.method,
+        url: x.url,
+        verb,
+        code,
+        served_from: servedFrom,
+        reason,
+        ms,
+        ...(x.identity ? { user: userOf(x.identity) } : {}),
+        ...(x.authz ? { decision: x.authz, cached: x.authzCached ?? false } : {}),
+      },
+      'request',
+    );
+}
+
+/** The username for the log line: proved by TokenReview or certificate, else "" (never a token). */
+function userOf(id: ClientIdentity): string {
+  return id.kind === 'none' ? '' : (id.user?.username ?? '');
 }
 
 /** Runs a request through {@link classify} and {@link STEPS}; answers 500 for anything thrown. */

@@ -7,8 +7,9 @@
  *   RFC 9110 (`hop-by-hop.ts`); `Warning`, `Retry-After`, `Content-Encoding` are kept. Answers
  *   of cached resources are read on the way (`tee`: the first bytes, held back until read) for
  *   read-your-writes and the RVs clients were shown.
- * - The client's `Authorization` is forwarded when present (over a connection without the
- *   proxy's client certificate, if it has one), otherwise the proxy's own credentials.
+ * - What credential travels, and over which pool, is decided by `upstreamCredentials`
+ *   (`upstream-credentials.ts`): the client's own, the proxy impersonating an x509 client,
+ *   none, the proxy's own (simple mode, no credential), or a 403 instead.
  * - No retries: `Dispatcher.request` never retries (only undici's RetryAgent does).
  * - Long-running requests use a separate pool and have no body timeout.
  * - Client disconnect aborts the upstream request.
@@ -16,10 +17,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { serviceUnavailable } from '../apimachinery/status.ts';
+import type { ClientIdentity } from '../auth/access-control.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AnswerHeaders } from './answer-meta.ts';
 import { forwardRequestHeaders, forwardResponseHeaders } from './hop-by-hop.ts';
 import { writeStatus } from './send-status.ts';
+import { upstreamCredentials } from './upstream-credentials.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
 
 /** Largest write answer buffered for read-your-writes (bytes); bigger ones stream after their first 8 MiB. */
@@ -47,6 +50,12 @@ export interface PassThroughOptions {
   /** Registers a function that ends this request cleanly at shutdown; returns its unregister. */
   track?: (end: () => void) => () => void;
   log: Logger;
+  /** Who asked; default: the `Authorization` header if any, else no credential. */
+  identity?: ClientIdentity;
+  /** `--delegated-auth` (default false). */
+  delegatedAuth?: boolean;
+  /** `--impersonate-certificate-clients` (default false). */
+  impersonateCertificateClients?: boolean;
 }
 
 /** Forwards `req` upstream and streams the answer into `res` (which must be hijacked/raw). */
@@ -72,24 +81,35 @@ export async function passThrough(
     else res.destroy();
   });
   const method = req.method ?? 'GET';
-  const headers = forwardRequestHeaders(req.headers);
+  const forwarded = forwardRequestHeaders(req.headers);
   const hasBody =
     method !== 'GET' &&
     method !== 'HEAD' &&
     (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
   const base = o.upstream.server;
   const prefix = base.pathname.endsWith('/') ? base.pathname.slice(0, -1) : base.pathname;
-  // The client's own credentials never travel over the proxy's client-certificate connection.
-  const pools =
-    headers.authorization !== undefined && o.upstream.clientCredentialPools
-      ? o.upstream.clientCredentialPools
-      : o.upstream;
-  const dispatcher = o.longRunning ? pools.longRunningDispatcher : pools.dispatcher;
+  const auth = forwarded.authorization;
+  const identity: ClientIdentity =
+    o.identity ??
+    (auth !== undefined
+      ? { kind: 'bearer', authorization: Array.isArray(auth) ? auth.join(', ') : auth }
+      : { kind: 'none' });
   try {
-    if (headers.authorization === undefined) {
-      const auth = await o.upstream.authorization();
-      if (auth !== undefined) headers.authorization = auth;
+    const plan = await upstreamCredentials(
+      {
+        identity,
+        headers: forwarded,
+        delegatedAuth: o.delegatedAuth ?? false,
+        impersonateCertificateClients: o.impersonateCertificateClients ?? false,
+        longRunning: o.longRunning,
+      },
+      o.upstream,
+    );
+    if (!('dispatcher' in plan)) {
+      writeStatus(res, plan);
+      return;
     }
+    const { headers, dispatcher } = plan;
     const up = await dispatcher.request({
       origin: base.origin,
       path: `${prefix}${req.url ?? '/'}`,

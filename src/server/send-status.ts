@@ -15,7 +15,8 @@ import { toStatusError } from '../util/errors.ts';
 export function writeStatus(res: ServerResponse, err: unknown): void {
   const { status } = toStatusError(err);
   // Go's encoding/json escapes `<`, `>`, `&` (e.g. every selector error's `<nil>`): byte-identical.
-  const body = Buffer.from(goJSON(status));
+  // The apiserver's JSON serializer (json.Encoder) ends the body with a newline.
+  const body = Buffer.from(`${goJSON(status)}\n`);
   const headers: Record<string, string | number> = {
     'content-type': 'application/json',
     'cache-control': 'no-cache, private',

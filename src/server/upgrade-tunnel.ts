@@ -16,7 +16,9 @@
  *   `Connection: close`, the body delimited by the close when the upstream gave no length.
  * - the apiserver unreachable: 503 Status, as every pass-through (`passthrough.ts`).
  *
- * Credentials: the rule of `passthrough.ts`, in {@link tunnelDispatcher} (one call site).
+ * Who asks and what credential travels: the same as every pass-through request: the access
+ * control admits the request (401/403 answered here), then `upstreamCredentials`
+ * (`upstream-credentials.ts`) decides the credential and pool, in {@link tunnelPlan}.
  * Each tunnel holds a `--max-watchers` slot (a long-running request, as the apiserver counts
  * exec/attach/portforward) until both sockets closed; past the cap, 429. At shutdown the
  * upstream side gets a FIN (the apiserver then closes the stream, and the client sees its end);
@@ -26,16 +28,20 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { goJSON } from '../apimachinery/go-json.ts';
-import { type StatusError, serviceUnavailable, tooManyRequests } from '../apimachinery/status.ts';
+import { StatusError, serviceUnavailable, tooManyRequests } from '../apimachinery/status.ts';
+import type { AccessControl, ClientIdentity } from '../auth/access-control.ts';
 import type { Logger } from '../util/logger.ts';
 import { forwardRequestHeaders } from './hop-by-hop.ts';
 import type { Limiter } from './limiter.ts';
 import { TOO_MANY_REQUESTS } from './serve-cache.ts';
+import { type ForwardPlan, upstreamCredentials } from './upstream-credentials.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
 
 /** Options of {@link tunnelUpgrade}. Durations in ms. */
 export interface TunnelOptions {
   upstream: UpstreamTarget;
+  /** Who asks (docs/design.md §4); absent only in unit tests. */
+  access?: AccessControl;
   /** The `--max-watchers` cap: a tunnel holds one slot while open. */
   watchers: Limiter;
   /** Registers a function that ends this tunnel at shutdown; returns its unregister. */
@@ -49,22 +55,38 @@ export interface TunnelOptions {
 const RESPONSE_HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'trailer']);
 
 /**
- * The pool and `Authorization` for a tunnel, by the rule of every pass-through
- * (`passthrough.ts`): the client's own `Authorization` is forwarded, over the pool WITHOUT the
- * proxy's client certificate when it has one; without one, the proxy's own credentials.
- * Mutates `headers.authorization`.
+ * The credential and pool of a tunnel, by the rule of every pass-through: the access control's
+ * identity (or, without one, the client's `Authorization`), then `upstreamCredentials` with
+ * `upgrade` (the HTTP/1.1-only pools). Resolves with the plan, or the Status to answer (401, 403).
  */
-export async function tunnelDispatcher(
-  upstream: UpstreamTarget,
+export async function tunnelPlan(
+  req: IncomingMessage,
   headers: Record<string, string | string[]>,
-): Promise<Dispatcher> {
-  if (headers.authorization !== undefined) {
-    const pools = upstream.clientCredentialPools ?? upstream;
-    return pools.upgradeDispatcher ?? pools.longRunningDispatcher;
+  o: Pick<TunnelOptions, 'upstream' | 'access'>,
+): Promise<ForwardPlan | StatusError> {
+  let identity: ClientIdentity;
+  if (o.access) {
+    const a = await o.access.admit(req, undefined);
+    if (a.kind === 'refuse') return a.status;
+    identity = a.identity;
+  } else {
+    const auth = headers.authorization;
+    identity =
+      auth !== undefined
+        ? { kind: 'bearer', authorization: Array.isArray(auth) ? auth.join(', ') : auth }
+        : { kind: 'none' };
   }
-  const auth = await upstream.authorization();
-  if (auth !== undefined) headers.authorization = auth;
-  return upstream.upgradeDispatcher ?? upstream.longRunningDispatcher;
+  return upstreamCredentials(
+    {
+      identity,
+      headers,
+      delegatedAuth: o.access?.o.delegatedAuth ?? false,
+      impersonateCertificateClients: o.access?.o.impersonateCertificateClients ?? false,
+      longRunning: true,
+      upgrade: true,
+    },
+    o.upstream,
+  );
 }
 
 /**
@@ -142,10 +164,15 @@ async function start(
   o: TunnelOptions,
   ev: TunnelEvents,
 ): Promise<void> {
-  const headers = forwardRequestHeaders(req.headers);
+  const forwarded = forwardRequestHeaders(req.headers);
   // The body, if any, is part of the stream after the head: nothing is framed as a request body.
-  delete headers['content-length'];
-  const dispatcher = await tunnelDispatcher(o.upstream, headers);
+  delete forwarded['content-length'];
+  const plan = await tunnelPlan(req, forwarded, o);
+  if (plan instanceof StatusError) {
+    writeRawStatus(client, plan);
+    return ev.onEnd();
+  }
+  const { headers, dispatcher } = plan;
   if (client.destroyed) return ev.onEnd();
   const base = o.upstream.server;
   const prefix = base.pathname.endsWith('/') ? base.pathname.slice(0, -1) : base.pathname;
@@ -281,4 +308,9 @@ function closeAfterWrite(socket: Duplex, last?: string): void {
   setTimeout(() => socket.destroy(), CLOSE_LINGER_MS).unref();
 }
 
-const REASON_PHRASES: Record<number, string> = { 429: 'Too Many Requests', 503: 'Service Unavailable' };
+const REASON_PHRASES: Record<number, string> = {
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  429: 'Too Many Requests',
+  503: 'Service Unavailable',
+};

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
 import { parseAllDocuments, stringify } from 'yaml';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 import { cacheRbacRules } from '../support/rbac-rules.ts';
@@ -182,5 +183,123 @@ describe('deploy/ manifests against the fixture apiserver', () => {
     assert.equal(r.code, 0, r.stderr);
     await assertLeastPrivilege(m, m.namespace);
     assert.equal(await canI(m, 'list', 'pods', 'kube-system'), false, 'no access outside its namespace');
+  });
+
+  /** The kinds/names every authenticated overlay renders (the base plus its RBAC and Service). */
+  const authenticatedObjects = (prefix: string) => [
+    `ClusterRole/${prefix}kube-cache-proxy`,
+    `ClusterRole/${prefix}kube-cache-proxy-impersonate`,
+    `ClusterRoleBinding/${prefix}kube-cache-proxy`,
+    `ClusterRoleBinding/${prefix}kube-cache-proxy-auth-delegator`,
+    `ClusterRoleBinding/${prefix}kube-cache-proxy-impersonate`,
+    `ConfigMap/${prefix}kube-cache-proxy-kubeconfig`,
+    `Deployment/${prefix}controller`,
+    `Service/${prefix}kube-cache-proxy`,
+    `ServiceAccount/${prefix}controller`,
+  ];
+
+  /** Applies the overlay's ServiceAccount and RBAC for real; returns a token of the ServiceAccount. */
+  async function applyRbac(m: Rendered): Promise<string> {
+    const rbac = m.objects.filter((o) =>
+      ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind),
+    );
+    for (const o of rbac)
+      if (o.kind !== 'ServiceAccount') clusterScoped.push(`${o.kind.toLowerCase()}/${o.metadata.name}`);
+    const r = await f.kubectl(['apply', '-f', '-'], { input: rbac.map((o) => stringify(o)).join('---\n') });
+    assert.equal(r.code, 0, r.stderr);
+    const t = await f.kubectl(['create', 'token', `${m.prefix}controller`, '-n', m.namespace]);
+    assert.equal(t.code, 0, t.stderr);
+    return t.stdout.trim();
+  }
+
+  /** GET `path` on the apiserver with `token` and impersonation headers: code and Status message. */
+  async function impersonating(token: string, path: string, headers: Record<string, string | string[]>) {
+    const agent = new Agent({ connect: { ca: f.caPem } });
+    try {
+      const r = await request(`${f.server}${path}`, {
+        dispatcher: agent,
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...headers },
+      });
+      const body = (await r.body.json()) as { message?: string };
+      return { code: r.statusCode, message: body.message ?? '' };
+    } finally {
+      await agent.close();
+    }
+  }
+
+  it('authenticated overlay: TLS listener, --delegated-auth, auth-delegator, constrained impersonation; dry-run', async () => {
+    const m = await render('overlays/authenticated');
+    assert.deepEqual(
+      m.objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(),
+      authenticatedObjects(m.prefix),
+    );
+    for (const a of [
+      '--listen=0.0.0.0:8443',
+      '--tls-cert-file=/etc/kube-cache-proxy-tls/tls.crt',
+      '--tls-private-key-file=/etc/kube-cache-proxy-tls/tls.key',
+      '--client-ca-file=/etc/kube-cache-proxy-client-ca/client-ca.crt',
+      '--delegated-auth',
+      '--impersonate-certificate-clients',
+    ])
+      assert.ok(m.sidecar.args.includes(a), a);
+    assert.equal(m.sidecar.args.includes('--listen=127.0.0.1:8001'), false);
+    const delegator = m.objects.find((o) => o.metadata.name === `${m.prefix}kube-cache-proxy-auth-delegator`);
+    assert.deepEqual(delegator.roleRef, {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: 'system:auth-delegator',
+    });
+    assert.match(m.byKind('ConfigMap').data.kubeconfig, /server: https:\/\/127\.0\.0\.1:8443/);
+    const dry = await dryRun(m);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.equal(dry.stdout.trim().split('\n').length, authenticatedObjects(m.prefix).length);
+  });
+
+  it('authenticated overlay, applied: reviews allowed; impersonation only of users/groups/nodes and only on the forwarded resources', async () => {
+    const m = await render('overlays/authenticated');
+    const token = await applyRbac(m);
+    assert.equal(await canI(m, 'create', 'tokenreviews.authentication.k8s.io'), true);
+    assert.equal(await canI(m, 'create', 'subjectaccessreviews.authorization.k8s.io'), true);
+    assert.equal(await canI(m, 'impersonate', 'users'), false, 'no legacy impersonation');
+    const cm = `/api/v1/namespaces/${m.namespace}/configmaps`;
+    // Allowed to impersonate: the apiserver then answers as the impersonated user (who has no RBAC).
+    const asUser = await impersonating(token, cm, {
+      'impersonate-user': 'kcp-cert-user',
+      'impersonate-group': 'devs',
+    });
+    assert.equal(asUser.code, 403);
+    assert.match(
+      asUser.message,
+      /^configmaps is forbidden: User "kcp-cert-user" cannot list resource "configmaps"/,
+    );
+    const asNode = await impersonating(token, '/api/v1/pods', { 'impersonate-user': 'system:node:n1' });
+    assert.match(asNode.message, /User "system:node:n1" cannot list resource "pods"/);
+    // Outside the role: another resource, and system:masters.
+    const secrets = await impersonating(token, `/api/v1/namespaces/${m.namespace}/secrets`, {
+      'impersonate-user': 'kcp-cert-user',
+    });
+    assert.equal(secrets.code, 403);
+    assert.doesNotMatch(secrets.message, /User "kcp-cert-user"/);
+    assert.match(secrets.message, /impersonate/);
+    const masters = await impersonating(token, cm, {
+      'impersonate-user': 'kcp-cert-user',
+      'impersonate-group': 'system:masters',
+    });
+    assert.equal(masters.code, 403);
+    assert.match(masters.message, /system:masters/);
+  });
+
+  it('authenticated-legacy overlay: the legacy impersonate verb (cluster-admin-equivalent, documented); dry-run', async () => {
+    const m = await render('overlays/authenticated-legacy');
+    assert.deepEqual(
+      m.objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(),
+      authenticatedObjects(m.prefix),
+    );
+    const role = m.objects.find((o) => o.metadata.name === `${m.prefix}kube-cache-proxy-impersonate`);
+    assert.deepEqual(role.rules, [
+      { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
+    ]);
+    const dry = await dryRun(m);
+    assert.equal(dry.code, 0, dry.stderr);
   });
 });

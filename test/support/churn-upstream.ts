@@ -12,6 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { churnConfigMap, churnDeployment, churnPod } from './churn-objects.ts';
+import { answerReview } from './fake-upstream.ts';
 
 /** One churned resource: its URL path and how to build its objects. */
 interface ChurnResource {
@@ -97,6 +98,8 @@ export async function startChurnUpstream(): Promise<ChurnUpstream> {
   const watches = new Map<string, ServerResponse>();
   const gens = new Map<string, number>();
   const server = createServer((req, res) => {
+    // The clients' token `client` is the proxy's identity (`fake`), as in fake-upstream.ts.
+    if (answerReview(req, res)) return;
     const url = new URL(req.url ?? '/', 'http://x');
     const doc = DISCOVERY[url.pathname];
     if (doc) {

@@ -3,6 +3,11 @@
  * whole proxy: it serves discovery for core/v1 configmaps and hands every WATCH request to the
  * test as a {@link ScriptedWatch} whose events the test writes one by one. Everything else is a
  * 404 Status. Requests are recorded (method + path with query).
+ *
+ * Identity (the proxy's simple-mode rule, docs/design.md §4): it answers TokenReview and
+ * SelfSubjectReview itself (not recorded): the proxy's token `fake` and the clients' token
+ * `client` are the SAME identity ({@link FAKE_USER}, as a rotated service-account token is),
+ * any other token is not authenticated.
  */
 import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
@@ -46,6 +51,38 @@ export interface FakeUpstream {
   /** Writes a kubeconfig for it (bearer token `fake`) to `path`. */
   writeKubeconfig(path: string): Promise<string>;
   close(): Promise<void>;
+}
+
+/** The identity of the tokens `fake` and `client`. */
+export const FAKE_USER = {
+  username: 'system:serviceaccount:kcp:fake',
+  uid: 'fake-uid',
+  groups: ['system:serviceaccounts', 'system:serviceaccounts:kcp', 'system:authenticated'],
+};
+
+/** Answers TokenReview and SelfSubjectReview POSTs (true = answered). */
+export function answerReview(req: IncomingMessage, res: ServerResponse): boolean {
+  const path = (req.url ?? '').split('?')[0];
+  if (req.method !== 'POST') return false;
+  const review = path === '/apis/authentication.k8s.io/v1/tokenreviews';
+  if (!review && path !== '/apis/authentication.k8s.io/v1/selfsubjectreviews') return false;
+  let body = '';
+  req.on('data', (c: Buffer) => {
+    body += c.toString();
+  });
+  req.on('end', () => {
+    res.writeHead(201, { 'content-type': 'application/json' });
+    if (!review) {
+      res.end(JSON.stringify({ kind: 'SelfSubjectReview', status: { userInfo: FAKE_USER } }));
+      return;
+    }
+    const token = (JSON.parse(body) as { spec?: { token?: string } }).spec?.token;
+    const ok = token === 'fake' || token === 'client';
+    res.end(
+      JSON.stringify({ kind: 'TokenReview', status: ok ? { authenticated: true, user: FAKE_USER } : {} }),
+    );
+  });
+  return true;
 }
 
 const CORE_V1 = {
@@ -96,6 +133,7 @@ export async function startFakeUpstream(intercept?: Intercept): Promise<FakeUpst
   const pending: ScriptedWatch[] = [];
   const open = new Set<ServerResponse>();
   const handle = (req: IncomingMessage, res: ServerResponse) => {
+    if (answerReview(req, res)) return;
     requests.push(`${req.method} ${req.url}`);
     const url = new URL(req.url ?? '/', 'http://x');
     if (intercept?.(req, url, res)) return;

@@ -228,7 +228,7 @@ export function spawnProxyCli(args: string[], env: NodeJS.ProcessEnv = {}): CliP
           30_000,
         );
         const check = () => {
-          const m = /"address":"(http:\/\/[^"]+)","ops":"(http:\/\/[^"]+)"/.exec(out);
+          const m = /"address":"(https?:\/\/[^"]+)","ops":"(http:\/\/[^"]+)"/.exec(out);
           if (m) {
             clearTimeout(timer);
             child.stdout!.off('data', check);

@@ -3,10 +3,16 @@ import { describe, it } from 'node:test';
 import { loadConfig, OPTIONS, renderReference } from '../../src/config.ts';
 import { ConfigError } from '../../src/util/errors.ts';
 
-function cfg(argv: string[], env: Record<string, string> = {}, files: Record<string, string> = {}) {
+function cfg(
+  argv: string[],
+  env: Record<string, string> = {},
+  files: Record<string, string> = {},
+  config?: string,
+) {
   const r = loadConfig({
-    argv,
+    argv: config ? [...argv, '--config', config] : argv,
     env,
+    exists: (p) => files[p] !== undefined,
     readFile: (p) => {
       const f = files[p];
       if (f === undefined) throw Object.assign(new Error('nope'), { code: 'ENOENT' });
@@ -19,13 +25,15 @@ function cfg(argv: string[], env: Record<string, string> = {}, files: Record<str
 
 function fails(
   argv: string[],
-  message: string,
+  message: string | RegExp,
   env: Record<string, string> = {},
   files: Record<string, string> = {},
 ) {
   assert.throws(
     () => cfg(argv, env, files),
-    (e: unknown) => e instanceof ConfigError && e.message === message,
+    (e: unknown) =>
+      e instanceof ConfigError &&
+      (typeof message === 'string' ? e.message === message : message.test(e.message)),
   );
 }
 
@@ -39,6 +47,13 @@ describe('config', () => {
       logLevel: 'info',
       maxInflight: 400,
       maxWatchers: 1000,
+      delegatedAuth: false,
+      authenticationTokenWebhookCacheTtl: 10_000,
+      authorizationWebhookCacheAuthorizedTtl: 10_000,
+      authorizationWebhookCacheUnauthorizedTtl: 10_000,
+      impersonateCertificateClients: false,
+      acceptHosts: ['^localhost$', '^127\\.0\\.0\\.1$', '^\\[::1\\]$'],
+      hostNetwork: false,
     });
   });
 
@@ -82,12 +97,71 @@ describe('config', () => {
     fails(['--nope'], "Unknown option '--nope'");
   });
 
-  it('refuses a non-loopback listen address, saying why', () => {
+  it('refuses a non-loopback listen address without TLS and --delegated-auth, naming the missing flags', () => {
     fails(
-      ['--listen', '0.0.0.0:8001'],
-      "--listen: refusing to listen on non-loopback address 0.0.0.0: client authentication does not exist yet, so anyone reaching it would act with the proxy's credentials (bind 127.0.0.1 or ::1)",
+      ['--listen', '0.0.0.0:8443'],
+      '--listen 0.0.0.0:8443 is not a loopback address: it requires --tls-cert-file, --tls-private-key-file and --delegated-auth',
     );
+    const tls = ['--tls-cert-file', '/c.pem', '--tls-private-key-file', '/k.pem'];
+    fails(
+      ['--listen', '[::]:8443', ...tls],
+      '--listen [::]:8443 is not a loopback address: it requires --delegated-auth',
+      {},
+      { '/c.pem': '', '/k.pem': '' },
+    );
+    const c = cfg(
+      ['--listen', '0.0.0.0:8443', ...tls, '--delegated-auth'],
+      {},
+      { '/c.pem': '', '/k.pem': '' },
+    );
+    assert.equal(c.delegatedAuth, true);
+    assert.equal(c.tlsCertFile, '/c.pem');
     assert.deepEqual(cfg(['--listen', 'localhost:1']).listen, { host: 'localhost', port: 1 });
+  });
+
+  it('hostNetwork (flag, or POD_IP equal to HOST_IP) requires TLS and --delegated-auth', () => {
+    fails(
+      ['--host-network'],
+      "--host-network: the pod's loopback is shared by every hostNetwork pod of the node: it requires --tls-cert-file, --tls-private-key-file and --delegated-auth",
+    );
+    fails(
+      [],
+      "POD_IP=HOST_IP=10.0.0.5 (hostNetwork): the pod's loopback is shared by every hostNetwork pod of the node: it requires --tls-cert-file, --tls-private-key-file and --delegated-auth",
+      { POD_IP: '10.0.0.5', HOST_IP: '10.0.0.5' },
+    );
+    assert.equal(cfg([], { POD_IP: '10.0.0.5', HOST_IP: '10.0.0.6' }).hostNetwork, false);
+  });
+
+  it('TLS and auth flags need each other', () => {
+    const files = { '/c.pem': '', '/k.pem': '', '/ca.pem': '' };
+    fails(['--tls-cert-file', '/c.pem'], '--tls-cert-file requires --tls-private-key-file', {}, files);
+    fails(['--delegated-auth'], '--delegated-auth requires --tls-cert-file and --tls-private-key-file');
+    fails(
+      ['--client-ca-file', '/ca.pem'],
+      '--client-ca-file requires --tls-cert-file and --tls-private-key-file',
+      {},
+      files,
+    );
+    fails(['--tls-cert-file', '/none.pem'], '--tls-cert-file: no such file "/none.pem"');
+  });
+
+  it('durations, booleans and regexps parse as the apiserver flags do', () => {
+    const c = cfg(['--authorization-webhook-cache-authorized-ttl', '1m30s'], {
+      KCP_AUTHENTICATION_TOKEN_WEBHOOK_CACHE_TTL: '500ms',
+      KCP_IMPERSONATE_CERTIFICATE_CLIENTS: 'True',
+      KCP_ACCEPT_HOSTS: '^a$, ^b\\.c$',
+    });
+    assert.equal(c.authorizationWebhookCacheAuthorizedTtl, 90_000);
+    assert.equal(c.authenticationTokenWebhookCacheTtl, 500);
+    assert.equal(c.impersonateCertificateClients, true);
+    assert.deepEqual(c.acceptHosts, ['^a$', '^b\\.c$']);
+    assert.equal(cfg([], {}, { '/c.yaml': 'delegatedAuth: false\n' }, '/c.yaml').delegatedAuth, false);
+    fails(
+      ['--authorization-webhook-cache-unauthorized-ttl', '10'],
+      '--authorization-webhook-cache-unauthorized-ttl: invalid duration "10" (want e.g. 10s, 1m30s)',
+    );
+    fails([], 'KCP_DELEGATED_AUTH: invalid value "yes" (want true or false)', { KCP_DELEGATED_AUTH: 'yes' });
+    fails(['--accept-hosts', '('], /^--accept-hosts: invalid regular expression "\("/);
   });
 
   it('--help and --version are not configs', () => {

@@ -17,6 +17,8 @@ describe('createMetrics', () => {
     const m = createMetrics({ processMetrics: false });
     const names = (await m.registry.getMetricsAsJSON()).map((x) => `${x.name} ${x.type}`).sort();
     assert.deepEqual(names, [
+      'kube_cache_proxy_authentication_attempts_total counter',
+      'kube_cache_proxy_authorization_decisions_total counter',
       'kube_cache_proxy_reflector_last_progress_timestamp_seconds gauge',
       'kube_cache_proxy_reflector_last_sync_timestamp_seconds gauge',
       'kube_cache_proxy_reflector_relists_total counter',
@@ -40,6 +42,7 @@ describe('createMetrics', () => {
       'kube_cache_proxy_watch_cache_oldest_resource_version_age_seconds gauge',
       'kube_cache_proxy_watch_cache_read_wait_seconds histogram',
       'kube_cache_proxy_watch_cache_resource_version gauge',
+      'kube_cache_proxy_webhook_cache_requests_total counter',
     ]);
   });
 

@@ -13,7 +13,17 @@ import { fileURLToPath } from 'node:url';
 const src = resolve(dirname(fileURLToPath(import.meta.url)), '../../../src');
 
 /** Bottom to top. The top-level files (config.ts, main.ts, cli.ts) form the last layer. */
-const LAYERS = ['apimachinery', 'util', 'upstream', 'reflector', 'cache', 'ops', 'server', '.'] as const;
+const LAYERS = [
+  'apimachinery',
+  'util',
+  'upstream',
+  'reflector',
+  'cache',
+  'ops',
+  'auth',
+  'server',
+  '.',
+] as const;
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

@@ -322,7 +322,7 @@ describe('serving from the cache', () => {
     // Byte-identical to the apiserver's answer (key order included; no `group` for core).
     assert.equal(
       n.body,
-      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \\"nope\\" not found","reason":"NotFound","details":{"name":"nope","kind":"pods"},"code":404}',
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \\"nope\\" not found","reason":"NotFound","details":{"name":"nope","kind":"pods"},"code":404}\n',
     );
   });
 

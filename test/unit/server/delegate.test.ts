@@ -15,6 +15,9 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { encodeContinue } from '../../../src/apimachinery/continue-token.ts';
+import { AccessControl } from '../../../src/auth/access-control.ts';
+import type { SubjectAccessReviewAuthorizer } from '../../../src/auth/subject-access-review.ts';
+import type { TokenReviewAuthenticator } from '../../../src/auth/token-review.ts';
 import { createMetrics } from '../../../src/ops/metrics.ts';
 import type { KubeServer, ServerOptions } from '../../../src/server/app.ts';
 import { CacheRegistry } from '../../../src/server/cache-registry.ts';
@@ -151,6 +154,24 @@ async function abortWhileWaiting(server: KubeServer, cache: FakeCache): Promise<
   req.destroy();
 }
 
+/** An authenticated-mode gate whose TokenReview knows every token as `alice`, and whose SubjectAccessReview fails. */
+const delegated = new AccessControl({
+  delegatedAuth: true,
+  impersonateCertificateClients: false,
+  tokens: {
+    authenticate: async () => ({
+      authenticated: true,
+      user: { username: 'alice', uid: '', groups: [], extra: {} },
+      cached: false,
+    }),
+  } as unknown as TokenReviewAuthenticator,
+  authorizer: {
+    authorize: async () => {
+      throw new Error('SubjectAccessReview: connection refused');
+    },
+  } as unknown as SubjectAccessReviewAuthorizer,
+});
+
 const cases: Record<UpstreamReason, Case> = {
   'not-resource-path': { url: '/version' },
   'not-get': { method: 'POST', url: '/api/v1/namespaces/a/pods' },
@@ -168,6 +189,18 @@ const cases: Record<UpstreamReason, Case> = {
   'cluster-path-for-namespaced': { url: '/api/v1/pods/p1' },
   'namespace-outside-cache': { url: '/api/v1/namespaces/b/pods?resourceVersion=0', over: { namespace: 'a' } },
   impersonation: { url: '/api/v1/pods?resourceVersion=0', headers: { 'impersonate-user': 'bob' } },
+  unauthenticated: { url: '/api/v1/pods?resourceVersion=0', over: { access: delegated } },
+  'other-identity': {
+    url: '/api/v1/pods?resourceVersion=0',
+    headers: { authorization: 'Bearer someone-else' },
+    // Simple mode without a way to compare identities: any credential is another identity.
+    over: { access: new AccessControl({ delegatedAuth: false, impersonateCertificateClients: false }) },
+  },
+  'authorization-error': {
+    url: '/api/v1/pods?resourceVersion=0',
+    headers: { authorization: 'Bearer alice' },
+    over: { access: delegated },
+  },
   'media-type': {
     url: '/api/v1/pods?resourceVersion=0',
     headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },

@@ -6,8 +6,13 @@
 import assert from 'node:assert/strict';
 import { createServer, request, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
+import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
+import { pino } from 'pino';
 import { Agent } from 'undici';
+import { AccessControl } from '../../../src/auth/access-control.ts';
+import type { SubjectAccessReviewAuthorizer } from '../../../src/auth/subject-access-review.ts';
+import type { TokenReviewAuthenticator } from '../../../src/auth/token-review.ts';
 import { createMetrics } from '../../../src/ops/metrics.ts';
 import { buildServer } from '../../../src/server/app.ts';
 import { originForm } from '../../../src/server/handle-request.ts';
@@ -158,5 +163,96 @@ describe('issue 11 item 13: bounded metric label cardinality', () => {
       await server.shutdown();
       await agent.close();
     }
+  });
+});
+
+describe('issue 10: the admit step (who asks)', () => {
+  /** A gate: TokenReview knows `good` as alice; the SubjectAccessReview allows namespace `a` only. */
+  const access = () =>
+    new AccessControl({
+      delegatedAuth: true,
+      impersonateCertificateClients: false,
+      tokens: {
+        authenticate: async (t: string) =>
+          t === 'good'
+            ? {
+                authenticated: true,
+                user: { username: 'alice', uid: '', groups: [], extra: {} },
+                cached: false,
+              }
+            : { authenticated: false, error: '', cached: false },
+      } as unknown as TokenReviewAuthenticator,
+      authorizer: {
+        authorize: async (_u: unknown, a: { namespace?: string }) => ({
+          allowed: a.namespace === 'a',
+          reason: '',
+          cached: a.namespace !== 'a',
+        }),
+      } as unknown as SubjectAccessReviewAuthorizer,
+    });
+
+  const run = async (url: string, headers: Record<string, string>) => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino(
+      { level: 'debug' },
+      new Writable({
+        write(chunk: Buffer, _enc, done) {
+          const line = JSON.parse(chunk.toString()) as Record<string, unknown>;
+          if (line.msg === 'request') lines.push(line);
+          done();
+        },
+      }),
+    );
+    const metrics = createMetrics({ processMetrics: false });
+    const { agent, server } = mockServer([pod('a', 'p1', 7), pod('b', 'p2', 8)], {
+      access: access(),
+      logger,
+      metrics,
+    });
+    try {
+      const r = await server.app.inject({ method: 'GET', url, headers });
+      for (let i = 0; i < 100 && lines.length === 0; i++) await new Promise((res) => setTimeout(res, 5));
+      const samples = (await metrics.requests.get()).values.map((v) => v.labels);
+      return { r, line: lines[0]!, samples };
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  };
+
+  it('an allowed cached read is served from the cache; the log line names the user and the decision', async () => {
+    const { r, line, samples } = await run('/api/v1/namespaces/a/pods?resourceVersion=0', {
+      authorization: 'Bearer good',
+    });
+    assert.equal(r.statusCode, 200);
+    assert.deepEqual(
+      { user: line.user, decision: line.decision, cached: line.cached, served_from: line.served_from },
+      { user: 'alice', decision: 'allow', cached: false, served_from: 'cache' },
+    );
+    assert.equal(samples[0]!.served_from, 'cache');
+    assert.equal(JSON.stringify(line).includes('good'), false, 'no token in the log line');
+  });
+
+  it("a denied one is the apiserver's 403, recorded with decision=deny", async () => {
+    const { r, line, samples } = await run('/api/v1/namespaces/b/pods?resourceVersion=0', {
+      authorization: 'Bearer good',
+    });
+    assert.equal(r.statusCode, 403);
+    assert.equal(
+      r.json().message,
+      'pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "b"',
+    );
+    assert.deepEqual(
+      { decision: line.decision, cached: line.cached, code: line.code },
+      { decision: 'deny', cached: true, code: 403 },
+    );
+    assert.equal(samples[0]!.code, '403');
+  });
+
+  it('an invalid token is 401; a watch denied is a plain 403 response', async () => {
+    assert.equal((await run('/api/v1/pods', { authorization: 'Bearer bad' })).r.statusCode, 401);
+    const w = await run('/api/v1/namespaces/b/pods?watch=1', { authorization: 'Bearer good' });
+    assert.equal(w.r.statusCode, 403);
+    assert.equal(w.r.json().kind, 'Status');
   });
 });

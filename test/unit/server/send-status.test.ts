@@ -18,7 +18,7 @@ describe('attack: Status bodies are byte-identical to Go encoding/json', () => {
       assert.equal(r.statusCode, 404);
       assert.equal(
         r.body,
-        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \\"x\\u003cy\\u0026z\\" not found","reason":"NotFound","details":{"name":"x\\u003cy\\u0026z","kind":"pods"},"code":404}',
+        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \\"x\\u003cy\\u0026z\\" not found","reason":"NotFound","details":{"name":"x\\u003cy\\u0026z","kind":"pods"},"code":404}\n',
       );
     } finally {
       await server.shutdown();

@@ -1,0 +1,138 @@
+/**
+ * Bearer token authentication by `TokenReview` (`authentication.k8s.io/v1`), the delegated
+ * authenticator of an extension apiserver (`k8s.io/apiserver/plugin/pkg/authenticator/token/webhook`
+ * `AuthenticateToken`, wrapped by `token/cache/cached_token_authenticator.go`).
+ *
+ * - Answers (authenticated or not) are cached for `ttlMs` (`--authentication-token-webhook-cache-ttl`,
+ *   delegated default 10 s for both); a failed review (network, 5xx, 403) is not cached.
+ * - The cache key is the SHA-256 of the token: the token itself is never kept as a key nor logged.
+ * - Concurrent reviews of one token share one request.
+ * - Audiences: none are sent by default (an extension apiserver without `--api-audiences`), so the
+ *   apiserver checks the token against its own API audiences. With `audiences`, they are sent and
+ *   the answer's `status.audiences` (when present) must intersect them, else unauthenticated.
+ */
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { type Clock, realClock } from '../util/clock.ts';
+import { createReview, type ReviewUpstream } from './review-client.ts';
+import type { UserInfo } from './user-info.ts';
+
+/** The outcome of reviewing one token. */
+export type TokenResult = Reviewed & { cached: boolean };
+
+/** A TokenReview's answer: the user, or not authenticated with the apiserver's error text. */
+type Reviewed = { authenticated: true; user: UserInfo } | { authenticated: false; error: string };
+
+/** `authenticationv1.UserInfo` as answered. */
+interface AnsweredUser {
+  username?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+/** `authenticationv1.TokenReview` as answered. */
+interface TokenReviewAnswer {
+  status?: {
+    authenticated?: boolean;
+    user?: AnsweredUser;
+    audiences?: string[];
+    error?: string;
+  };
+}
+
+/** Options of {@link TokenReviewAuthenticator}. */
+export interface TokenReviewOptions {
+  upstream: ReviewUpstream;
+  /** Cache TTL (ms) of every answer; 0 disables the cache. */
+  ttlMs: number;
+  audiences?: string[];
+  /** Max cached tokens (default 10 000). */
+  max?: number;
+  /** Called on every lookup: whether the cache answered. */
+  onCacheLookup?: (hit: boolean) => void;
+  clock?: Clock;
+}
+
+/** The TokenReview path. */
+export const TOKEN_REVIEW_PATH = '/apis/authentication.k8s.io/v1/tokenreviews';
+
+/** Authenticates bearer tokens by TokenReview, with an lru-cache of the answers. */
+export class TokenReviewAuthenticator {
+  readonly #o: TokenReviewOptions;
+  readonly #cache: LRUCache<string, Reviewed> | undefined;
+  readonly #pending = new Map<string, Promise<Reviewed>>();
+
+  constructor(o: TokenReviewOptions) {
+    this.#o = o;
+    const clock = o.clock ?? realClock;
+    this.#cache =
+      o.ttlMs > 0
+        ? new LRUCache({
+            max: o.max ?? 10_000,
+            ttl: o.ttlMs,
+            ttlResolution: 0,
+            perf: { now: () => clock.now() },
+          })
+        : undefined;
+  }
+
+  /**
+   * Reviews `token` (without the `Bearer ` prefix).
+   * @throws the review's error (UpstreamError, network error) when the apiserver gave no answer.
+   */
+  async authenticate(token: string): Promise<TokenResult> {
+    const key = createHash('sha256').update(token).digest('hex');
+    const hit = this.#cache?.get(key);
+    this.#o.onCacheLookup?.(hit !== undefined);
+    if (hit) return { ...hit, cached: true };
+    let p = this.#pending.get(key);
+    if (!p) {
+      p = this.#review(token).finally(() => this.#pending.delete(key));
+      this.#pending.set(key, p);
+    }
+    const r = await p;
+    this.#cache?.set(key, r);
+    return { ...r, cached: false };
+  }
+
+  async #review(token: string): Promise<Reviewed> {
+    const auds = this.#o.audiences ?? [];
+    const answer = await createReview<TokenReviewAnswer>(this.#o.upstream, TOKEN_REVIEW_PATH, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenReview',
+      spec: { token, ...(auds.length > 0 ? { audiences: auds } : {}) },
+    });
+    const st = answer.status ?? {};
+    if (auds.length > 0 && st.audiences && st.audiences.length > 0) {
+      if (!st.audiences.some((a) => auds.includes(a)))
+        return { authenticated: false, error: 'token audiences do not match' };
+    }
+    if (st.authenticated !== true || !st.user?.username)
+      return { authenticated: false, error: st.error ?? '' };
+    return {
+      authenticated: true,
+      user: {
+        username: st.user.username,
+        uid: st.user.uid ?? '',
+        groups: st.user.groups ?? [],
+        extra: st.user.extra ?? {},
+      },
+    };
+  }
+}
+
+/**
+ * The proxy's own identity by `SelfSubjectReview` (`authentication.k8s.io/v1`, what
+ * `kubectl auth whoami` sends).
+ * @throws the review's error.
+ */
+export async function selfSubjectReview(upstream: ReviewUpstream): Promise<UserInfo> {
+  const answer = await createReview<{ status?: { userInfo?: AnsweredUser } }>(
+    upstream,
+    '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+  );
+  const u = answer.status?.userInfo ?? {};
+  return { username: u.username ?? '', uid: u.uid ?? '', groups: u.groups ?? [], extra: u.extra ?? {} };
+}
