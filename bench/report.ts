@@ -73,6 +73,16 @@ export interface BenchResults {
     }>;
   };
   passthrough: Array<{ op: string; target: string; rps: Num; p50Ms: Num; p99Ms: Num; non2xx: Num }>;
+  /** exec round trip and port-forward throughput (bench/streams.ts); absent in older results. */
+  streams?: Array<{
+    scenario: string;
+    target: string;
+    unit: string;
+    reps: Num[];
+    median: Num;
+    min: Num;
+    max: Num;
+  }>;
 }
 
 interface WatchRowView {
@@ -325,6 +335,25 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
       r.passthrough.map((x) => [x.op, x.target, fmt(x.rps), fmt(x.p50Ms, 0), fmt(x.p99Ms, 0), x.non2xx]),
     ),
   );
+  if (r.streams?.length) {
+    out.push(
+      '',
+      '**exec and port-forward** (bench/streams.ts, on the pods fixture: `kubectl exec -- true` wall time, and a transfer echoed through `kubectl port-forward` over WebSocket)',
+      '',
+      table(
+        ['scenario', 'target', 'median', 'min', 'max', 'unit', 'repetitions'],
+        r.streams.map((x) => [
+          x.scenario,
+          x.target,
+          fmt(x.median),
+          fmt(x.min),
+          fmt(x.max),
+          x.unit,
+          x.reps.join(', '),
+        ]),
+      ),
+    );
+  }
   return out.join('\n');
 }
 

@@ -22,6 +22,7 @@ import { cpuMeter, cpuSeconds, peakRssBytes, pin, round, rssBytes } from './proc
 import { type ProxyProcess, startProxy } from './proxy-process.ts';
 import { renderMarkdown, renderSvg, updateDocs } from './report.ts';
 import { nodeName, nsName, type PodDataset, podName, seedPods } from './seed.ts';
+import { STREAMS_FULL, STREAMS_QUICK, streamsScenario } from './streams.ts';
 import { seedConfigMaps } from './sync-support.ts';
 import type { WatchResult } from './watch-worker.ts';
 import { runWriter, type WriterResult } from './writer.ts';
@@ -588,6 +589,12 @@ async function main(): Promise<void> {
     const upstream = await upstreamScenario(f, up, apiPids, proxyKubeconfig);
     const cold = await coldScenario(f, cmNamespace);
     await up.close();
+    // On its own fixture that runs pods (the main one is idle from here on).
+    const streams = await streamsScenario(
+      quick ? STREAMS_QUICK : STREAMS_FULL,
+      { apiserver: APISERVER_CPU, proxy: PROXY_CPU },
+      log,
+    );
     const results = {
       meta: {
         ...meta,
@@ -603,6 +610,7 @@ async function main(): Promise<void> {
       upstream,
       cold,
       passthrough,
+      streams,
     };
     const name = quick ? 'quick' : 'latest';
     mkdirSync(outDir, { recursive: true });
