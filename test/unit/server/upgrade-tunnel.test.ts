@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import type { IncomingMessage } from 'node:http';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { Agent } from 'undici';
+import { StatusError } from '../../../src/apimachinery/status.ts';
 import { buildServer, type KubeServer } from '../../../src/server/app.ts';
+import { tunnelPlan } from '../../../src/server/upgrade-tunnel.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { eventually } from '../../support/eventually.ts';
 import { FakeCache, fakeCodec } from '../../support/fake-cache.ts';
@@ -386,5 +389,42 @@ describe('upgrade tunnel: slots and shutdown', () => {
       await new Promise((r) => upstream.close(r));
       await agent.close();
     }
+  });
+});
+
+describe('tunnelPlan: the credential and pool of a tunnel (upstreamCredentials, upgrade pools)', () => {
+  const pool = (name: string) => ({ name }) as unknown as Agent;
+  const upstream = {
+    server: new URL('https://apiserver.test'),
+    dispatcher: pool('short'),
+    longRunningDispatcher: pool('long'),
+    upgradeDispatcher: pool('upgrade'),
+    authorization: () => 'Bearer proxy-token',
+    clientCredentialPools: {
+      dispatcher: pool('client-short'),
+      longRunningDispatcher: pool('client-long'),
+      upgradeDispatcher: pool('client-upgrade'),
+    },
+  };
+  const req = { headers: {} } as IncomingMessage;
+
+  it("the client's own Authorization: over the HTTP/1.1 pool without the proxy's certificate", async () => {
+    const plan = await tunnelPlan(req, { authorization: 'Bearer client' }, { upstream });
+    assert.ok(!(plan instanceof StatusError));
+    assert.equal((plan.dispatcher as unknown as { name: string }).name, 'client-upgrade');
+    assert.equal(plan.headers.authorization, 'Bearer client');
+  });
+
+  it("no credential (the sidecar model): the proxy's own, over its HTTP/1.1 pool", async () => {
+    const plan = await tunnelPlan(req, {}, { upstream });
+    assert.ok(!(plan instanceof StatusError));
+    assert.equal((plan.dispatcher as unknown as { name: string }).name, 'upgrade');
+    assert.equal(plan.headers.authorization, 'Bearer proxy-token');
+  });
+
+  it("Impersonate-* without the client's own token is refused (never the proxy's rights)", async () => {
+    const plan = await tunnelPlan(req, { 'impersonate-user': 'someone' }, { upstream });
+    assert.ok(plan instanceof StatusError);
+    assert.equal(plan.code, 403);
   });
 });
