@@ -158,14 +158,14 @@ export class AccessControl {
     const o = this.o;
     const sock = req.socket as Partial<TLSSocket>;
     const cert = typeof sock.getPeerCertificate === 'function' ? sock.getPeerCertificate() : undefined;
+    // A certificate without CN authenticates no one (x509.go): the request counts as without one.
     if (cert && Object.keys(cert).length > 0) {
       const user = sock.authorized ? x509User(cert) : undefined;
-      if (sock.authorized && !user) {
-        // No CN: the x509 authenticator passes; the request counts as without certificate.
-      } else if (!user) {
+      if (!sock.authorized) {
         o.metrics?.authenticationAttempt('failure');
         return 'unauthorized';
-      } else {
+      }
+      if (user) {
         if (o.delegatedAuth) o.metrics?.authenticationAttempt('success');
         return { kind: 'x509', user };
       }

@@ -40,6 +40,8 @@ export class ProxyIdentity {
   readonly #o: ProxyIdentityOptions;
   /** The last two distinct `Authorization` values of the proxy (current first). */
   #seen: string[] = [];
+  /** When the proxy's header was last read (ms): at most once a second (exec plugins are costly). */
+  #readAt = -Infinity;
   #self: Promise<UserInfo | undefined> | undefined;
   #selfFailedAt = -Infinity;
   readonly #compared: LRUCache<string, boolean>;
@@ -57,9 +59,15 @@ export class ProxyIdentity {
 
   /** Whether the client's `Authorization` header value is the proxy's identity. Never throws. */
   async sameAsAuthorization(authorization: string): Promise<boolean> {
-    const current = await Promise.resolve(this.#o.upstream.authorization()).catch(() => undefined);
-    if (current !== undefined && current !== this.#seen[0]) this.#seen = [current, ...this.#seen].slice(0, 2);
     if (this.#seen.includes(authorization)) return true;
+    const now = (this.#o.now ?? Date.now)();
+    if (now - this.#readAt >= 1000) {
+      this.#readAt = now;
+      const current = await Promise.resolve(this.#o.upstream.authorization()).catch(() => undefined);
+      if (current !== undefined && current !== this.#seen[0])
+        this.#seen = [current, ...this.#seen].slice(0, 2);
+      if (this.#seen.includes(authorization)) return true;
+    }
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!m) return false;
     const key = createHash('sha256').update(m[1]!).digest('hex');

@@ -16,6 +16,32 @@ import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 const PATH = '/api/v1/namespaces/kube-system/configmaps';
 
+describe('issue 10: sidecar mode: the Host allow-list against DNS rebinding', () => {
+  let f: Fixture;
+  let p: InProcessProxy;
+  before(async () => {
+    f = await sharedFixture();
+    p = await startProxy(f, { resources: 'configmaps' });
+  });
+  after(() => p?.stop());
+
+  test('Host: evil.example:8001 without credentials gets 403; Host: localhost:8001 and [::1]:8001 get the cache', async () => {
+    const at = async (host: string) => {
+      const r = await request(`${p.url}${PATH}`, { headers: { host, accept: 'application/json' } });
+      return { code: r.statusCode, body: (await r.body.json()) as { kind: string; message?: string } };
+    };
+    const evil = await at('evil.example:8001');
+    assert.equal(evil.code, 403);
+    assert.equal(evil.body.kind, 'Status');
+    assert.match(
+      evil.body.message ?? '',
+      /^forbidden: Host "evil\.example:8001" is not accepted by --accept-hosts/,
+    );
+    assert.equal((await at('localhost:8001')).body.kind, 'ConfigMapList');
+    assert.equal((await at('[::1]:8001')).body.kind, 'ConfigMapList');
+  });
+});
+
 describe('issue 10: authenticated mode (TLS, client CA, --delegated-auth)', () => {
   let f: Fixture;
   let p: InProcessProxy;
@@ -104,6 +130,28 @@ describe('issue 10: authenticated mode (TLS, client CA, --delegated-auth)', () =
     assert.deepEqual(names(byToken.body), names(direct.body));
     assert.deepEqual(names(byCert.body), names(direct.body));
     assert.equal((await cacheAnswers()) - before, 2);
+  });
+
+  test('selectors travel in the SubjectAccessReview as the apiserver builds them (same 403 and 200 as direct)', async () => {
+    const qs = '?fieldSelector=metadata.name%3Dkube-root-ca.crt&labelSelector=app%20in%20(x%2Cy)%2C!z%2Ck';
+    const at = async (base: string, token: string) => {
+      const r = await request(`${base}${PATH}${qs}`, {
+        headers: { accept: 'application/json', authorization: `Bearer ${token}` },
+        dispatcher: tls,
+      });
+      return { code: r.statusCode, body: await r.body.text() };
+    };
+    const direct = await at(f.server, f.tokens.none);
+    assert.equal(direct.code, 403);
+    // The metadata.name field selector names the object in the denial (requestinfo.go).
+    assert.match(JSON.parse(direct.body).message, /^configmaps "kube-root-ca.crt" is forbidden/);
+    assert.deepEqual(await at(p.url, f.tokens.none), direct);
+    const admin = await at(p.url, f.tokens.admin);
+    assert.equal(admin.code, 200, admin.body);
+    // Both reviews were accepted by the apiserver (a malformed requirement would be a 400: "error").
+    const metrics = await (await request(`${p.ops}/metrics`)).body.text();
+    assert.match(metrics, /kube_cache_proxy_authorization_decisions_total\{decision="allowed"\} [1-9]/);
+    assert.doesNotMatch(metrics, /kube_cache_proxy_authorization_decisions_total\{decision="error"\}/);
   });
 
   test("an invalid token: the apiserver's 401", async () => {
