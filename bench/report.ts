@@ -91,6 +91,16 @@ export interface BenchResults {
     ttlS: Num;
     durationS: Num;
   }>;
+  /** exec round trip and port-forward throughput (bench/streams.ts); absent in older results. */
+  streams?: Array<{
+    scenario: string;
+    target: string;
+    unit: string;
+    reps: Num[];
+    median: Num;
+    min: Num;
+    max: Num;
+  }>;
 }
 
 interface WatchRowView {
@@ -393,6 +403,25 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
         ]),
       ),
     );
+  if (r.streams?.length) {
+    out.push(
+      '',
+      '**exec and port-forward** (bench/streams.ts, on the pods fixture: `kubectl exec -- true` wall time, and a transfer echoed through `kubectl port-forward` over WebSocket)',
+      '',
+      table(
+        ['scenario', 'target', 'median', 'min', 'max', 'unit', 'repetitions'],
+        r.streams.map((x) => [
+          x.scenario,
+          x.target,
+          fmt(x.median),
+          fmt(x.min),
+          fmt(x.max),
+          x.unit,
+          x.reps.join(', '),
+        ]),
+      ),
+    );
+  }
   return out.join('\n');
 }
 

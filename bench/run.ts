@@ -23,6 +23,7 @@ import { cpuMeter, cpuSeconds, peakRssBytes, pin, round, rssBytes } from './proc
 import { type ProxyProcess, startProxy } from './proxy-process.ts';
 import { renderMarkdown, renderSvg, updateDocs } from './report.ts';
 import { nodeName, nsName, type PodDataset, podName, seedPods } from './seed.ts';
+import { STREAMS_FULL, STREAMS_QUICK, streamsScenario } from './streams.ts';
 import { seedConfigMaps } from './sync-support.ts';
 import type { WatchResult } from './watch-worker.ts';
 import { runWriter, type WriterResult } from './writer.ts';
@@ -600,6 +601,12 @@ async function main(): Promise<void> {
     const upstream = await upstreamScenario(f, up, apiPids, proxyKubeconfig);
     const cold = await coldScenario(f, cmNamespace);
     await up.close();
+    // On its own fixture that runs pods (the main one is idle from here on).
+    const streams = await streamsScenario(
+      quick ? STREAMS_QUICK : STREAMS_FULL,
+      { apiserver: APISERVER_CPU, proxy: PROXY_CPU },
+      log,
+    );
     const results = {
       meta: {
         ...meta,
@@ -616,6 +623,7 @@ async function main(): Promise<void> {
       cold,
       passthrough,
       identity,
+      streams,
     };
     const name = quick ? 'quick' : 'latest';
     mkdirSync(outDir, { recursive: true });

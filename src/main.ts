@@ -251,12 +251,16 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
       server: new URL(upstream.baseUrl),
       dispatcher: observe(upstream.dispatcher),
       longRunningDispatcher: observe(longRunning),
+      upgradeDispatcher: observe(upstream.createDispatcher({ http1Only: true })),
       authorization: () => upstream.authorization(),
       ...(upstream.hasClientCertificate
         ? {
             clientCredentialPools: {
               dispatcher: observe(upstream.createDispatcher({ clientCertificate: false })),
               longRunningDispatcher: observe(upstream.createDispatcher({ clientCertificate: false })),
+              upgradeDispatcher: observe(
+                upstream.createDispatcher({ clientCertificate: false, http1Only: true }),
+              ),
             },
           }
         : {}),

@@ -154,11 +154,6 @@ export function invalid(group: string, kind: string, name: string, errs: FieldEr
   return new StatusError(422, 'Invalid', message, details);
 }
 
-/** `errors.NewMethodNotSupported`-like 501 for features the proxy does not implement yet. */
-export function notImplemented(message: string): StatusError {
-  return new StatusError(501, 'NotImplemented', message);
-}
-
 /** `errors.NewServiceUnavailable`: 503 ServiceUnavailable. */
 export function serviceUnavailable(message: string): StatusError {
   return new StatusError(503, 'ServiceUnavailable', message);

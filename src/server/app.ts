@@ -2,21 +2,22 @@
  * The main listener: pure Kubernetes API (docs/design.md §5). Builds the fastify app and the
  * state every request shares; each request runs the steps of `handle-request.ts` (classify by
  * `delegate.ts`, limit, serve from the cache by `serve-cache.ts` or pass upstream by
- * `passthrough.ts`, record). HTTP Upgrade (exec/attach/port-forward) is answered 501 for now.
+ * `passthrough.ts`, record). HTTP Upgrade (exec/attach/port-forward/cp, WebSocket watches) is
+ * tunnelled to the apiserver by `upgrade-tunnel.ts`.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import { notImplemented } from '../apimachinery/status.ts';
 import type { AccessControl } from '../auth/access-control.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import type { CacheCodec, ServedCache } from './cache-api.ts';
 import { CacheRegistry } from './cache-registry.ts';
-import { handleRequest, type Lifecycle } from './handle-request.ts';
+import { handleRequest, type Lifecycle, originForm } from './handle-request.ts';
 import { Limiter } from './limiter.ts';
 import type { ServeContext } from './serve-cache.ts';
+import { tunnelUpgrade } from './upgrade-tunnel.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
 import { WriteTracker } from './write-tracker.ts';
 
@@ -66,10 +67,6 @@ export interface KubeServer {
   shutdown(): Promise<void>;
 }
 
-/** The message of the 501 for HTTP Upgrade requests. */
-export const UPGRADE_MESSAGE =
-  'kube-cache-proxy does not support upgraded connections (exec, attach, port-forward) yet; use the apiserver directly for them';
-
 /** Largest request line + headers accepted (bytes), as the apiserver's 1 MiB. */
 export const MAX_HEADER_BYTES = 1 << 20;
 
@@ -109,20 +106,14 @@ function createApp(log: Logger, tls: ServerOptions['tls']): FastifyInstance {
     // The apiserver accepts request lines + headers up to 1 MiB (Go's http.DefaultMaxHeaderBytes,
     // `server.MaxHeaderBytes` in apiserver secure serving); Node's default is 16 KiB, which
     // answered long label selectors (`in (...)` of a few thousand values) 431 instead.
-    // Only stream upgrades (exec/attach/port-forward/websocket: `websocket`, `SPDY/3.1`) get the
-    // 501 below; any other `Upgrade` (e.g. `h2c`, sent by `curl --http2`) is a normal request, as
+    // Only stream upgrades (exec/attach/port-forward/websocket: `websocket`, `SPDY/3.1`) are
+    // tunnelled; any other `Upgrade` (e.g. `h2c`, sent by `curl --http2`) is a normal request, as
     // Go's server ignores it (it was 501 for every such request, even a plain LIST).
     ...transport,
   }) as unknown as FastifyInstance;
   // Bodies are streamed upstream untouched: no parser ever reads them.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
-  app.server.on('upgrade', (_req: IncomingMessage, socket: Duplex) => {
-    const body = JSON.stringify(notImplemented(UPGRADE_MESSAGE).status);
-    socket.end(
-      `HTTP/1.1 501 Not Implemented\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  });
   return app;
 }
 
@@ -179,6 +170,17 @@ export function buildServer(opts: ServerOptions): KubeServer {
   app.all('*', (request, reply) => {
     reply.hijack();
     return handleRequest(lifecycle, request.raw, reply.raw);
+  });
+  app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    req.url = originForm(req.url ?? '/');
+    tunnelUpgrade(req, socket, head, {
+      upstream: opts.upstream,
+      ...(opts.access ? { access: opts.access } : {}),
+      watchers: lifecycle.watchers,
+      track,
+      ...(opts.shutdownGraceMs !== undefined ? { shutdownGraceMs: opts.shutdownGraceMs } : {}),
+      log,
+    });
   });
 
   return {

@@ -38,6 +38,8 @@ export interface CredentialInput {
   delegatedAuth: boolean;
   impersonateCertificateClients: boolean;
   longRunning: boolean;
+  /** An HTTP Upgrade (`upgrade-tunnel.ts`): the HTTP/1.1-only pools (`upgradeDispatcher`). */
+  upgrade?: boolean;
 }
 
 /** How to forward: headers (with the credential) and pool. */
@@ -85,8 +87,16 @@ export async function upstreamCredentials(
   const clientImpersonates = Object.keys(headers).some((h) => h.startsWith('impersonate-'));
   // The client's own credentials never travel over the proxy's client-certificate connection.
   const clientPools = upstream.clientCredentialPools ?? upstream;
-  const pick = (p: { dispatcher: Dispatcher; longRunningDispatcher: Dispatcher }) =>
-    input.longRunning ? p.longRunningDispatcher : p.dispatcher;
+  const pick = (p: {
+    dispatcher: Dispatcher;
+    longRunningDispatcher: Dispatcher;
+    upgradeDispatcher?: Dispatcher | undefined;
+  }) =>
+    input.upgrade
+      ? (p.upgradeDispatcher ?? p.longRunningDispatcher)
+      : input.longRunning
+        ? p.longRunningDispatcher
+        : p.dispatcher;
   if (identity.kind === 'x509') {
     if (clientImpersonates) return proxyForbidden(CLIENT_IMPERSONATION_MESSAGE);
     if (!input.impersonateCertificateClients) return proxyForbidden(IMPERSONATION_FLAG_MESSAGE);

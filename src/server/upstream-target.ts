@@ -16,6 +16,12 @@ export interface UpstreamTarget {
    */
   readonly longRunningDispatcher: Dispatcher;
   /**
+   * A pool that speaks HTTP/1.1 only, for HTTP Upgrade (exec, attach, port-forward:
+   * `upgrade-tunnel.ts`); HTTP/2 cannot carry an upgrade. Default: `longRunningDispatcher`
+   * (fine for a plain-HTTP upstream, where h2 is never negotiated).
+   */
+  readonly upgradeDispatcher?: Dispatcher;
+  /**
    * The proxy's own `Authorization` header value (re-read when tokens rotate), if any; used only
    * when the client sent none. May be async (exec plugins, token files).
    */
@@ -30,5 +36,6 @@ export interface UpstreamTarget {
   readonly clientCredentialPools?: {
     readonly dispatcher: Dispatcher;
     readonly longRunningDispatcher: Dispatcher;
+    readonly upgradeDispatcher?: Dispatcher;
   };
 }

@@ -29,9 +29,15 @@ export interface Upstream {
    * kubeconfig's client certificate (same CA and server name): for requests that carry a
    * client's OWN `Authorization`, since the apiserver authenticates a TLS client certificate
    * before any bearer token and would otherwise act with the proxy's identity.
+   * `http1Only`: never negotiates HTTP/2 (undici offers h2 by ALPN): for HTTP Upgrade
+   * (exec, attach, port-forward), which HTTP/2 cannot carry.
    * Closed by {@link Upstream.close} too.
    */
-  createDispatcher(opts?: { connections?: number; clientCertificate?: boolean }): Dispatcher;
+  createDispatcher(opts?: {
+    connections?: number;
+    clientCertificate?: boolean;
+    http1Only?: boolean;
+  }): Dispatcher;
   /** Whether the kubeconfig's identity is (or includes) a TLS client certificate. */
   readonly hasClientCertificate: boolean;
   /** Closes every pooled connection (of every dispatcher it created). */
@@ -87,10 +93,11 @@ export async function createUpstream(opts: UpstreamOptions = {}): Promise<Upstre
   }
   const pools: Agent[] = [];
   const { cert: _cert, key: _key, ...connectWithoutCert } = connect;
-  const newAgent = (connections: number, clientCertificate = true) => {
+  const newAgent = (connections: number, clientCertificate = true, http1Only = false) => {
     const a = new Agent({
       connect: clientCertificate ? connect : connectWithoutCert,
       connections,
+      ...(http1Only ? { allowH2: false } : {}),
       // Watches are long-lived and may be idle between bookmarks: the reflector has its own
       // liveness window, so undici must not cut idle bodies.
       bodyTimeout: 0,
@@ -105,7 +112,8 @@ export async function createUpstream(opts: UpstreamOptions = {}): Promise<Upstre
     baseUrl: `${url.origin}${url.pathname.replace(/\/+$/, '')}`,
     dispatcher,
     authorization: () => currentAuthorization(kc, fileToken),
-    createDispatcher: (o = {}) => newAgent(o.connections ?? 64, o.clientCertificate ?? true),
+    createDispatcher: (o = {}) =>
+      newAgent(o.connections ?? 64, o.clientCertificate ?? true, o.http1Only ?? false),
     hasClientCertificate: connect.cert !== undefined,
     close: async () => {
       await Promise.all(pools.map((a) => a.close()));

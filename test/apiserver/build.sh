@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the fixture binaries (kube-apiserver, kubectl, etcd, informer-probe) into
-# .cache/fixture/<version>/bin, reusing them when present. Idempotent; safe to run concurrently
-# with itself only via the lock below.
+# .cache/fixture/<version>/bin, reusing them when present. With --pods, also what the pods
+# fixture needs (test/fixture/pods-fixture.ts): kube-controller-manager, kube-scheduler, and KWOK
+# (test/kwok/build.sh). Idempotent; safe to run concurrently with itself only via the lock below.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -13,9 +14,19 @@ flock 9
 minor=${version#v1.}; minor=${minor%%.*}
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 cd "$here"
+# Whether binary $1 was built from the module versions go.mod selects for package $2 now (its
+# build info, `go version -m`, lists them): go.sum grows when another binary is added, which
+# must not rebuild the others.
+same_deps() {
+  local have want
+  have=$(go version -m "$1" | awk '$1=="mod"||$1=="dep"{p=$2; m[p]=$3} $1=="=>"{m[p]=$3} END{for(p in m) print p, m[p]}' | sort)
+  want=$(go list -deps -f '{{with .Module}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}' "$2" | sort -u)
+  [ -n "$have" ] && [ "$have" = "$want" ]
+}
 build() { # name package
-  if [ -x "$out/$1" ] && [ "$out/$1" -nt "$here/go.sum" ] && { [ "$1" != informer-probe ] || [ "$out/$1" -nt "$here/probe/main.go" ]; }; then
-    return 0
+  if [ -x "$out/$1" ] && { [ "$1" != informer-probe ] || [ "$out/$1" -nt "$here/probe/main.go" ]; }; then
+    if [ "$out/$1" -nt "$here/go.sum" ]; then return 0; fi
+    if [ "$1" != informer-probe ] && same_deps "$out/$1" "$2"; then touch "$out/$1"; return 0; fi
   fi
   local t0=$SECONDS
   echo "fixture: building $1 ($version)…" >&2
@@ -27,4 +38,9 @@ build etcd go.etcd.io/etcd/server/v3
 build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 build kubectl k8s.io/kubernetes/cmd/kubectl
 build informer-probe ./probe
+if [ "${1:-}" = --pods ]; then
+  build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
+  build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
+  bash "$root/test/kwok/build.sh" "$out"
+fi
 echo "$out"

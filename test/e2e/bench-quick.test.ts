@@ -84,6 +84,18 @@ test('npm run bench -- --quick writes results for every scenario', { timeout: 30
         assert.ok(row.tokenReviews <= bound && row.subjectAccessReviews <= bound, JSON.stringify(row));
       } else assert.equal(row.tokenReviews + row.subjectAccessReviews, 0, JSON.stringify(row));
     }
+    // exec round trip and port-forward throughput, direct and through the proxy (issue 14).
+    assert.deepEqual(
+      r.streams?.map((x) => `${x.scenario}:${x.target}`),
+      [
+        'exec round trip:direct',
+        'exec round trip:proxy',
+        'port-forward 8 MiB:direct',
+        'port-forward 8 MiB:proxy',
+      ],
+    );
+    for (const x of r.streams ?? [])
+      assert.ok(x.median > 0 && x.reps.length === 2, `${x.scenario} ${x.target}`);
     assert.match(readFileSync(join(out, 'quick.md'), 'utf8'), /\*\*Headline\*\*/);
     assert.match(readFileSync(join(out, 'quick.svg'), 'utf8'), /^<svg /);
   } finally {

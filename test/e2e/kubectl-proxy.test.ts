@@ -4,9 +4,7 @@
  * kubeconfig must print the same thing.
  */
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { UPGRADE_MESSAGE } from '../../src/server/app.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 import { type PassthroughProxy, startProxy } from '../support/proxy.ts';
 
@@ -103,25 +101,16 @@ describe('kubectl through the proxy', () => {
     assert.equal(gone.p.stderr, gone.d.stderr);
   });
 
-  test('exec/attach/port-forward (HTTP Upgrade) get a clear 501 Status', async () => {
-    const url = new URL(`${proxy.url}/api/v1/namespaces/${ns}/pods/x/exec?command=ls`);
-    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = httpRequest(url, { headers: { connection: 'Upgrade', upgrade: 'websocket' } });
-      req.on('response', (res) => {
-        let b = '';
-        res.on('data', (c: Buffer) => {
-          b += c.toString();
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
-      });
-      req.on('upgrade', () => reject(new Error('unexpected upgrade')));
-      req.on('error', reject);
-      req.end();
-    });
-    assert.equal(status, 501);
-    const s = JSON.parse(body) as { reason: string; code: number; message: string };
-    assert.equal(s.reason, 'NotImplemented');
-    assert.equal(s.message, UPGRADE_MESSAGE);
-    assert.equal(s.code, 501);
+  test('exec/attach/port-forward of a missing pod: the same error as direct (the upgrade is tunnelled)', async () => {
+    for (const args of [
+      ['exec', '-n', ns, 'nope', '--', 'ls'],
+      ['attach', '-n', ns, 'nope'],
+      ['port-forward', '-n', ns, 'pod/nope', '0:80'],
+    ]) {
+      const { d, p } = await both(args);
+      assert.equal(p.code, d.code, args.join(' '));
+      assert.equal(p.stderr, d.stderr, args.join(' '));
+      assert.match(p.stderr, /pods "nope" not found/);
+    }
   });
 });
