@@ -3,10 +3,11 @@
  * throughput, direct vs through the proxy, on the pods fixture (test/fixture/pods-fixture.ts:
  * a KWOK node serving the kubelet API, port-forward reaching an in-process echo server).
  *
- * Pinning as bench/run.ts: apiserver + etcd + kwok + this process (the echo server, the bytes
- * sent and read) on CPU 0, the proxy on CPU 1, kubectl (the client) on the core the server under
- * test is NOT on: CPU 1 direct, CPU 0 through the proxy. Each figure is `reps` repetitions;
- * the row gives every repetition, their median and spread (min–max).
+ * Pinning, the same for both targets: apiserver + etcd + kwok + kube-controller-manager +
+ * kube-scheduler + this process (the echo server, the bytes sent and read) on CPU 0 with
+ * kubectl (the client), the proxy alone on CPU 1 (as bench/run.ts). Direct and proxy
+ * repetitions alternate (one warm-up each, not counted). Each figure is `reps` repetitions; the
+ * row gives every repetition, their median and spread (min–max).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -125,7 +126,7 @@ async function portForward(
 
 /**
  * Runs the scenario on its own pods fixture (started and stopped here). `cpus`: the apiserver's
- * and the proxy's core. Throws if a kubectl command fails.
+ * core (also kubectl's, for both targets) and the proxy's. Throws if a kubectl command fails.
  */
 export async function streamsScenario(
   p: StreamParams,
@@ -145,6 +146,8 @@ export async function streamsScenario(
       Number(readFileSync(join(f.dir, `${n}.pid`), 'utf8')),
     );
     for (const pid of [f.pids().apiserver, f.pids().etcd, ...side]) pin(pid, cpus.apiserver);
+    // kubectl on the same core for direct and proxy: the proxy's row differs only by the hop.
+    const client = cpus.apiserver;
     const ns = await f.newNamespace('bench-streams');
     const run = await f.kubectl(['run', 'p', '-n', ns, '--image=busybox']);
     if (run.code !== 0) throw new Error(`bench: kubectl run: ${run.stderr}`);
@@ -154,50 +157,49 @@ export async function streamsScenario(
       user: { token: f.tokens.admin },
     });
     const targets = [
-      { target: 'direct' as const, kubeconfig: f.kubeconfigs.adminToken, cpu: cpus.proxy },
-      { target: 'proxy' as const, kubeconfig: viaProxy, cpu: cpus.apiserver },
+      { target: 'direct' as const, kubeconfig: f.kubeconfigs.adminToken },
+      { target: 'proxy' as const, kubeconfig: viaProxy },
     ];
+    // Interleaved: repetition r runs direct then proxy when r is even, proxy then direct when
+    // odd, so a change of the shared machine's load falls on both targets alike.
+    const order = (r: number) => (r % 2 === 0 ? targets : [...targets].reverse());
+    const exec = (kubeconfig: string) =>
+      kubectl(f.bin.kubectl, client, ['--kubeconfig', kubeconfig, 'exec', '-n', ns, 'p', '--', 'true']);
+    const execReps = { direct: [] as number[], proxy: [] as number[] };
+    for (const t of targets) await exec(t.kubeconfig); // warm-up, not counted
+    for (let r = 0; r < p.reps; r++) {
+      for (const t of order(r)) {
+        const t0 = performance.now();
+        for (let i = 0; i < p.execsPerRep; i++) await exec(t.kubeconfig);
+        execReps[t.target].push((performance.now() - t0) / p.execsPerRep);
+      }
+    }
     const rows: StreamRow[] = [];
     for (const t of targets) {
-      const reps: number[] = [];
-      await kubectl(f.bin.kubectl, t.cpu, [
-        '--kubeconfig',
-        t.kubeconfig,
-        'exec',
-        '-n',
-        ns,
-        'p',
-        '--',
-        'true',
-      ]);
-      for (let r = 0; r < p.reps; r++) {
-        const t0 = performance.now();
-        for (let i = 0; i < p.execsPerRep; i++)
-          await kubectl(f.bin.kubectl, t.cpu, [
-            '--kubeconfig',
-            t.kubeconfig,
-            'exec',
-            '-n',
-            ns,
-            'p',
-            '--',
-            'true',
-          ]);
-        reps.push((performance.now() - t0) / p.execsPerRep);
-      }
-      rows.push(row('exec round trip', t.target, 'ms', reps));
+      rows.push(row('exec round trip', t.target, 'ms', execReps[t.target]));
       log(`streams: exec ${t.target} median ${rows.at(-1)!.median} ms`);
     }
-    for (const t of targets) {
-      const pf = await portForward(f.bin.kubectl, t.cpu, t.kubeconfig, ns);
-      try {
-        const reps: number[] = [];
-        for (let r = 0; r < p.reps; r++) reps.push(await echoThroughput(pf.port, p.transferBytes));
-        rows.push(row(`port-forward ${p.transferBytes / 2 ** 20} MiB`, t.target, 'MiB/s', reps));
-        log(`streams: port-forward ${t.target} median ${rows.at(-1)!.median} MiB/s`);
-      } finally {
-        pf.child.kill();
+    // One `kubectl port-forward` per target, both open for the whole scenario.
+    const forwards = { direct: undefined as number | undefined, proxy: undefined as number | undefined };
+    const children: ChildProcess[] = [];
+    try {
+      for (const t of targets) {
+        const pf = await portForward(f.bin.kubectl, client, t.kubeconfig, ns);
+        children.push(pf.child);
+        forwards[t.target] = pf.port;
+        await echoThroughput(pf.port, 2 ** 20); // warm-up, not counted
       }
+      const pfReps = { direct: [] as number[], proxy: [] as number[] };
+      for (let r = 0; r < p.reps; r++) {
+        for (const t of order(r))
+          pfReps[t.target].push(await echoThroughput(forwards[t.target]!, p.transferBytes));
+      }
+      for (const t of targets) {
+        rows.push(row(`port-forward ${p.transferBytes / 2 ** 20} MiB`, t.target, 'MiB/s', pfReps[t.target]));
+        log(`streams: port-forward ${t.target} median ${rows.at(-1)!.median} MiB/s`);
+      }
+    } finally {
+      for (const c of children) c.kill();
     }
     return rows;
   } finally {
