@@ -1,6 +1,7 @@
 /**
  * The memory rows of bench/run.ts: one proxy process per resource (pods, ConfigMaps, one custom
- * resource), started with `--expose-gc` and bench/memory-hook.ts, caching only that resource.
+ * resource), started with `--expose-gc` and bench/memory-hook.ts, caching only that resource —
+ * the built CLI (dist/, as the image runs it) when bench/run.ts could build it.
  *
  * Definitions (every figure in bytes or MiB of the proxy process):
  * - "2 s": RSS (VmRSS) and V8 heapUsed 2 s after `/readyz` first answered 200, no forced GC —
@@ -148,12 +149,15 @@ export async function measureProxy(opts: {
   resource: string;
   cpu: string;
   heapSnapshot: boolean;
+  /** The CLI to run (bench/proxy-process.ts; default src/cli.ts). */
+  cli?: string;
 }): Promise<{ readyMs: number; peak: number; at2s: MemoryUsage; afterGc: MemoryUsage; heap?: HeapClasses }> {
   const p = await startProxy({
     kubeconfig: opts.kubeconfig,
     resources: [opts.resource],
     cpu: opts.cpu,
     memoryHook: true,
+    ...(opts.cli ? { cli: opts.cli } : {}),
   });
   const dir = mkdtempSync(join(tmpdir(), 'kcp-bench-heap-'));
   try {

@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 
 const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+/** The built CLI (`npm run build`), what the image runs: no type stripping at run time. */
+export const DIST_CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
 const memoryHook = fileURLToPath(new URL('./memory-hook.ts', import.meta.url));
 
 /** `process.memoryUsage()` of the proxy (bytes), as bench/memory-hook.ts reports it. */
@@ -49,6 +51,8 @@ export async function startProxy(opts: {
   extraArgs?: string[];
   /** Preload bench/memory-hook.ts with `--expose-gc` (enables {@link ProxyProcess.memory}). */
   memoryHook?: boolean;
+  /** The CLI to run; default src/cli.ts (type stripping), {@link DIST_CLI} for the built one. */
+  cli?: string;
 }): Promise<ProxyProcess> {
   const t0 = performance.now();
   const child = spawn(
@@ -62,7 +66,7 @@ export async function startProxy(opts: {
         ? ['--cpu-prof', `--cpu-prof-dir=${process.env.KCP_BENCH_CPU_PROF}`]
         : []),
       ...(opts.memoryHook ? ['--expose-gc', `--import=${memoryHook}`] : []),
-      cli,
+      opts.cli ?? cli,
       `--kubeconfig=${opts.kubeconfig}`,
       `--resources=${opts.resources.join(',')}`,
       '--listen=127.0.0.1:0',

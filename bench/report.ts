@@ -363,7 +363,7 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
   );
   const n = (x: number | undefined, d = 1) => fmt(x ?? Number.NaN, d);
   out.push(
-    '**Memory and cold start** (one proxy process per resource, caching only it, started with `--expose-gc`: spawn → /readyz 200; ' +
+    '**Memory and cold start** (one proxy process per resource, caching only it — the built `dist/src/cli.js` as the image runs it, in runs since issue 12 — started with `--expose-gc`: spawn → /readyz 200; ' +
       '"2 s" = RSS and V8 heapUsed 2 s after ready; "GC" = the same after two forced full collections; ' +
       "per object = (row − empty-cache row) / objects; JSON bytes = the apiserver's identity LIST of the resource / its items; " +
       'live = heapUsed + ArrayBuffer bytes after GC)',

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Dispatcher } from 'undici';
+import type { UpstreamObject } from './apimachinery/object.ts';
 import { cacheCodec } from './cache/codec.ts';
 import { type ResourceState, resourceState } from './cache/resource-state.ts';
 import { WatchCache } from './cache/watch-cache.ts';
@@ -240,6 +241,7 @@ function countingSink(sink: CacheSink, onEvent: () => void): CacheSink {
     },
     bookmark: (rv, o) => sink.bookmark(rv, o),
     setLive: (live) => sink.setLive(live),
+    ...(sink.compact ? { compact: (o: UpstreamObject) => sink.compact!(o) } : {}),
   };
 }
 
