@@ -8,6 +8,21 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 
 const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+/** The built CLI (`npm run build`), what the image runs: no type stripping at run time. */
+export const DIST_CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
+const memoryHook = fileURLToPath(new URL('./memory-hook.ts', import.meta.url));
+
+/** `process.memoryUsage()` of the proxy (bytes), as bench/memory-hook.ts reports it. */
+export interface MemoryUsage {
+  cmd: string;
+  /** True when two forced full collections ran first. */
+  gc: boolean;
+  rss: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+}
 
 /** A running proxy process. */
 export interface ProxyProcess {
@@ -20,6 +35,11 @@ export interface ProxyProcess {
   readyMs: number;
   /** SIGTERM, then SIGKILL after 5 s; resolves when the process exited. */
   stop(): Promise<void>;
+  /**
+   * Only with `memoryHook`: the proxy's memory now (`sample`), after a forced GC (`gc`), or after
+   * a GC and a heap snapshot written to PATH (`snapshot PATH`). Rejects after 120 s.
+   */
+  memory(cmd: string): Promise<MemoryUsage>;
 }
 
 /** Starts the proxy caching `resources` in front of `kubeconfig`, pinned to `cpu`. */
@@ -29,6 +49,10 @@ export async function startProxy(opts: {
   cpu: string;
   readyTimeoutMs?: number;
   extraArgs?: string[];
+  /** Preload bench/memory-hook.ts with `--expose-gc` (enables {@link ProxyProcess.memory}). */
+  memoryHook?: boolean;
+  /** The CLI to run; default src/cli.ts (type stripping), {@link DIST_CLI} for the built one. */
+  cli?: string;
 }): Promise<ProxyProcess> {
   const t0 = performance.now();
   const child = spawn(
@@ -41,7 +65,8 @@ export async function startProxy(opts: {
       ...(process.env.KCP_BENCH_CPU_PROF
         ? ['--cpu-prof', `--cpu-prof-dir=${process.env.KCP_BENCH_CPU_PROF}`]
         : []),
-      cli,
+      ...(opts.memoryHook ? ['--expose-gc', `--import=${memoryHook}`] : []),
+      opts.cli ?? cli,
       `--kubeconfig=${opts.kubeconfig}`,
       `--resources=${opts.resources.join(',')}`,
       '--listen=127.0.0.1:0',
@@ -51,9 +76,29 @@ export async function startProxy(opts: {
       '--max-inflight=2000',
       ...(opts.extraArgs ?? []),
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: [opts.memoryHook ? 'pipe' : 'ignore', 'pipe', 'pipe'] },
   );
   let tail = '';
+  const memoryWaiters: Array<(m: MemoryUsage) => void> = [];
+  let errBuf = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    errBuf += d.toString();
+    for (let nl = errBuf.indexOf('\n'); nl >= 0; nl = errBuf.indexOf('\n')) {
+      const line = errBuf.slice(0, nl);
+      errBuf = errBuf.slice(nl + 1);
+      if (line.startsWith('KCP_MEMORY ')) memoryWaiters.shift()?.(JSON.parse(line.slice(11)) as MemoryUsage);
+    }
+  });
+  const memory = (cmd: string) =>
+    new Promise<MemoryUsage>((resolve, reject) => {
+      if (!child.stdin) return reject(new Error('proxy started without memoryHook'));
+      const t = setTimeout(() => reject(new Error(`proxy memory ${cmd}: no answer in 120 s`)), 120_000);
+      memoryWaiters.push((m) => {
+        clearTimeout(t);
+        resolve(m);
+      });
+      child.stdin.write(`${cmd}\n`);
+    });
   const addr = new Promise<{ url: string; opsUrl: string }>((resolve, reject) => {
     let buf = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -85,7 +130,7 @@ export async function startProxy(opts: {
         throw new Error(`proxy not ready (${res?.statusCode}):\n${tail}`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    return { pid: child.pid!, url, opsUrl, readyMs: Math.round(performance.now() - t0), stop };
+    return { pid: child.pid!, url, opsUrl, readyMs: Math.round(performance.now() - t0), stop, memory };
   } catch (err) {
     await stop();
     throw err;

@@ -5,6 +5,9 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { MemoryRow } from './memory.ts';
+import type { PassthroughRow } from './passthrough.ts';
+import type { FailedRow } from './rows.ts';
 
 type Num = number;
 /** The subset of the results the report reads (see bench/run.ts for the producer). */
@@ -53,16 +56,21 @@ export interface BenchResults {
     syncMaxMs: Num;
   }>;
   cold: {
-    proxy: Array<{
-      what: string;
-      objects: Num;
-      readyMs: Num;
-      peakRssMiB: Num;
-      rssMiB: Num;
-      rssPerObjectBytes: Num;
-      jsonPerObjectBytes: Num;
-      rssPerJsonByte: Num;
-    }>;
+    /** Runs before issue 12 have only the fields of the first group (RSS 2 s after ready). */
+    proxy: Array<
+      Pick<
+        MemoryRow,
+        | 'what'
+        | 'objects'
+        | 'readyMs'
+        | 'peakRssMiB'
+        | 'rssMiB'
+        | 'rssPerObjectBytes'
+        | 'jsonPerObjectBytes'
+        | 'rssPerJsonByte'
+      > &
+        Partial<MemoryRow>
+    >;
     reflector: Array<{
       resource: string;
       mode: string;
@@ -72,7 +80,12 @@ export interface BenchResults {
       peakRssMiB: Num;
     }>;
   };
-  passthrough: Array<{ op: string; target: string; rps: Num; p50Ms: Num; p99Ms: Num; non2xx: Num }>;
+  /** Runs before issue 12 have one run per row and only the first group of fields. */
+  passthrough: Array<
+    Pick<PassthroughRow, 'op' | 'target' | 'rps' | 'p50Ms' | 'p99Ms' | 'non2xx'> & Partial<PassthroughRow>
+  >;
+  /** Rows that failed or timed out (absent in runs before issue 12). */
+  failures?: FailedRow[];
   /** Issue 10 (bench/identity.ts); absent in results of older runs. */
   identity?: Array<{
     query: string;
@@ -202,7 +215,53 @@ export function renderHeadline(r: BenchResults): string {
   out.push(
     `- Proxy RSS per byte of cached JSON: ${h.rssPerJsonByte.map((x) => `${x.what.replace('proxy ', '').replace(' (watch-list)', '')} ${fmt(x.ratio, 2)}`).join(', ')}.`,
   );
+  const failed = r.failures ?? [];
+  if (failed.length)
+    out.push(
+      `- **${failed.length} row${failed.length > 1 ? 's' : ''} FAILED** (no figures; errors in the report): ${failed.map((x) => `${x.scenario} / ${x.row}`).join('; ')}.`,
+    );
   return out.join('\n');
+}
+
+/** The goals of issue 12 against this run's figures: [measure, value, goal]. */
+export function goals(r: BenchResults): Array<[string, string, string]> {
+  const out: Array<[string, string, string]> = [];
+  const mem = r.cold.proxy.filter((x) => x.objects > 0);
+  if (mem.length)
+    out.push([
+      'RSS per byte of cached JSON (2 s after ready)',
+      mem
+        .map(
+          (x) => `${x.what.replace('proxy ', '').replace(' (watch-list)', '')} ${fmt(x.rssPerJsonByte, 2)}`,
+        )
+        .join('; '),
+      '≤ 1.5',
+    ]);
+  const idle = r.cold.proxy.find((x) => x.objects === 0);
+  if (idle) out.push(['idle RSS, empty cache (2 s after ready)', `${fmt(idle.rssMiB, 0)} MiB`, '≤ 80 MiB']);
+  const one = (t: string) => r.upstream.find((x) => x.probes === 1 && x.target === t);
+  const [up1, d1] = [one('proxy'), one('direct')];
+  if (up1 && d1)
+    out.push([
+      "upstream bytes of one informer's cold sync, proxy ÷ direct",
+      `${fmt(up1.upstreamMiB / d1.upstreamMiB, 2)} (${fmt(up1.upstreamMiB)} vs ${fmt(d1.upstreamMiB)} MiB)`,
+      '≤ 1.0',
+    ]);
+  for (const op of [...new Set(r.passthrough.map((x) => x.op))]) {
+    const p = r.passthrough.find((x) => x.op === op && x.target === 'proxy');
+    const d = r.passthrough.find((x) => x.op === op && x.target === 'direct');
+    if (!p || !d) continue;
+    const ratio = p.ratio ?? p.rps / d.rps;
+    const range =
+      p.ratioMin !== undefined ? ` (${fmt(p.ratioMin, 2)}–${fmt(p.ratioMax ?? Number.NaN, 2)})` : '';
+    const dp99 = p.p99DeltaMs ?? p.p99Ms - d.p99Ms;
+    out.push([
+      `pass-through ${op}, proxy ÷ direct req/s; p99 − direct p99`,
+      `${fmt(ratio, 2)}${range}; ${dp99 >= 0 ? '+' : ''}${fmt(dp99, 2)} ms`,
+      '≥ 0.9; ≤ +1 ms',
+    ]);
+  }
+  return out;
 }
 
 /** The Markdown report; `svg` is the chart's relative path. */
@@ -227,6 +286,23 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
     renderHeadline(r),
     '',
   );
+  const g = goals(r);
+  if (g.length)
+    out.push(
+      '**Goals** (issue 12; medians where the row repeats)',
+      '',
+      table(['measure', 'this run', 'goal'], g),
+    );
+  const failed = r.failures ?? [];
+  if (failed.length)
+    out.push(
+      '**Failed rows** (recorded, the run went on)',
+      '',
+      table(
+        ['scenario', 'row', 'at s', 'error'],
+        failed.map((x) => [x.scenario, x.row, fmt(x.atS, 0), x.error.replaceAll('|', '\\|')]),
+      ),
+    );
 
   out.push(
     '**LIST / GET** (req/s and latency per request; bytes on the wire; CPU in cores used by the server under test)',
@@ -329,8 +405,12 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
       ]),
     ),
   );
+  const n = (x: number | undefined, d = 1) => fmt(x ?? Number.NaN, d);
   out.push(
-    '**Cold start** (proxy process: spawn → /readyz 200; RSS 2 s after ready; per object = (RSS − empty-cache RSS) / objects)',
+    '**Memory and cold start** (one proxy process per resource, caching only it — the built `dist/src/cli.js` as the image runs it, in runs since issue 12 — started with `--expose-gc`: spawn → /readyz 200; ' +
+      '"2 s" = RSS and V8 heapUsed 2 s after ready; "GC" = the same after two forced full collections; ' +
+      "per object = (row − empty-cache row) / objects; JSON bytes = the apiserver's identity LIST of the resource / its items; " +
+      'live = heapUsed + ArrayBuffer bytes after GC)',
     '',
     table(
       [
@@ -338,10 +418,16 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
         'objects',
         'ready ms',
         'peak RSS MiB',
-        'RSS MiB',
+        'RSS MiB 2 s',
+        'heapUsed MiB 2 s',
+        'RSS MiB GC',
+        'heapUsed MiB GC',
+        'ArrayBuffers MiB GC',
         'RSS B/object',
         'JSON B/object',
         'RSS per JSON byte',
+        'RSS per JSON byte, GC',
+        'live per JSON byte',
       ],
       r.cold.proxy.map((x) => [
         x.what,
@@ -349,11 +435,35 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
         x.readyMs,
         fmt(x.peakRssMiB, 0),
         fmt(x.rssMiB, 0),
+        n(x.heapUsedMiB, 0),
+        n(x.rssGcMiB, 0),
+        n(x.heapUsedGcMiB, 0),
+        n(x.arrayBuffersGcMiB, 0),
         x.rssPerObjectBytes,
         x.jsonPerObjectBytes,
         fmt(x.rssPerJsonByte, 2),
+        n(x.rssPerJsonByteGc, 2),
+        n(x.livePerJsonByte, 2),
       ]),
     ),
+  );
+  for (const x of r.cold.proxy) {
+    if (!x.heap) continue;
+    out.push(
+      `Heap snapshot after GC, ${x.what}: ${mib(x.heap.totalBytes)} MiB of self sizes, by class (V8 node type in parentheses; \`system / JSArrayBufferData\` = Buffer contents):`,
+      '',
+      table(
+        ['class', 'count', 'MiB', 'share'],
+        x.heap.classes.map((c) => [
+          c.name.replaceAll('|', '\\|').slice(0, 60),
+          c.count,
+          mib(c.bytes),
+          `${fmt((100 * c.bytes) / x.heap!.totalBytes, 0)} %`,
+        ]),
+      ),
+    );
+  }
+  out.push(
     'Reflector alone (bench/sync-run.ts: Reflector + a Map sink, no watch cache), watch-list vs. the paginated LIST fallback:',
     '',
     table(
@@ -361,12 +471,24 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
       r.cold.reflector.map((x) => [x.resource, x.mode, x.objects, x.ms, x.listRequests, x.peakRssMiB]),
     ),
   );
+  const pt = r.passthrough[0];
   out.push(
-    '**Pass-through** (not cached: forwarded upstream)',
+    pt?.reps
+      ? `**Pass-through** (not cached: forwarded upstream; ${pt.connections} connection${pt.connections === 1 ? '' : 's'}, ${pt.reps} interleaved repetitions of ${r.meta.durations.passS} s per target; medians, range in parentheses; ratio and p99 Δ against DIRECT in the same repetition; \`kubectl proxy\` = a plain Go reverse proxy, pinned like kube-cache-proxy)`
+      : '**Pass-through** (not cached: forwarded upstream)',
     '',
     table(
-      ['request', 'target', 'req/s', 'p50 ms', 'p99 ms', 'errors'],
-      r.passthrough.map((x) => [x.op, x.target, fmt(x.rps), fmt(x.p50Ms, 0), fmt(x.p99Ms, 0), x.non2xx]),
+      ['request', 'target', 'req/s', 'ratio to direct', 'p50 ms', 'p99 ms', 'p99 Δ ms', 'errors'],
+      r.passthrough.map((x) => [
+        x.op,
+        x.target,
+        x.rpsMin !== undefined ? `${fmt(x.rps)} (${fmt(x.rpsMin)}–${n(x.rpsMax)})` : fmt(x.rps),
+        x.ratioMin !== undefined ? `${n(x.ratio, 2)} (${fmt(x.ratioMin, 2)}–${n(x.ratioMax, 2)})` : '–',
+        fmt(x.p50Ms, 2),
+        fmt(x.p99Ms, 2),
+        n(x.p99DeltaMs, 2),
+        x.non2xx,
+      ]),
     ),
   );
   if (r.identity?.length)

@@ -6,9 +6,14 @@
  *
  * CPU layout on the 2-core machine (taskset): apiserver + etcd + this orchestrator (seeding, the
  * watch writer) on CPU 0; the proxy (and the ceiling server) on CPU 1; the load generator on the
- * core the server under test is NOT on: CPU 1 for DIRECT, CPU 0 for PROXY and CEILING.
+ * core the server under test is NOT on: CPU 1 for DIRECT, CPU 0 for PROXY and CEILING. The
+ * pass-through rows differ (bench/passthrough.ts): apiserver + etcd alone on CPU 0, everything
+ * else, the load generator for every target included, on CPU 1.
+ *
+ * A row that fails or times out is recorded in `failures` (bench/rows.ts) and the run goes on;
+ * the results are written whatever happened after the fixture started.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -19,9 +24,12 @@ import { type Fixture, startFixture, writeKubeconfig } from '../test/fixture/ind
 import { diffUpstream, upstreamCounters } from './apiserver-metrics.ts';
 import { identityScenario } from './identity.ts';
 import { clientHeaders, type LoadResult, runLoad } from './load.ts';
+import { listSize, type MemoryRow, measureProxy, memoryRow, seedWidgets, WIDGETS } from './memory.ts';
+import { type PassthroughRun, passthroughScenario, startKubectlProxy } from './passthrough.ts';
 import { cpuMeter, cpuSeconds, peakRssBytes, pin, round, rssBytes } from './proc.ts';
-import { type ProxyProcess, startProxy } from './proxy-process.ts';
-import { renderMarkdown, renderSvg, updateDocs } from './report.ts';
+import { DIST_CLI, type ProxyProcess, startProxy } from './proxy-process.ts';
+import { type BenchResults, renderMarkdown, renderSvg, updateDocs } from './report.ts';
+import { RowFailures } from './rows.ts';
 import { nodeName, nsName, type PodDataset, podName, seedPods } from './seed.ts';
 import { STREAMS_FULL, STREAMS_QUICK, streamsScenario } from './streams.ts';
 import { seedConfigMaps } from './sync-support.ts';
@@ -40,7 +48,9 @@ const outDir = outIdx >= 0 ? argv[outIdx + 1]! : fileURLToPath(new URL('./result
 const P = quick
   ? {
       data: { pods: 1000, namespaces: 10, nodes: 10, podBytes: 5000 } satisfies PodDataset,
-      configMaps: 0,
+      configMaps: 1000,
+      widgets: 500,
+      heapSnapshots: ['pods', 'configmaps', WIDGETS.resource],
       listS: 2,
       connections: 4,
       listQueries: ['all-rv0', 'get'],
@@ -49,13 +59,17 @@ const P = quick
       watchS: 2,
       probes: [1, 5],
       probeMs: 1000,
-      passS: 2,
+      passS: 1,
+      passReps: 3,
+      passConnections: 1,
       // Issue 10: 100 identities; each row at least twice the decision-cache TTLs.
       identity: { identities: 100, durationS: 2, ttlS: 1 },
     }
   : {
       data: { pods: 10_000, namespaces: 100, nodes: 50, podBytes: 5000 } satisfies PodDataset,
       configMaps: 100_000,
+      widgets: 10_000,
+      heapSnapshots: ['pods', WIDGETS.resource],
       listS: 8,
       connections: 4,
       listQueries: ['all-rv0', 'all-rv', 'namespace', 'node', 'get'],
@@ -64,12 +78,23 @@ const P = quick
       watchS: 6,
       probes: [1, 10, 50],
       probeMs: 2000,
-      passS: 5,
+      passS: 4,
+      passReps: 5,
+      passConnections: 1,
       identity: { identities: 100, durationS: 20, ttlS: 10 },
     };
 
 const log = (msg: string) => process.stderr.write(`bench ${new Date().toISOString().slice(11, 19)} ${msg}\n`);
+const failures = new RowFailures(log);
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+
+const QUERY_LABEL: Record<string, string> = {
+  'all-rv0': 'LIST all pods, RV=0',
+  'all-rv': 'LIST all pods, RV=""',
+  namespace: 'LIST one namespace',
+  node: 'LIST spec.nodeName=X',
+  get: 'GET one pod',
+};
 
 /** The Kubernetes API path of each LIST/GET query. */
 function queryPath(q: string): string {
@@ -144,22 +169,28 @@ async function listScenario(f: Fixture, proxy: ProxyProcess, apiPids: number[]):
     rows.push(row);
     return wire;
   };
+  const attempt = (q: string, target: string, fn: () => Promise<unknown>) =>
+    failures.attempt('LIST/GET', `${QUERY_LABEL[q] ?? q} ${target}`, fn, (P.listS + 180) * 1000);
   for (const q of P.listQueries) {
-    await run(q, 'direct (gzip)', f.server, true, apiPids);
-    await run(q, 'direct (identity)', f.server, false, apiPids);
-    const wire = await run(q, 'proxy', proxy.url, true, [proxy.pid]);
+    await attempt(q, 'direct (gzip)', () => run(q, 'direct (gzip)', f.server, true, apiPids));
+    await attempt(q, 'direct (identity)', () => run(q, 'direct (identity)', f.server, false, apiPids));
+    await attempt(q, 'proxy', () => run(q, 'proxy', proxy.url, true, [proxy.pid]));
     if (q === 'all-rv0') {
-      const file = join(mkdtempSync(join(tmpdir(), 'kcp-bench-')), 'list.json');
-      const plain = await probeResponse(proxy.url + queryPath(q), clientHeaders(token, false));
-      writeFileSync(file, plain.body);
-      const ceiling = await startCeiling(file);
-      try {
-        await run(q, 'ceiling', ceiling.url, true, [ceiling.child.pid!]);
-      } finally {
-        ceiling.child.kill('SIGKILL');
-        rmSync(dirname(file), { recursive: true, force: true });
-      }
-      void wire;
+      await attempt(q, 'ceiling', async () => {
+        const file = join(mkdtempSync(join(tmpdir(), 'kcp-bench-')), 'list.json');
+        try {
+          const plain = await probeResponse(proxy.url + queryPath(q), clientHeaders(token, false));
+          writeFileSync(file, plain.body);
+          const ceiling = await startCeiling(file);
+          try {
+            await run(q, 'ceiling', ceiling.url, true, [ceiling.child.pid!]);
+          } finally {
+            ceiling.child.kill('SIGKILL');
+          }
+        } finally {
+          rmSync(dirname(file), { recursive: true, force: true });
+        }
+      });
     }
   }
   return rows;
@@ -253,15 +284,22 @@ async function watchScenario(
         const url = `${base}/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`;
         const headers = clientHeaders(f.tokens.admin, true);
         const pids = target === 'direct' ? apiPids : [proxy.pid];
-        const r = await watchRun(
-          up,
-          pods,
-          { url, headers, watchers: n, stalled: 0 },
-          rate,
-          P.watchS * 1000,
-          loadCpu(target),
-          pids,
+        const r = await failures.attempt(
+          'watch fan-out',
+          `${n} watchers ${target} @${rate}`,
+          () =>
+            watchRun(
+              up,
+              pods,
+              { url, headers, watchers: n, stalled: 0 },
+              rate,
+              P.watchS * 1000,
+              loadCpu(target),
+              pids,
+            ),
+          (P.watchS + 240) * 1000,
         );
+        if (!r) continue;
         rows.push({ target, ...r.result, writer: r.writer, serverCores: r.serverCores });
         log(
           `watch ${n} ${target} @${rate}: ${r.writer.achievedRate} w/s, ${r.result.eventsPerSec} ev/s p50 ${r.result.p50Ms} p99 ${r.result.p99Ms} ms`,
@@ -285,16 +323,23 @@ async function slowConsumerScenario(
     const rv = await currentRv(up);
     const url = `${base}/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`;
     const pids = target === 'direct' ? apiPids : [proxy.pid];
-    const r = await watchRun(
-      up,
-      pods,
-      { url, headers: clientHeaders(f.tokens.admin, true), watchers: 99, stalled: 1 },
-      100,
-      // Long enough for the stalled watch to overflow the proxy's 1,000-event buffer plus socket buffers.
-      (quick ? 5 : 25) * 1000,
-      loadCpu(target),
-      pids,
+    const r = await failures.attempt(
+      'slow consumer',
+      target,
+      () =>
+        watchRun(
+          up,
+          pods,
+          { url, headers: clientHeaders(f.tokens.admin, true), watchers: 99, stalled: 1 },
+          100,
+          // Long enough for the stalled watch to overflow the proxy's 1,000-event buffer plus socket buffers.
+          (quick ? 5 : 25) * 1000,
+          loadCpu(target),
+          pids,
+        ),
+      300_000,
     );
+    if (!r) continue;
     rows.push({ target, ...r.result, writer: r.writer, serverCores: r.serverCores });
     log(
       `slow consumer ${target}: p99 ${r.result.p99Ms} ms, stalled closed ${r.result.stalledClosed}, got ${r.result.stalledBytes} B`,
@@ -349,22 +394,30 @@ async function upstreamScenario(
       const before = await upstreamCounters(up, 'pods');
       const c0 = apiPids.reduce((s, p) => s + cpuSeconds(p), 0);
       const t0 = performance.now();
-      let proxy: ProxyProcess | undefined;
-      let synced: number[];
-      try {
-        let kc = f.kubeconfigs.adminToken;
-        if (target === 'proxy') {
-          proxy = await startProxy({
-            kubeconfig: f.kubeconfigs.adminToken,
-            resources: ['pods'],
-            cpu: PROXY_CPU,
-          });
-          kc = await proxyKubeconfig(proxy.url);
-        }
-        synced = await runProbes(f.bin.probe, kc, n, loadCpu(target));
-      } finally {
-        await proxy?.stop();
-      }
+      const synced = await failures.attempt(
+        'upstream load',
+        `${n} informers ${target}`,
+        async () => {
+          let proxy: ProxyProcess | undefined;
+          try {
+            let kc = f.kubeconfigs.adminToken;
+            if (target === 'proxy') {
+              proxy = await startProxy({
+                kubeconfig: f.kubeconfigs.adminToken,
+                resources: ['pods'],
+                cpu: PROXY_CPU,
+              });
+              kc = await proxyKubeconfig(proxy.url);
+            }
+            return await runProbes(f.bin.probe, kc, n, loadCpu(target));
+          } finally {
+            await proxy?.stop();
+          }
+        },
+        // The probes' own limit (--sync-timeout=300s, killed at 400 s) plus the proxy's start.
+        460_000,
+      );
+      if (!synced) continue;
       const wallS = (performance.now() - t0) / 1000;
       const apiCpuS = apiPids.reduce((s, p) => s + cpuSeconds(p), 0) - c0;
       const d = diffUpstream(before, await upstreamCounters(up, 'pods'));
@@ -407,112 +460,85 @@ function syncRun(kubeconfig: string, ns: string, mode: string, resource: string)
   });
 }
 
-async function coldScenario(f: Fixture, cmNamespace: string | undefined) {
-  const rows = [];
-  const measure = async (resource: string, objects: number, jsonBytes: number, baseRss: number) => {
-    const p = await startProxy({
+/**
+ * Memory per resource (bench/memory.ts: RSS and heapUsed 2 s after ready and after a forced GC)
+ * and the reflector's own cold sync (bench/sync-run.ts).
+ */
+async function coldScenario(f: Fixture, up: Upstream, ns: { configMaps?: string; widgets?: string }) {
+  const proxy: MemoryRow[] = [];
+  // What the image runs (no type stripping: ~30 MiB less RSS); src/cli.ts if the build fails.
+  const built = await failures.attempt('memory', 'npm run build (dist/)', async () => {
+    execFileSync(
+      process.execPath,
+      [here('../node_modules/typescript/bin/tsc'), '-p', here('../tsconfig.build.json')],
+      {
+        stdio: 'ignore',
+      },
+    );
+    return DIST_CLI;
+  });
+  const measure = (resource: string) =>
+    measureProxy({
       kubeconfig: f.kubeconfigs.adminToken,
-      resources: [resource],
+      resource,
       cpu: PROXY_CPU,
+      heapSnapshot: P.heapSnapshots.includes(resource.split('.')[0]!),
+      ...(built ? { cli: built } : {}),
     });
-    const peak = peakRssBytes(p.pid);
-    await new Promise((r) => setTimeout(r, 2000));
-    const settled = rssBytes(p.pid);
-    await p.stop();
-    const perObj = objects > 0 ? (settled - baseRss) / objects : 0;
-    return {
-      what: `proxy ${resource} (watch-list)`,
-      objects,
-      readyMs: p.readyMs,
-      peakRssMiB: round(peak / MiB),
-      rssMiB: round(settled / MiB),
-      rssPerObjectBytes: Math.round(perObj),
-      jsonPerObjectBytes: objects > 0 ? Math.round(jsonBytes / objects) : 0,
-      rssPerJsonByte: objects > 0 ? round(perObj / (jsonBytes / objects), 2) : 0,
-    };
-  };
-  const base = await startProxy({
-    kubeconfig: f.kubeconfigs.adminToken,
-    resources: ['limitranges'],
-    cpu: PROXY_CPU,
-  });
-  await new Promise((r) => setTimeout(r, 2000));
-  const baseRss = rssBytes(base.pid);
-  rows.push({
-    what: 'proxy, empty cache (limitranges)',
-    objects: 0,
-    readyMs: base.readyMs,
-    peakRssMiB: round(peakRssBytes(base.pid) / MiB),
-    rssMiB: round(baseRss / MiB),
-    rssPerObjectBytes: 0,
-    jsonPerObjectBytes: 0,
-    rssPerJsonByte: 0,
-  });
-  await base.stop();
-  const listBytes = async (path: string) =>
-    (await probeResponse(f.server + path, clientHeaders(f.tokens.admin, false))).bytes;
-  rows.push(await measure('pods', P.data.pods, await listBytes('/api/v1/pods?resourceVersion=0'), baseRss));
-  if (cmNamespace)
-    rows.push(
-      await measure(
-        'configmaps',
-        P.configMaps,
-        await listBytes(`/api/v1/namespaces/${cmNamespace}/configmaps?resourceVersion=0`),
-        baseRss,
+  const empty = await failures.attempt('memory', 'empty cache', () => measure('limitranges'), 300_000);
+  if (empty)
+    proxy.push(
+      memoryRow(
+        'proxy, empty cache (limitranges)',
+        'limitranges',
+        { objects: 0, jsonBytes: 0 },
+        empty,
+        empty,
       ),
     );
-  log(`cold: ${JSON.stringify(rows)}`);
+  const sets: Array<[string, string, string]> = [['pods', 'pods', '/api/v1/pods']];
+  if (ns.configMaps)
+    sets.push(['configmaps', 'configmaps', `/api/v1/namespaces/${ns.configMaps}/configmaps`]);
+  if (ns.widgets)
+    sets.push([
+      'custom resource (Widget)',
+      `${WIDGETS.resource}.${WIDGETS.group}`,
+      `/apis/${WIDGETS.group}/v1/namespaces/${ns.widgets}/${WIDGETS.resource}`,
+    ]);
+  for (const [label, resource, path] of sets) {
+    const row = await failures.attempt(
+      'memory',
+      label,
+      async () => {
+        // The proxy caches the resource in every namespace: count and size that same set.
+        const all = resource === 'configmaps' ? '/api/v1/configmaps' : path;
+        return memoryRow(
+          `proxy ${label} (watch-list)`,
+          resource,
+          await listSize(up, all),
+          await measure(resource),
+          empty,
+        );
+      },
+      900_000,
+    );
+    if (row) proxy.push(row);
+  }
+  log(`memory: ${JSON.stringify(proxy.map(({ heap: _h, ...r }) => r))}`);
   const reflector = [];
-  const sets: Array<[string, string, number]> = [['pods', '-', P.data.pods]];
-  if (cmNamespace) sets.push(['configmaps', cmNamespace, P.configMaps]);
-  for (const [resource, ns] of sets) {
+  const syncSets: Array<[string, string]> = [['pods', '-']];
+  if (ns.configMaps) syncSets.push(['configmaps', ns.configMaps]);
+  for (const [resource, namespace] of syncSets) {
     for (const mode of ['watch-list', 'list']) {
-      const r = await syncRun(f.kubeconfigs.adminToken, ns, mode, resource);
+      const r = await failures.attempt('reflector sync', `${resource} ${mode}`, () =>
+        syncRun(f.kubeconfigs.adminToken, namespace, mode, resource),
+      );
+      if (!r) continue;
       reflector.push({ resource, ...r });
       log(`reflector ${resource} ${mode}: ${JSON.stringify(r)}`);
     }
   }
-  return { proxy: rows, reflector };
-}
-
-async function passthroughScenario(f: Fixture, up: Upstream, proxy: ProxyProcess) {
-  const auth = await up.authorization();
-  const cm = await request(`${up.baseUrl}/api/v1/namespaces/${nsName(0)}/configmaps`, {
-    method: 'POST',
-    dispatcher: up.dispatcher,
-    headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
-    body: JSON.stringify({ metadata: { name: 'bench-passthrough' }, data: { a: 'b' } }),
-  });
-  await cm.body.dump();
-  const rows = [];
-  for (const [op, path] of [
-    ['GET configmap (uncached)', `/api/v1/namespaces/${nsName(0)}/configmaps/bench-passthrough`],
-    ['PATCH pod', `/api/v1/namespaces/${nsName(0)}/pods/${podName(0)}`],
-  ] as const) {
-    for (const target of ['direct', 'proxy']) {
-      const base = target === 'direct' ? f.server : proxy.url;
-      const patch = op.startsWith('PATCH');
-      const headers = {
-        ...clientHeaders(f.tokens.admin, true),
-        ...(patch ? { 'content-type': 'application/merge-patch+json' } : {}),
-      };
-      const r = await runLoad(
-        {
-          url: base + path,
-          connections: 1,
-          durationS: P.passS,
-          headers,
-          method: patch ? 'PATCH' : 'GET',
-          ...(patch ? { patchAnnotation: 'bench.kcp/n' } : {}),
-        },
-        // The apiserver does the work on both paths: keep CPU 0 to it; the proxy hop shares CPU 1 with the client.
-        PROXY_CPU,
-      );
-      rows.push({ op, target, ...r });
-      log(`passthrough ${op} ${target}: ${round(r.rps)} req/s p50 ${r.p50Ms} p99 ${r.p99Ms}`);
-    }
-  }
-  return rows;
+  return { proxy, reflector };
 }
 
 function versions(f: Fixture) {
@@ -533,16 +559,18 @@ function versions(f: Fixture) {
     },
     pinning: {
       [`CPU ${APISERVER_CPU}`]:
-        'kube-apiserver + etcd + orchestrator (seeding, watch writer); load generator for PROXY/CEILING runs',
+        'kube-apiserver + etcd + orchestrator (seeding, watch writer); load generator for PROXY/CEILING runs; in the pass-through rows kube-apiserver + etcd alone',
       [`CPU ${PROXY_CPU}`]:
-        'kube-cache-proxy, ceiling server, reflector sync runs; load generator for DIRECT runs',
+        'kube-cache-proxy, ceiling server, reflector sync runs; load generator for DIRECT runs; in the pass-through rows the load generator (every target), kube-cache-proxy, kubectl proxy and the orchestrator',
     },
-    dataset: { ...P.data, configMaps: P.configMaps },
+    dataset: { ...P.data, configMaps: P.configMaps, widgets: P.widgets },
     durations: {
       listS: P.listS,
       connections: P.connections,
       watchS: P.watchS,
       passS: P.passS,
+      passReps: P.passReps,
+      passConnections: P.passConnections,
       probeMs: P.probeMs,
       identityS: P.identity.durationS,
       identityTtlS: P.identity.ttlS,
@@ -557,88 +585,152 @@ async function main(): Promise<void> {
   const apiPids = [f.pids().apiserver, f.pids().etcd];
   for (const p of apiPids) pin(p, APISERVER_CPU);
   const work = mkdtempSync(join(tmpdir(), 'kcp-bench-kc-'));
-  let proxy: ProxyProcess | undefined;
+  const meta = versions(f);
+  const r: Omit<BenchResults, 'meta'> & { passthroughRuns: PassthroughRun[] } = {
+    list: [],
+    watch: [],
+    slowConsumer: [],
+    upstream: [],
+    cold: { proxy: [], reflector: [] },
+    passthrough: [],
+    passthroughRuns: [],
+    failures: failures.rows,
+  };
+  const extra = { seedPodsS: 0, seedCmS: 0, seedWidgetsS: 0, proxyPeakRssMiB: 0 };
+  let up: Upstream | undefined;
   try {
-    const meta = versions(f);
-    const up = await createUpstream({ kubeconfig: f.kubeconfigs.adminToken });
-    let t = performance.now();
-    await seedPods(up, P.data);
-    const seedPodsS = round((performance.now() - t) / 1000);
-    log(`seeded ${P.data.pods} pods in ${seedPodsS} s`);
-    let cmNamespace: string | undefined;
-    let seedCmS = 0;
+    up = await createUpstream({ kubeconfig: f.kubeconfigs.adminToken });
+    const u = up;
+    const seed = async (what: string, fn: () => Promise<void>) => {
+      const t = performance.now();
+      await fn();
+      const sec = round((performance.now() - t) / 1000);
+      log(`seeded ${what} in ${sec} s`);
+      return sec;
+    };
+    extra.seedPodsS = await seed(`${P.data.pods} pods`, () => seedPods(u, P.data));
+    const ns: { configMaps?: string; widgets?: string } = {};
     if (P.configMaps > 0) {
-      t = performance.now();
-      cmNamespace = await f.newNamespace('bench-cm');
-      await seedConfigMaps(up, cmNamespace, P.configMaps, { bytes: 1024, concurrency: 32 });
-      seedCmS = round((performance.now() - t) / 1000);
-      log(`seeded ${P.configMaps} configmaps in ${seedCmS} s`);
+      ns.configMaps = await f.newNamespace('bench-cm');
+      extra.seedCmS = await seed(`${P.configMaps} configmaps`, () =>
+        seedConfigMaps(u, ns.configMaps!, P.configMaps, { bytes: 1024, concurrency: 32 }),
+      );
+    }
+    if (P.widgets > 0) {
+      const wns = await f.newNamespace('bench-cr');
+      const ok = await failures.attempt('seed', `${P.widgets} widgets`, async () => {
+        extra.seedWidgetsS = await seed(`${P.widgets} widgets`, () => seedWidgets(u, wns, P.widgets));
+        return true;
+      });
+      if (ok) ns.widgets = wns;
     }
     const pods = Array.from(
       { length: Math.min(P.data.pods, 500) },
       (_, i) => `${nsName(i % P.data.namespaces)}/${podName(i)}`,
     );
-    proxy = await startProxy({ kubeconfig: f.kubeconfigs.adminToken, resources: ['pods'], cpu: PROXY_CPU });
-    log(`proxy ready in ${proxy.readyMs} ms (${proxy.url})`);
-    const list = await listScenario(f, proxy, apiPids);
-    const watch = await watchScenario(f, up, proxy, apiPids, pods);
-    const slow = await slowConsumerScenario(f, up, proxy, apiPids, pods);
-    const passthrough = await passthroughScenario(f, up, proxy);
-    const proxyPeakRssMiB = round(peakRssBytes(proxy.pid) / MiB);
-    await proxy.stop();
-    proxy = undefined;
+    const proxy = await failures.attempt('proxy', 'start (pods)', () =>
+      startProxy({ kubeconfig: f.kubeconfigs.adminToken, resources: ['pods'], cpu: PROXY_CPU }),
+    );
+    if (proxy) {
+      try {
+        log(`proxy ready in ${proxy.readyMs} ms (${proxy.url})`);
+        r.list = await listScenario(f, proxy, apiPids);
+        r.watch = await watchScenario(f, u, proxy, apiPids, pods);
+        r.slowConsumer = await slowConsumerScenario(f, u, proxy, apiPids, pods);
+        const pt = await passthroughRows(f, u, proxy);
+        r.passthrough = pt.rows;
+        r.passthroughRuns = pt.runs;
+        extra.proxyPeakRssMiB = round(peakRssBytes(proxy.pid) / MiB);
+      } finally {
+        await proxy.stop();
+      }
+    }
     const proxyKubeconfig = (url: string) =>
       writeKubeconfig(join(work, `proxy-${url.split(':').pop()}.kubeconfig`), {
         server: url,
         user: { token: f.tokens.admin },
       });
-    const identity = await identityScenario(
-      f,
-      up,
-      { ...P.identity, connections: P.connections, proxyCpu: PROXY_CPU, loadCpu },
-      log,
-    );
-    const upstream = await upstreamScenario(f, up, apiPids, proxyKubeconfig);
-    const cold = await coldScenario(f, cmNamespace);
-    await up.close();
+    r.identity =
+      (await failures.attempt('identity', '100 identities over TLS', () =>
+        identityScenario(f, u, { ...P.identity, connections: P.connections, proxyCpu: PROXY_CPU, loadCpu }, log),
+      )) ?? [];
+    r.upstream = await upstreamScenario(f, u, apiPids, proxyKubeconfig);
+    r.cold = await coldScenario(f, u, ns);
     // On its own fixture that runs pods (the main one is idle from here on).
-    const streams = await streamsScenario(
-      quick ? STREAMS_QUICK : STREAMS_FULL,
-      { apiserver: APISERVER_CPU, proxy: PROXY_CPU },
-      log,
-    );
-    const results = {
-      meta: {
-        ...meta,
-        seedPodsS,
-        seedCmS,
-        proxyPeakRssMiB,
-        totalS: round((performance.now() - t0) / 1000),
-        loadavgAtEnd: loadavg().map((x) => round(x, 2)),
-      },
-      list,
-      watch,
-      slowConsumer: slow,
-      upstream,
-      cold,
-      passthrough,
-      identity,
-      streams,
-    };
-    const name = quick ? 'quick' : 'latest';
-    mkdirSync(outDir, { recursive: true });
-    writeFileSync(join(outDir, `${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
-    const md = renderMarkdown(results, `${name}.svg`);
-    writeFileSync(join(outDir, `${name}.md`), md);
-    writeFileSync(join(outDir, `${name}.svg`), renderSvg(results));
-    if (!quick && outIdx < 0) updateDocs(results, md, `${name}.svg`);
-    log(`done in ${results.meta.totalS} s → ${join(outDir, `${name}.json`)}`);
-    process.stdout.write(md);
+    r.streams =
+      (await failures.attempt('streams', 'exec and port-forward', () =>
+        streamsScenario(quick ? STREAMS_QUICK : STREAMS_FULL, { apiserver: APISERVER_CPU, proxy: PROXY_CPU }, log),
+      )) ?? [];
+  } catch (err) {
+    // Outside any row (seeding, the fixture): still write what was measured.
+    failures.rows.push({
+      scenario: 'run',
+      row: 'orchestrator',
+      error: err instanceof Error ? err.message : String(err),
+      atS: round((performance.now() - t0) / 1000),
+    });
+    log(`FAILED run: ${err instanceof Error ? err.stack : String(err)}`);
   } finally {
-    await proxy?.stop();
-    await f.stop();
-    rmSync(work, { recursive: true, force: true });
+    await up?.close().catch(() => {});
+    try {
+      writeResults({
+        meta: {
+          ...meta,
+          ...extra,
+          totalS: round((performance.now() - t0) / 1000),
+          loadavgAtEnd: loadavg().map((x) => round(x, 2)),
+        },
+        ...r,
+      });
+    } finally {
+      await f.stop();
+      rmSync(work, { recursive: true, force: true });
+    }
   }
+  if (failures.rows.length) process.exitCode = 1;
+}
+
+/** The pass-through rows, with `kubectl proxy` as the Go peer (bench/passthrough.ts). */
+async function passthroughRows(f: Fixture, up: Upstream, proxy: ProxyProcess) {
+  const kp = await failures.attempt('pass-through', 'start kubectl proxy', () =>
+    startKubectlProxy(f.bin.kubectl, f.kubeconfigs.adminToken, PROXY_CPU),
+  );
+  // kube-apiserver + etcd alone on their core for these rows.
+  pin(process.pid, PROXY_CPU);
+  try {
+    return await passthroughScenario({
+      apiserverUrl: f.server,
+      proxyUrl: proxy.url,
+      kubectlProxyUrl: kp?.url,
+      token: f.tokens.admin,
+      upstream: up,
+      configMapPath: `/api/v1/namespaces/${nsName(0)}/configmaps/bench-passthrough`,
+      podPath: `/api/v1/namespaces/${nsName(0)}/pods/${podName(0)}`,
+      cpu: PROXY_CPU,
+      connections: P.passConnections,
+      durationS: P.passS,
+      reps: P.passReps,
+      log,
+      failures,
+    });
+  } finally {
+    pin(process.pid, APISERVER_CPU);
+    kp?.stop();
+  }
+}
+
+function writeResults(results: BenchResults): void {
+  const name = quick ? 'quick' : 'latest';
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, `${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  const md = renderMarkdown(results, `${name}.svg`);
+  writeFileSync(join(outDir, `${name}.md`), md);
+  writeFileSync(join(outDir, `${name}.svg`), renderSvg(results));
+  if (!quick && outIdx < 0) updateDocs(results, md, `${name}.svg`);
+  log(
+    `done in ${results.meta.totalS} s, ${results.failures?.length ?? 0} failed rows → ${join(outDir, `${name}.json`)}`,
+  );
+  process.stdout.write(md);
 }
 
 if (import.meta.main) await main();

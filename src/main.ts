@@ -14,6 +14,7 @@ import { ProxyIdentity } from './auth/proxy-identity.ts';
 import type { ReviewUpstream } from './auth/review-client.ts';
 import { SubjectAccessReviewAuthorizer } from './auth/subject-access-review.ts';
 import { TokenReviewAuthenticator } from './auth/token-review.ts';
+import type { UpstreamObject } from './apimachinery/object.ts';
 import { cacheCodec } from './cache/codec.ts';
 import { type ResourceState, resourceState } from './cache/resource-state.ts';
 import { WatchCache } from './cache/watch-cache.ts';
@@ -328,6 +329,7 @@ function countingSink(sink: CacheSink, onEvent: () => void): CacheSink {
     },
     bookmark: (rv, o) => sink.bookmark(rv, o),
     setLive: (live) => sink.setLive(live),
+    ...(sink.compact ? { compact: (o: UpstreamObject) => sink.compact!(o) } : {}),
   };
 }
 

@@ -195,7 +195,7 @@ export class BookmarkLines {
  * first, so the item is `{` + the bytes after that prefix, no parsing. Otherwise the object is
  * re-encoded without them (slow, keeps JSON.stringify's key order; not seen with real apiservers).
  */
-export function listItemBytes(resource: ResourceInfo, raw: Buffer, object: unknown): Buffer {
+export function listItemBytes(resource: ResourceInfo, raw: Buffer): Buffer {
   if (!resource.builtIn) return raw;
   const prefix = typeMetaPrefix(resource);
   if (raw.length > prefix.length && raw.subarray(0, prefix.length).equals(prefix)) {
@@ -205,7 +205,8 @@ export function listItemBytes(resource: ResourceInfo, raw: Buffer, object: unkno
     raw.copy(out, 1, prefix.length);
     return out;
   }
-  const { kind: _k, apiVersion: _a, ...rest } = object as Record<string, unknown>;
+  // Parsed again here only: the store keeps the bytes, not the object.
+  const { kind: _k, apiVersion: _a, ...rest } = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
   const json = Buffer.from(JSON.stringify(rest));
   const out = Buffer.allocUnsafeSlow(json.length);
   json.copy(out);

@@ -1,9 +1,9 @@
 /**
  * What the cache really holds, in bytes, for its memory caps (`historyMaxBytes`) and the
- * `bytes`/`historyBytes` statistics: not only the upstream's raw bytes but the parsed object
- * kept next to them, its LIST-item and ADDED-line copies, and the bookkeeping around them.
+ * `bytes`/`historyBytes` statistics: not only the upstream's raw bytes but the parsed metadata
+ * and fields kept next to them, the LIST-item and ADDED-line copies, and the bookkeeping.
  *
- * The parsed object is estimated per kept structure, walking it once when it is stored, with the
+ * A parsed structure is estimated per kept structure, walking it once when it is stored, with the
  * sizes of V8's heap layout on 64-bit Node without pointer compression (Node's default): a
  * string is a 16-byte header plus one byte per Latin-1 character (two otherwise), rounded up to
  * 8; an object a 24-byte header plus 8 bytes per property (JSON.parse gives every object its own

@@ -9,7 +9,7 @@ import type { FieldSelector } from '../apimachinery/field-selector.ts';
 import { type FieldSet, indexedFields, selectableFields } from '../apimachinery/field-sets.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
-import type { UpstreamObject } from '../apimachinery/object.ts';
+import type { KubeObject, ObjectMeta, UpstreamObject } from '../apimachinery/object.ts';
 import { eventLine } from '../apimachinery/watch-event.ts';
 import { ResourceVersionError } from '../util/errors.ts';
 import { listItemBytes } from './encoding.ts';
@@ -44,17 +44,19 @@ export class StoreEntry {
     this.name = meta.name;
     this.key = objectKey(this.namespace, this.name);
     this.rv = parseRV(meta.resourceVersion);
-    const raw = ownedBytes(obj.raw);
-    this.obj = raw === obj.raw ? obj : { raw, object: obj.object };
-    this.labels = meta.labels;
+    // The bytes once, and of the parsed object only what the cache reads (issue 12: the whole
+    // parsed object cost ~2.5× its JSON bytes in V8's heap, kept for every entry).
+    this.obj = { raw: ownedBytes(obj.raw), object: skeleton(meta) };
+    this.labels = this.obj.object.metadata.labels;
     this.fields = selectableFields(resource, obj.object);
-    this.#baseSize = ENTRY_OVERHEAD + bufferBytes(obj.raw) + parsedBytes(obj.object);
+    this.#baseSize =
+      ENTRY_OVERHEAD + bufferBytes(obj.raw) + parsedBytes(this.obj.object) + fieldBytes(this.fields);
   }
 
   /** Bytes as an item of a LIST answer (see `listItemBytes`), computed on first use. */
   get listItem(): Buffer {
     if (!this.#listItem) {
-      this.#listItem = listItemBytes(this.#resource, this.obj.raw, this.obj.object);
+      this.#listItem = listItemBytes(this.#resource, this.obj.raw);
       if (this.#listItem !== this.obj.raw) this.#grow(bufferBytes(this.#listItem));
     }
     return this.#listItem;
@@ -83,7 +85,7 @@ export class StoreEntry {
   }
 
   /**
-   * Bytes this entry holds (see `memory-size.ts`): the raw object, its parsed form, the copies
+   * Bytes this entry holds (see `memory-size.ts`): the raw object, the metadata and fields kept, the copies
    * built so far (list item, ADDED line) and its bookkeeping.
    */
   get size(): number {
@@ -93,6 +95,26 @@ export class StoreEntry {
   matches(label: LabelSelector, field: FieldSelector): boolean {
     return label.matches(this.labels) && field.matches(this.fields);
   }
+}
+
+/**
+ * The metadata the cache reads once an object is stored (name, namespace, RV, uid, labels; the
+ * selectable fields are kept apart in {@link StoreEntry.fields}); the rest of the object lives on
+ * only as its bytes.
+ */
+function skeleton(meta: ObjectMeta): KubeObject {
+  const m: ObjectMeta = { name: meta.name, resourceVersion: meta.resourceVersion };
+  if (meta.namespace !== undefined) m.namespace = meta.namespace;
+  if (meta.uid !== undefined) m.uid = meta.uid;
+  if (meta.labels !== undefined) m.labels = meta.labels;
+  return { metadata: m };
+}
+
+/** Estimated heap bytes of a {@link FieldSet} (its values; keys are shared constants). */
+function fieldBytes(f: FieldSet): number {
+  let n = 24;
+  for (const k in f) n += 8 + parsedBytes(f[k]);
+  return n;
 }
 
 /** The store key of an object. */

@@ -20,7 +20,7 @@ import { BookmarkLines, type ListResult } from './encoding.ts';
 import { FreshWaiters } from './fresh-waiters.ts';
 import { type ChangeType, History, HistoryEvent } from './history.ts';
 import { Ready } from './ready.ts';
-import { parseRV, Store } from './store.ts';
+import { parseRV, Store, type StoreEntry } from './store.ts';
 
 /** Construction options of a {@link WatchCache}. */
 export interface WatchCacheOptions {
@@ -93,6 +93,8 @@ export class WatchCache implements CacheSink {
   readonly #clock: Clock;
   readonly #logger: Logger | undefined;
   readonly #store: Store;
+  /** Entries built by {@link compact} for a snapshot still arriving, by the object handed back. */
+  #compacted = new WeakMap<UpstreamObject, StoreEntry>();
   readonly #history: History;
   readonly #historyMaxEvents: number;
   readonly #ready = new Ready();
@@ -206,9 +208,20 @@ export class WatchCache implements CacheSink {
    * kept (no needless 410s downstream); the store keeps its entries.
    * @throws ResourceVersionError when `resourceVersion` or an object's RV is not a uint64.
    */
+  /**
+   * The entry of a snapshot object, built as it arrives (CacheSink.compact): what is handed back
+   * holds the entry's bytes and metadata only, so the parsed object dies young. Throws what
+   * {@link Store.entry} throws (an RV that is not a uint64), as `replace` would.
+   */
+  compact(obj: UpstreamObject): UpstreamObject {
+    const e = this.#store.entry(obj);
+    this.#compacted.set(e.obj, e);
+    return e.obj;
+  }
+
   replace(objects: UpstreamObject[], resourceVersion: string, bookmarkObject?: Buffer): void {
     const rv = parseRV(resourceVersion);
-    const entries = objects.map((o) => this.#store.entry(o));
+    const entries = objects.map((o) => this.#compacted.get(o) ?? this.#store.entry(o));
     if (bookmarkObject) this.#bookmarks.learn(bookmarkObject, resourceVersion);
     const wasSynced = this.#ready.synced;
     const sameState = wasSynced && rv === this.#rv;

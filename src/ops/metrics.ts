@@ -240,7 +240,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   stateGauge('watch_cache_objects', 'Objects in the watch cache store.', (s) => s.objects);
   stateGauge(
     'watch_cache_bytes',
-    'Bytes held by the objects in the watch cache store (raw, parsed and copies).',
+    'Bytes held by the objects in the watch cache store (raw bytes, kept metadata and copies).',
     (s) => s.bytes,
   );
   stateGauge(

@@ -26,6 +26,13 @@ export interface CacheSink {
    * upstream gives bookmark objects of this kind, so its own bookmarks match byte for byte.
    */
   replace(objects: UpstreamObject[], resourceVersion: string, bookmarkObject?: Buffer): void;
+  /**
+   * Optional: called on each object of a watch-list snapshot as it arrives, long before the
+   * snapshot is complete; returns the form to hold until then (and to pass to `replace`), so a
+   * sink that keeps less than the whole parsed object lets the rest go at once instead of after
+   * the last object (issue 12: the snapshot's parsed objects set the process's peak RSS).
+   */
+  compact?(obj: UpstreamObject): UpstreamObject;
   /** An ADDED event; the object's RV becomes the cache's RV. */
   add(obj: UpstreamObject): void;
   /** A MODIFIED event. */

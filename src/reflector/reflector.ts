@@ -5,6 +5,7 @@
  * reflector-errors.ts (classification), plus liveness.ts, sync-progress.ts and reflector-status.ts.
  */
 import { groupResourceString, type ResourceInfo } from '../apimachinery/gvr.ts';
+import type { UpstreamObject } from '../apimachinery/object.ts';
 import {
   isConnectionRefused,
   isExpired,
@@ -143,6 +144,7 @@ export class Reflector {
       },
       handle: (w, start, exitOnInitialEventsEnd, h) => this.#handle(w, start, exitOnInitialEventsEnd, h),
       replace: (snapshot, mode, start) => this.#replace(snapshot, mode, start),
+      ...(this.#sink.compact ? { compact: (o: UpstreamObject) => this.#sink.compact!(o) } : {}),
     };
     this.#lister = new Lister(this.#ctx, opts.pageSize ?? 0);
   }

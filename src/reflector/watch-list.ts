@@ -42,6 +42,8 @@ export interface WatchListContext {
   handle(w: WatchStream, start: number, exitOnInitialEventsEnd: boolean, h: WatchHandlers): Promise<boolean>;
   /** Hands a complete snapshot to the sink; it becomes the resume point. */
   replace(snapshot: Snapshot, mode: SyncMode, start: number): void;
+  /** The sink's `compact` (identity when it has none). */
+  compact?(obj: UpstreamObject): UpstreamObject;
 }
 
 /**
@@ -75,7 +77,7 @@ export async function watchList(ctx: WatchListContext): Promise<WatchStream> {
     try {
       const stream = w;
       const progress = ctx.progress('watch-list', start);
-      snapshot = await collectInitialEvents((h) => ctx.handle(stream, start, true, h), progress);
+      snapshot = await collectInitialEvents((h) => ctx.handle(stream, start, true, h), progress, ctx.compact);
     } catch (err) {
       w.close();
       if (err instanceof StopRequested || ctx.stopped()) throw new StopRequested();
@@ -114,12 +116,13 @@ async function retriableWithSideEffects(ctx: WatchListContext, err: unknown): Pr
 export async function collectInitialEvents(
   handle: (h: WatchHandlers) => Promise<boolean>,
   progress: SyncProgress,
+  compact: (obj: UpstreamObject) => UpstreamObject = (o) => o,
 ): Promise<Snapshot> {
   const temp = new Map<string, UpstreamObject>();
   let resourceVersion = '';
   let endBookmark: Buffer | undefined;
   const done = await handle({
-    store: (op, obj) => applyToMap(temp, op, obj),
+    store: (op, obj) => applyToMap(temp, op, op === 'delete' ? obj : compact(obj)),
     bookmark: (_rv, raw) => {
       endBookmark = raw;
     },

@@ -100,6 +100,9 @@ function createApp(log: Logger, tls: ServerOptions['tls']): FastifyInstance {
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    // No per-request child logger (a pino child with a reqId per request, measurable on the
+    // pass-through path, issue 12): requests are logged by handle-request.ts with their own fields.
+    childLoggerFactory: (logger) => logger,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreDuplicateSlashes: false, maxParamLength: 10_000 },

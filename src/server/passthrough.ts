@@ -120,24 +120,34 @@ export async function passThrough(
       ...(o.longRunning ? { bodyTimeout: 0 } : {}),
     });
     const outHeaders = forwardResponseHeaders(up.headers);
-    if (o.tee && up.statusCode >= 200 && up.statusCode < 300) {
-      const body = await readCapped(up.body, o.tee.maxBytes);
-      o.tee.onAnswer(body.data, body.complete, {
+    if (!o.longRunning) {
+      // A short answer is read first (up to the tee's cap, else 64 KiB) and, when that is all
+      // of it, sent with its headers in one write: no stream pipeline per request (its
+      // teardown builds an AbortError with a stack trace) and no chunked framing (issue 12).
+      const tee = o.tee && up.statusCode >= 200 && up.statusCode < 300 ? o.tee : undefined;
+      const body = await readCapped(up.body, tee?.maxBytes ?? READ_PREFIX_BYTES);
+      tee?.onAnswer(body.data, body.complete, {
         contentType: headerValue(up.headers['content-type']),
         contentEncoding: headerValue(up.headers['content-encoding']),
       });
+      if (
+        body.complete &&
+        outHeaders['content-length'] === undefined &&
+        method !== 'HEAD' &&
+        hasContent(up.statusCode)
+      )
+        outHeaders['content-length'] = body.data.length;
       res.writeHead(up.statusCode, outHeaders);
       if (body.complete) res.end(body.data);
       else {
         res.write(body.data);
-        // The rest from the SAME iterator: a second consumer of `up.body` (pipe, 'data') never
-        // flows while the first iterator's 'readable' listener holds it (the answer stalled).
+        // The rest from the same iterator (a second reader of `up.body` would wait forever).
         await pipeline(body.rest, res);
       }
       return;
     }
     res.writeHead(up.statusCode, outHeaders);
-    if (o.longRunning) res.flushHeaders();
+    res.flushHeaders();
     await pipeline(up.body, res);
   } catch (err) {
     if (ac.signal.aborted) return;
@@ -151,11 +161,19 @@ export async function passThrough(
   }
 }
 
+/** Whether an answer with this status carries content (RFC 9110 §6.4.1: not 1xx, 204, 304). */
+function hasContent(status: number): boolean {
+  return status >= 200 && status !== 204 && status !== 304;
+}
+
 function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
-/** The first `cap` bytes or more of `body`, and the rest as the same iterator's remainder. */
+/**
+ * Reads `body` until it ends or more than `cap` bytes arrived: the bytes read, whether that was
+ * all, and the rest of the body (the same iterator, to be piped on when not complete).
+ */
 async function readCapped(
   body: AsyncIterable<Buffer>,
   cap: number,
@@ -166,7 +184,7 @@ async function readCapped(
   const rest = { [Symbol.asyncIterator]: () => it };
   for (;;) {
     const { value, done } = await it.next();
-    if (done) return { data: Buffer.concat(chunks), complete: true, rest };
+    if (done) return { data: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), complete: true, rest };
     chunks.push(value);
     n += value.length;
     if (n > cap) return { data: Buffer.concat(chunks), complete: false, rest };

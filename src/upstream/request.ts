@@ -1,3 +1,5 @@
+import { pipeline } from 'node:stream';
+import { constants, createGunzip } from 'node:zlib';
 import { request } from 'undici';
 import { ConnectionRefusedError, UpstreamError } from '../util/errors.ts';
 import { isConnectionRefused } from './api-errors.ts';
@@ -22,11 +24,36 @@ export function upstreamUrl(up: Pick<Upstream, 'baseUrl'>, path: string, query: 
 }
 
 /**
- * GET `path` upstream asking for JSON with identity encoding (recent apiservers gzip watch-list
- * streams when allowed; docs/design.md §2). Resolves once headers arrive; a non-2xx answer is read
- * (bounded to 64 KiB) and thrown as {@link UpstreamError}. A refused connection is thrown as
- * {@link ConnectionRefusedError} (same message, undici's error as `cause`); other network errors
- * as undici raises them. `signal` aborts the request and its body.
+ * The response body as the apiserver meant it: as received for identity, gunzipped as a stream
+ * for `Content-Encoding: gzip` (docs/design.md §2). The apiserver gzips a LIST answer above
+ * 128 KiB as one member and, since 1.37 (`WatchListCompression`), a watch stream as one gzip
+ * member per flush (k8s.io/apiserver/pkg/endpoints/handlers/responsewriters); node:zlib's Gunzip
+ * reads concatenated members (RFC 1952 §2.2), the WHATWG DecompressionStream stops after the
+ * first. `Z_SYNC_FLUSH` hands out every byte decodable so far, so a watch event is not held
+ * back waiting for more input. Destroying the returned stream destroys the socket's body too.
+ * Throws {@link UpstreamError} (with the answer's status) for an encoding it did not ask for.
+ */
+function decodedBody(res: Awaited<ReturnType<typeof request>>, what: string): StreamingResponse['body'] {
+  const raw = res.headers['content-encoding'];
+  const enc = (Array.isArray(raw) ? raw.join(',') : (raw ?? '')).trim().toLowerCase();
+  if (enc === '' || enc === 'identity') return res.body;
+  if (enc !== 'gzip') {
+    res.body.on('error', () => {}).destroy();
+    throw new UpstreamError(res.statusCode, `${what}: unexpected Content-Encoding "${enc}"`);
+  }
+  const gunzip = createGunzip({ flush: constants.Z_SYNC_FLUSH });
+  // Errors reach the reader through `gunzip` (pipeline destroys both streams on any error).
+  pipeline(res.body, gunzip, () => {});
+  return gunzip;
+}
+
+/**
+ * GET `path` upstream asking for JSON, gzip-encoded if the apiserver wants to (as client-go's
+ * transport asks; the body is gunzipped as it arrives, see {@link decodedBody}). Resolves once
+ * headers arrive; a non-2xx answer is read (bounded to 64 KiB) and thrown as
+ * {@link UpstreamError}. A refused connection is thrown as {@link ConnectionRefusedError} (same
+ * message, undici's error as `cause`); other network errors as undici raises them. `signal`
+ * aborts the request and its body.
  */
 export async function upstreamGet(
   up: Upstream,
@@ -34,7 +61,7 @@ export async function upstreamGet(
   query: Query = {},
   signal?: AbortSignal,
 ): Promise<StreamingResponse> {
-  const headers: Record<string, string> = { accept: 'application/json', 'accept-encoding': 'identity' };
+  const headers: Record<string, string> = { accept: 'application/json', 'accept-encoding': 'gzip' };
   const auth = await up.authorization();
   if (auth) headers.authorization = auth;
   let res: Awaited<ReturnType<typeof request>>;
@@ -49,11 +76,12 @@ export async function upstreamGet(
     if (isConnectionRefused(err)) throw new ConnectionRefusedError((err as Error).message, { cause: err });
     throw err;
   }
+  const body = decodedBody(res, `GET ${path}`);
   if (res.statusCode < 200 || res.statusCode >= 300) {
-    const text = await readBounded(res.body, 64 * 1024);
+    const text = await readBounded(body, 64 * 1024);
     throw UpstreamError.fromBody(res.statusCode, text, `GET ${path}`);
   }
-  return res as unknown as StreamingResponse;
+  return { statusCode: res.statusCode, headers: res.headers, body };
 }
 
 /** GET and read the whole body (discovery, LIST pages). Errors as {@link upstreamGet}. */

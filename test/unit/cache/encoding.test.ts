@@ -54,17 +54,14 @@ describe('encoding', () => {
       '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","resourceVersion":"1"},"spec":{"10":1,"a":2}}',
     );
     assert.equal(
-      String(listItemBytes(PODS, raw, {})),
+      String(listItemBytes(PODS, raw)),
       '{"metadata":{"name":"p","resourceVersion":"1"},"spec":{"10":1,"a":2}}',
     );
     const cr = Buffer.from('{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}}');
-    assert.equal(listItemBytes(WIDGETS, cr, {}), cr);
+    assert.equal(listItemBytes(WIDGETS, cr), cr);
     // Unusual key order: falls back to re-encoding without the type fields.
     const odd = { apiVersion: 'v1', metadata: { name: 'p' }, kind: 'Pod' };
-    assert.equal(
-      String(listItemBytes(PODS, Buffer.from(JSON.stringify(odd)), odd)),
-      '{"metadata":{"name":"p"}}',
-    );
+    assert.equal(String(listItemBytes(PODS, Buffer.from(JSON.stringify(odd)))), '{"metadata":{"name":"p"}}');
   });
 
   it('list bodies for built-in kinds and custom resources', () => {

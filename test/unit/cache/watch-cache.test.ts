@@ -34,6 +34,23 @@ describe("WatchCache state and the reflector's sink", () => {
     assert.equal(clock.pending(), 0);
   });
 
+  it('compact (a watch-list snapshot as it arrives) keeps bytes and metadata only; replace reuses its entries, fields included', () => {
+    const { cache } = newCache();
+    const full = pod('a', 'p1', 5, { nodeName: 'n1' });
+    const kept = cache.compact(full);
+    assert.equal(String(kept.raw), String(full.raw));
+    assert.deepEqual(Object.keys(kept.object), ['metadata']);
+    assert.equal(kept.object.metadata.name, 'p1');
+    assert.equal((kept.object as { spec?: unknown }).spec, undefined);
+    cache.replace([kept, cache.compact(pod('a', 'p2', 6))], '7');
+    const onN1 = {
+      labelSelector: everythingLabels,
+      fieldSelector: parseFieldSelector('spec.nodeName=n1', PODS)!,
+    };
+    assert.deepEqual(names(cache.list(onN1).items), ['a/p1']);
+    assert.deepEqual(names(cache.list(ALL).items), ['a/p1', 'a/p2']);
+  });
+
   it('records the reflector liveness', () => {
     const { cache } = seeded();
     assert.equal(cache.isLive(), false);

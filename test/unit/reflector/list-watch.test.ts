@@ -43,7 +43,7 @@ describe('HttpListerWatcher (against a scripted HTTP upstream)', () => {
     server.close();
   });
 
-  it('watch-list request: exact query, identity encoding, events decoded as lines arrive', async () => {
+  it('watch-list request: exact query, asks for gzip (answered identity here), events decoded as lines arrive', async () => {
     let res!: ServerResponse;
     const opened = new Promise<void>((r) => {
       handler = (_u, rs) => {
@@ -67,7 +67,7 @@ describe('HttpListerWatcher (against a scripted HTTP upstream)', () => {
     assert.deepEqual(reqs.at(-1), {
       url: '/api/v1/namespaces/n/configmaps?watch=1&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&allowWatchBookmarks=true&timeoutSeconds=321',
       accept: 'application/json',
-      encoding: 'identity',
+      encoding: 'gzip',
     });
     const e1 = await w.next();
     assert.equal(e1?.type, 'ADDED');

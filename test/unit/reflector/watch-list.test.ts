@@ -176,4 +176,37 @@ describe('collectInitialEvents', () => {
       [['b'], '30', end],
     );
   });
+
+  it("holds each object in the sink's compact form as it arrives (not at the end)", async () => {
+    const progress = new SyncProgress({
+      log: silentLogger,
+      clock: new FakeClock(),
+      intervalMs: 5_000,
+      mode: 'watch-list',
+      start: 0,
+    });
+    const compacted: string[] = [];
+    const small = (o: ReturnType<typeof cm>) => {
+      compacted.push(o.object.metadata.name);
+      return { raw: o.raw, object: { metadata: o.object.metadata } };
+    };
+    const s = await collectInitialEvents(
+      async (h) => {
+        h.store('add', cm('a', 10));
+        assert.deepEqual(compacted, ['a']);
+        h.store('add', cm('b', 20));
+        h.store('delete', cm('a', 25));
+        h.onRV('25', true);
+        h.bookmark('30', Buffer.from('{}'));
+        return true;
+      },
+      progress,
+      small,
+    );
+    assert.deepEqual(compacted, ['a', 'b']);
+    assert.deepEqual(
+      s.objects.map((o) => Object.keys(o.object)),
+      [['metadata']],
+    );
+  });
 });

@@ -122,6 +122,34 @@ describe('pass-through against a local upstream', () => {
     assert.equal(s.headers.authorization, 'Bearer proxy-token');
   });
 
+  it('a short chunked answer goes out whole with its Content-Length; HEAD, 204 and a large answer keep their framing (issue 12)', async () => {
+    const big = 'x'.repeat(200 * 1024);
+    handler = (req, res) => {
+      if (req.url?.endsWith('/empty')) {
+        res.writeHead(204);
+        res.end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // Written in two chunks without a length: the upstream answers chunked.
+      res.write(req.url?.endsWith('/big') ? big.slice(0, 1000) : '{"a":');
+      res.end(req.url?.endsWith('/big') ? big.slice(1000) : '1}');
+    };
+    const small = await call('GET', '/api/v1/namespaces/a/configmaps/x');
+    assert.equal(small.body, '{"a":1}');
+    assert.equal(small.headers['content-length'], '7');
+    assert.equal(small.headers['transfer-encoding'], undefined);
+    const head = await call('HEAD', '/api/v1/namespaces/a/configmaps/x');
+    assert.equal(head.status, 200);
+    assert.equal(head.headers['content-length'], undefined);
+    const none = await call('GET', '/api/v1/namespaces/a/configmaps/empty');
+    assert.equal(none.status, 204);
+    assert.equal(none.headers['content-length'], undefined);
+    const large = await call('GET', '/api/v1/namespaces/a/configmaps/big');
+    assert.equal(large.body, big);
+    assert.equal(large.headers['transfer-encoding'], 'chunked');
+  });
+
   it("forwards the client's own Authorization when present", async () => {
     seen.length = 0;
     handler = (_req, res) => res.end('{}');

@@ -110,7 +110,7 @@ describe('discoverResource (against a scripted discovery server)', () => {
     assert.deepEqual(seen[0], {
       path: '/api',
       accept: 'application/json',
-      encoding: 'identity',
+      encoding: 'gzip',
       auth: 'Bearer secret-token',
     });
   });
