@@ -652,14 +652,23 @@ async function main(): Promise<void> {
       });
     r.identity =
       (await failures.attempt('identity', '100 identities over TLS', () =>
-        identityScenario(f, u, { ...P.identity, connections: P.connections, proxyCpu: PROXY_CPU, loadCpu }, log),
+        identityScenario(
+          f,
+          u,
+          { ...P.identity, connections: P.connections, proxyCpu: PROXY_CPU, loadCpu },
+          log,
+        ),
       )) ?? [];
     r.upstream = await upstreamScenario(f, u, apiPids, proxyKubeconfig);
     r.cold = await coldScenario(f, u, ns);
     // On its own fixture that runs pods (the main one is idle from here on).
     r.streams =
       (await failures.attempt('streams', 'exec and port-forward', () =>
-        streamsScenario(quick ? STREAMS_QUICK : STREAMS_FULL, { apiserver: APISERVER_CPU, proxy: PROXY_CPU }, log),
+        streamsScenario(
+          quick ? STREAMS_QUICK : STREAMS_FULL,
+          { apiserver: APISERVER_CPU, proxy: PROXY_CPU },
+          log,
+        ),
       )) ?? [];
   } catch (err) {
     // Outside any row (seeding, the fixture): still write what was measured.
