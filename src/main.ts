@@ -23,6 +23,7 @@ import { type CacheStatusSource, createMetrics, type Metrics } from './ops/metri
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
 import { observeUpstream } from './ops/upstream-observer.ts';
 import type { CacheSink } from './reflector/cache-sink.ts';
+import { proveNoEventsBetween } from './reflector/gap-proof.ts';
 import { type ReflectorEntry, ReflectorSet } from './reflector/index.ts';
 import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec, ServedCache } from './server/cache-api.ts';
@@ -281,11 +282,13 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
         logger,
         // --namespace: every reflector lists/watches only that namespace (namespace-scoped RBAC).
         ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
-        sinkFor: (info, name) => {
+        sinkFor: (info, name, lw) => {
           const gr = { group: info.gvr.group, resource: info.gvr.resource };
           const cache = new WatchCache({
             resource: info,
             logger,
+            // A watch resuming below the window after a (re)start asks the upstream first (§ Tiering).
+            gapProver: (from, to, signal) => proveNoEventsBetween(lw, from, to, signal),
             ...(metrics
               ? {
                   onEventDispatched: () => metrics.eventsDispatched.inc(gr),

@@ -177,6 +177,18 @@ export class History {
     this.#epoch++;
   }
 
+  /**
+   * Lowers the window's start to `rv` (< start): the caller proved with the upstream that the
+   * resource had no event in (rv, start] (reflector/gap-proof.ts), so a watch resuming anywhere
+   * in that range misses nothing. Refused (false) when an eviction has already moved the start
+   * (events were dropped) or `rv` is not below it.
+   */
+  extendBack(rv: bigint, provenStart: bigint): boolean {
+    if (rv >= this.#start || provenStart !== this.#start) return false;
+    this.#start = rv;
+    return true;
+  }
+
   /** Appends (RV must exceed every buffered one), then evicts per the limits at time `now`. */
   append(e: HistoryEvent, now: number): void {
     this.#events.push(e);

@@ -21,6 +21,7 @@ import { FreshWaiters } from './fresh-waiters.ts';
 import { type ChangeType, History, HistoryEvent } from './history.ts';
 import { Ready } from './ready.ts';
 import { parseRV, Store, type StoreEntry } from './store.ts';
+import { type GapProver, WindowExtender } from './window-extension.ts';
 
 /** Construction options of a {@link WatchCache}. */
 export interface WatchCacheOptions {
@@ -56,6 +57,12 @@ export interface WatchCacheOptions {
   onEventDispatched?: () => void;
   /** Called when a watcher is closed for not keeping up (`apiserver_terminated_watchers_total`). */
   onWatcherTerminated?: () => void;
+  /**
+   * Asks the upstream whether the resource had no event in an RV range (reflector/gap-proof.ts):
+   * with it, a watch resuming below the window may extend it backwards
+   * ({@link WatchCache.extendWindowBack}); without it, such a watch gets 410.
+   */
+  gapProver?: GapProver;
 }
 
 /** Snapshot of the cache's state for metrics and `/debug/cache`. */
@@ -105,6 +112,7 @@ export class WatchCache implements CacheSink {
   readonly #fresh: FreshWaiters;
   #lastSyncTimeMs: number | null = null;
   #lastProgressTimeMs: number | null = null;
+  readonly #extender: WindowExtender | undefined;
 
   constructor(opts: WatchCacheOptions) {
     this.resource = opts.resource;
@@ -118,6 +126,7 @@ export class WatchCache implements CacheSink {
       maxEvents: this.#historyMaxEvents,
       maxBytes: opts.historyMaxBytes ?? 32 * 1024 * 1024,
     });
+    this.#extender = opts.gapProver ? new WindowExtender(opts.gapProver, this.#history) : undefined;
     this.#fresh = new FreshWaiters(this.#clock);
     this.#bookmarks = new BookmarkLines(opts.resource);
     this.#cacher = new Cacher({
@@ -331,6 +340,18 @@ export class WatchCache implements CacheSink {
    */
   watch(q: WatchRequest): CacheWatcher {
     return this.#cacher.watch(q);
+  }
+
+  /**
+   * Before a watch resuming at `rv`: when `rv` is below the window and the cache has a gap
+   * prover, asks the upstream (window-extension.ts) and lowers the window's start to `rv` when
+   * it proves the resource unchanged since. Resolves true when `rv` is (now) inside the window.
+   */
+  extendWindowBack(rv: bigint, signal?: AbortSignal): Promise<boolean> {
+    if (!this.#ready.synced) return Promise.resolve(false);
+    if (rv >= this.#history.start) return Promise.resolve(true);
+    if (!this.#extender) return Promise.resolve(false);
+    return this.#extender.extend(rv, signal);
   }
 
   /** Ends every watcher (SIGTERM) and stops their timers. Reads stay possible. */

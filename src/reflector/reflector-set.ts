@@ -36,8 +36,11 @@ export interface ReflectorSetOptions {
   upstream: Upstream;
   /** Resources to cache, as the CLI names them. */
   resources: string[];
-  /** The sink of a resource, called once its discovery succeeded. */
-  sinkFor: (info: ResourceInfo, name: string) => CacheSink;
+  /**
+   * The sink of a resource, called once its discovery succeeded, with the ListerWatcher its
+   * reflector uses (for requests of the same shape, e.g. reflector/gap-proof.ts).
+   */
+  sinkFor: (info: ResourceInfo, name: string, lw: ListerWatcher) => CacheSink;
   clock?: Clock;
   random?: () => number;
   logger?: Logger;
@@ -161,7 +164,7 @@ export class ReflectorSet {
       ...(this.#opts.random ? { random: this.#opts.random } : {}),
       info,
       lw,
-      sink: this.#opts.sinkFor(info, name),
+      sink: this.#opts.sinkFor(info, name, lw),
     });
     entry.reflector = reflector;
     await reflector.run();

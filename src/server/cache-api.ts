@@ -61,6 +61,11 @@ export interface ServedCache {
     continueFrom?: ContinueFrom;
   }): ListPage;
   get(namespace: string | undefined, name: string): UpstreamObject | undefined;
+  /**
+   * Optional: before a watch resuming at `rv` below the window, try to make it resumable by
+   * asking the upstream (the cache's `extendWindowBack`); resolves true when `rv` is in the window.
+   */
+  extendWindowBack?(rv: bigint, signal?: AbortSignal): Promise<boolean>;
   watch(q: {
     namespace?: string;
     labelSelector: LabelSelector;

@@ -305,6 +305,16 @@ export async function serveWatch(
   const notReadable = await readable(cache, info, read, ctx, signal);
   if (notReadable) return notReadable;
   if (signal.aborted) return undefined;
+  // A resume below the window (a proxy restarted, its clients resume from older RVs): the
+  // cache may prove with its upstream that nothing changed since, instead of a 410 (§ Tiering).
+  if (
+    read.mode !== 'consistent' &&
+    read.mode !== 'continue' &&
+    read.rv > 0n &&
+    opts.sendInitialEvents !== true
+  )
+    await cache.extendWindowBack?.(read.rv, signal);
+  if (signal.aborted) return undefined;
   const release = ctx.watchers.tryAcquire();
   if (!release) {
     writeStatus(res, tooManyRequests(TOO_MANY_REQUESTS, 1));

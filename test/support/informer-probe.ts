@@ -12,6 +12,8 @@ export interface ProbeProcess {
   synced: Promise<void>;
   /** Resolves at a clean exit with everything it printed; rejects on a non-zero exit. */
   done: Promise<ProbeResult>;
+  /** Everything the probe wrote to stderr so far (client-go's klog lines: `W…`/`E…` for watch and list errors). */
+  stderr(): string;
 }
 
 /** Starts the probe binary `bin` (see `runProbe` for the options). */
@@ -55,5 +57,5 @@ export function startProbe(bin: string, o: ProbeOptions): ProbeProcess {
     });
   });
   synced.catch(() => {});
-  return { synced, done };
+  return { synced, done, stderr: () => stderr };
 }

@@ -1,0 +1,67 @@
+/**
+ * Extending a watch cache's window backwards on demand (docs/design.md "Tiering"). After a
+ * (re)start or relist the window starts at the snapshot's RV S, and a watch resuming from an
+ * older RV N gets 410 — although, when the resource did not change in between, the client's
+ * state at N IS the state at S. That is the common case behind a restarted kube-cache-proxy
+ * (a pool proxy in front of node proxies, or any proxy its clients resume against): the etcd
+ * revision moves on without writes to the resource (leases, other resources), so S > N. The
+ * apiserver cannot help its own clients here; the proxy can ask its upstream: a short watch
+ * from N (reflector/gap-proof.ts) that shows no event in (N, S] proves it, and the window then
+ * starts at N. Any event there, or any failure, keeps the 410 (the client relists, as before).
+ *
+ * Bounded: one proof in flight per resource (concurrent resumes share it or wait for it), and
+ * a failed proof for N refuses every RV ≤ N at once until the next snapshot.
+ */
+import type { History } from './history.ts';
+
+/** Proves that the resource had no event in (from, to]; never throws. */
+export type GapProver = (from: bigint, to: bigint, signal?: AbortSignal) => Promise<boolean>;
+
+/** One resource's window extension (see the module docstring). */
+export class WindowExtender {
+  readonly #prove: GapProver;
+  readonly #history: History;
+  /** Within this epoch, a proof failed for this RV: every RV ≤ it fails too. */
+  #failed: { epoch: number; rv: bigint } | undefined;
+  #inFlight: Promise<void> | undefined;
+
+  constructor(prove: GapProver, history: History) {
+    this.#prove = prove;
+    this.#history = history;
+  }
+
+  /**
+   * Tries to make `rv` resumable: resolves true when `rv` ≥ the window's start (at once, or
+   * after a successful proof lowered it), false when it stays below (the watch gets 410).
+   */
+  async extend(rv: bigint, signal?: AbortSignal): Promise<boolean> {
+    for (;;) {
+      const h = this.#history;
+      if (rv >= h.start) return true;
+      if (this.#failed && this.#failed.epoch === h.epoch && rv <= this.#failed.rv) return false;
+      if (signal?.aborted) return false;
+      if (this.#inFlight) {
+        await this.#inFlight;
+        continue;
+      }
+      const start = h.start;
+      const epoch = h.epoch;
+      const attempt = (async () => {
+        const ok = await this.#prove(rv, start, signal);
+        // A snapshot or an eviction meanwhile changed what "start" means: prove again next time.
+        if (h.epoch !== epoch) return;
+        if (!ok || !h.extendBack(rv, start)) {
+          if (!ok && (!this.#failed || this.#failed.epoch !== epoch || this.#failed.rv < rv))
+            this.#failed = { epoch, rv };
+        }
+      })();
+      this.#inFlight = attempt;
+      try {
+        await attempt;
+      } finally {
+        this.#inFlight = undefined;
+      }
+      return rv >= h.start;
+    }
+  }
+}

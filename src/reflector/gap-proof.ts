@@ -1,0 +1,67 @@
+/**
+ * Asks the upstream whether a resource had NO event in an RV range (from, to] — the proof a
+ * freshly (re)synced cache needs before it may accept a watch that resumes below its window
+ * (docs/design.md "Tiering"): one short watch `?watch=1&resourceVersion=<from>
+ * &allowWatchBookmarks=true&timeoutSeconds=3` through the reflector's own {@link ListerWatcher}
+ * (same path, namespace and pool). The apiserver's cacher sends a watcher with a deadline its
+ * bookmark 2 s before it (`storage/cacher/cache_watcher.go` `nextBookmarkTime`), so the answer
+ * comes within about a second: a BOOKMARK or an event with RV > `to` before any event with
+ * RV ≤ `to` proves the range empty; an event inside the range, an ERROR (410: `from` left the
+ * upstream's window too), a refused watch, an early end or the deadline disprove it.
+ */
+import { parseResourceVersion } from '../apimachinery/list-options.ts';
+import type { ListerWatcher } from './list-watch.ts';
+
+/** The proof's own upstream timeout, s (the bookmark comes 2 s before it). */
+export const GAP_PROOF_TIMEOUT_SECONDS = 3;
+
+/**
+ * True when the upstream shows no event of the resource with `from` < RV ≤ `to` (see the module
+ * docstring); false otherwise, never throws. `deadlineMs` bounds the whole attempt (default 5 s).
+ */
+export async function proveNoEventsBetween(
+  lw: ListerWatcher,
+  from: bigint,
+  to: bigint,
+  signal?: AbortSignal,
+  deadlineMs = 5000,
+): Promise<boolean> {
+  if (from >= to) return true;
+  const ac = new AbortController();
+  const onAbort = () => ac.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  let stream: Awaited<ReturnType<ListerWatcher['watch']>> | undefined;
+  // Closing the stream settles a pending next(); aborting covers a watch not yet accepted.
+  const timer = setTimeout(() => {
+    ac.abort();
+    stream?.close();
+  }, deadlineMs);
+  try {
+    stream = await lw.watch(
+      {
+        resourceVersion: from.toString(),
+        allowWatchBookmarks: true,
+        timeoutSeconds: GAP_PROOF_TIMEOUT_SECONDS,
+      },
+      ac.signal,
+    );
+    for (;;) {
+      const e = await stream.next();
+      if (e === undefined || e.type === 'ERROR') return false;
+      const rv = parseResourceVersion(e.object.object.metadata?.resourceVersion ?? '');
+      if (rv === undefined || rv === null) return false;
+      if (rv > to) return true;
+      if (e.type === 'BOOKMARK') {
+        if (rv >= to) return true;
+        continue;
+      }
+      return false;
+    }
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+    stream?.close();
+  }
+}

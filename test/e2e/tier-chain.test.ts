@@ -1,0 +1,396 @@
+/**
+ * Issue 13, proxies in front of proxies (docs/design.md "Tiering"): two node proxies whose
+ * upstream (kubeconfig) is ONE pool proxy (`--delegated-auth` over TLS on loopback), which alone
+ * talks to the apiserver. Each node proxy authenticates to the pool with its own ServiceAccount
+ * token. Through the chain:
+ * - the apiserver sees exactly one watch per cached resource (its own
+ *   `apiserver_longrunning_requests`, before/after);
+ * - client-go informers (the fixture's probe, watch-list on and off) on both node proxies end
+ *   with the store of the same informer run directly;
+ * - pass-through keeps the client's own identity (status + body equal to direct), read-your-writes
+ *   holds across two caches, error Status bodies and discovery are the apiserver's;
+ * - an x509 client (the `n1` node certificate) of a node proxy with
+ *   `--impersonate-certificate-clients` is impersonated with the NODE proxy's token: the pool
+ *   forwards the `Impersonate-*` headers with that token, so the apiserver checks the node
+ *   proxy's right to impersonate (allowed: the answer equals direct for `system:node:n1`;
+ *   without the RBAC: the apiserver's own 403);
+ * - restarting the pool (a fixed port) twice while informers watch: no non-410 Status reaches
+ *   the informers and their stores end equal to direct; with writes while the pool was down, the
+ *   node proxies get 410 from the pool's new window and relist from the pool (never the apiserver).
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Agent, request } from 'undici';
+import { type Fixture, runProbe, sharedFixture, writeKubeconfig } from '../fixture/index.ts';
+import { freePort } from '../fixture/ports.ts';
+import { startProbe } from '../support/informer-probe.ts';
+import { type InProcessProxy, startProxy } from '../support/proxy.ts';
+
+const RESOURCES = 'configmaps,pods';
+
+/** Sum of the samples of `name` whose labels include every `labels` pair. */
+function metricSum(text: string, name: string, labels: Record<string, string>): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const close = line.lastIndexOf('}');
+    const lbl = line.slice(name.length + 1, close);
+    if (Object.entries(labels).every(([k, v]) => lbl.includes(`${k}="${v}"`)))
+      sum += Number(line.slice(close + 1).trim());
+  }
+  return sum;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('issue 13: node proxies → pool proxy → apiserver', () => {
+  let f: Fixture;
+  let agent: Agent;
+  let poolPort: number;
+  let pool: InProcessProxy | undefined;
+  const nodes: Record<'a' | 'b', { proxy: InProcessProxy; token: string; sa: string }> = {} as never;
+  let kubeconfigs: Record<'a' | 'b', string>;
+  let probeKc: Record<'a' | 'b', string>;
+
+  const raw = async (
+    base: string,
+    path: string,
+    o: {
+      token?: string;
+      cert?: { cert: string; key: string };
+      method?: string;
+      body?: string;
+      headers?: Record<string, string>;
+    } = {},
+  ) => {
+    const dispatcher = o.cert
+      ? new Agent({ connect: { ca: f.caPem, cert: await read(o.cert.cert), key: await read(o.cert.key) } })
+      : agent;
+    try {
+      const r = await request(`${base}${path}`, {
+        dispatcher,
+        method: (o.method ?? 'GET') as 'GET',
+        headers: {
+          accept: 'application/json',
+          ...(o.token ? { authorization: `Bearer ${o.token}` } : {}),
+          ...(o.body ? { 'content-type': 'application/json' } : {}),
+          ...o.headers,
+        },
+        ...(o.body ? { body: o.body } : {}),
+      });
+      return { status: r.statusCode, body: await r.body.text(), audit: r.headers['audit-id'] };
+    } finally {
+      if (o.cert) await dispatcher.close();
+    }
+  };
+  const read = async (p: string) => (await import('node:fs/promises')).readFile(p, 'utf8');
+  const kubectlOk = async (args: string[], input?: string) => {
+    const r = await f.kubectl(args, input === undefined ? undefined : { input });
+    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const apiserverMetrics = async () => (await raw(f.server, '/metrics', { token: f.tokens.admin })).body;
+  const openWatches = (m: string, resource: string) =>
+    metricSum(m, 'apiserver_longrunning_requests', { resource, verb: 'WATCH', scope: 'cluster' });
+  const startPool = () =>
+    startProxy(f, { resources: RESOURCES, delegatedAuth: true, listen: `127.0.0.1:${poolPort}` });
+  const relists = (p: InProcessProxy) =>
+    p.parts.statusSource
+      .resources()
+      .map((s) => `${s.name}:${Object.values(s.relists).reduce((a, v) => a + (v ?? 0), 0)}`)
+      .sort()
+      .join(',');
+
+  before(async () => {
+    f = await sharedFixture();
+    agent = new Agent({ connect: { ca: f.caPem } });
+    poolPort = await freePort();
+    // Node proxies' ServiceAccounts: read the cached resources, delegate authn/authz (their own
+    // clients' TokenReviews and SubjectAccessReviews go up through the pool). Only `a` may
+    // impersonate nodes (constrained impersonation, as deploy/overlays/authenticated).
+    const items: unknown[] = [
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'kcp-tier-node' },
+        rules: [{ apiGroups: [''], resources: ['configmaps', 'pods'], verbs: ['get', 'list', 'watch'] }],
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'kcp-tier-impersonate' },
+        rules: [
+          {
+            apiGroups: ['authentication.k8s.io'],
+            resources: ['nodes'],
+            verbs: ['impersonate:arbitrary-node'],
+          },
+          { apiGroups: [''], resources: ['nodes'], verbs: ['impersonate-on:arbitrary-node:get'] },
+        ],
+      },
+      { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } },
+    ];
+    for (const n of ['a', 'b'] as const) {
+      const sa = `tier-node-${n}`;
+      items.push(
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa, namespace: 'kcp-system' } },
+        ...[
+          ['kcp-tier-node', 'kcp-tier-node'],
+          ['system:auth-delegator', 'system:auth-delegator'],
+          ...(n === 'a' ? [['kcp-tier-impersonate', 'kcp-tier-impersonate']] : []),
+        ].map(([role, name]) => ({
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name: `${name}-${sa}` },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+          subjects: [{ kind: 'ServiceAccount', name: sa, namespace: 'kcp-system' }],
+        })),
+      );
+    }
+    await kubectlOk(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+    await f.kubectl(['create', 'serviceaccount', 'default', '-n', f.limitedNamespace]);
+
+    const m0 = await apiserverMetrics();
+    pool = await startPool();
+    kubeconfigs = {} as never;
+    probeKc = {} as never;
+    for (const n of ['a', 'b'] as const) {
+      const sa = `tier-node-${n}`;
+      const token = (await kubectlOk(['create', 'token', sa, '-n', 'kcp-system', '--duration=1h'])).trim();
+      kubeconfigs[n] = await writeKubeconfig(join(f.dir, `tier-node-${n}-${process.pid}.kubeconfig`), {
+        server: pool.url,
+        caFile: f.caFile,
+        user: { token },
+      });
+      const proxy = await startProxy(f, {
+        resources: RESOURCES,
+        kubeconfig: kubeconfigs[n],
+        delegatedAuth: true,
+        args: ['--impersonate-certificate-clients'],
+      });
+      nodes[n] = { proxy, token, sa };
+      probeKc[n] = await writeKubeconfig(join(f.dir, `tier-agent-${n}-${process.pid}.kubeconfig`), {
+        server: proxy.url,
+        caFile: f.caFile,
+        user: { token: f.tokens.reader },
+      });
+    }
+    const m1 = await apiserverMetrics();
+    for (const r of ['configmaps', 'pods'])
+      assert.equal(openWatches(m1, r) - openWatches(m0, r), 1, `apiserver watches of ${r}: the pool's one`);
+  });
+  after(async () => {
+    await nodes.a?.proxy.stop();
+    await nodes.b?.proxy.stop();
+    await pool?.stop();
+    await agent?.close();
+  });
+
+  test('informers on both node proxies equal direct; one apiserver watch per resource', async () => {
+    const run = `t${Math.random().toString(36).slice(2, 8)}`;
+    const cms = Array.from({ length: 15 }, (_, i) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `tier-${run}-${i}`, labels: { tier: run } },
+    }));
+    const pods = Array.from({ length: 5 }, (_, i) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `tier-${run}-${i}`, labels: { tier: run } },
+      spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x' }] },
+    }));
+    await kubectlOk(
+      ['apply', '-n', f.limitedNamespace, '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [...cms, ...pods] }),
+    );
+    const m0 = await apiserverMetrics();
+    for (const resource of ['configmaps', 'pods'])
+      for (const watchList of [true, false]) {
+        const o = { resource, namespace: f.limitedNamespace, labelSelector: `tier=${run}`, watchList };
+        const [a, b, dir] = await Promise.all([
+          runProbe(f.bin.probe, { ...o, kubeconfig: probeKc.a }),
+          runProbe(f.bin.probe, { ...o, kubeconfig: probeKc.b }),
+          runProbe(f.bin.probe, { ...o, kubeconfig: f.kubeconfigs.reader }),
+        ]);
+        const keys = (s: { key: string; rv: string }[]) => s.map((x) => `${x.key}@${x.rv}`).sort();
+        assert.equal(dir.store.length, resource === 'pods' ? 5 : 15);
+        assert.deepEqual(keys(a.store), keys(dir.store), `node a, ${resource}, watchList=${watchList}`);
+        assert.deepEqual(keys(b.store), keys(dir.store), `node b, ${resource}, watchList=${watchList}`);
+      }
+    const m1 = await apiserverMetrics();
+    // The direct probes' watches have ended; the chain added none of its own.
+    for (const r of ['configmaps', 'pods']) assert.equal(openWatches(m1, r), openWatches(m0, r), r);
+    // The informers of the node proxies were served from their caches (pods and configmaps
+    // LIST/WATCH), not passed through to the pool.
+    for (const n of ['a', 'b'] as const) {
+      const m = (await raw(nodes[n].proxy.ops, '/metrics')).body;
+      assert.ok(
+        metricSum(m, 'kube_cache_proxy_requests_total', { served_from: 'cache' }) >= 8,
+        `node ${n} served from its cache`,
+      );
+    }
+  });
+
+  test('pass-through, Status bodies, discovery and read-your-writes through the chain equal direct', async () => {
+    const a = nodes.a.proxy.url;
+    // The client's own identity reaches the apiserver (uncached resource: serviceaccounts).
+    for (const [token, path] of [
+      [f.tokens.reader, `/api/v1/namespaces/${f.limitedNamespace}/serviceaccounts/default`],
+      [f.tokens.none, `/api/v1/namespaces/${f.limitedNamespace}/serviceaccounts`],
+      [f.tokens.reader, '/api/v1/namespaces/kube-system/configmaps'],
+      [f.tokens.reader, `/api/v1/namespaces/${f.limitedNamespace}/configmaps/does-not-exist`],
+    ] as const) {
+      const [via, dir] = await Promise.all([raw(a, path, { token }), raw(f.server, path, { token })]);
+      assert.equal(via.status, dir.status, `${path}: ${via.body}`);
+      if (via.status !== 200 || !path.endsWith('/default'))
+        assert.deepEqual(JSON.parse(via.body), JSON.parse(dir.body));
+      else assert.equal(JSON.parse(via.body).metadata.uid, JSON.parse(dir.body).metadata.uid);
+    }
+    for (const path of ['/api', '/apis', '/api/v1', '/version']) {
+      const [via, dir] = await Promise.all([
+        raw(a, path, { token: f.tokens.reader }),
+        raw(f.server, path, { token: f.tokens.reader }),
+      ]);
+      assert.equal(via.status, 200, `${path}: ${via.body}`);
+      assert.deepEqual(JSON.parse(via.body), JSON.parse(dir.body), path);
+    }
+    // Read-your-writes across both caches: a write through node a is in node a's RV="" LIST at
+    // once, and in node b's RV="" LIST (b never saw the write, so it may forward; it must not be stale).
+    const name = `ryw-${Math.random().toString(36).slice(2, 8)}`;
+    const made = await raw(a, `/api/v1/namespaces/${f.limitedNamespace}/configmaps`, {
+      token: f.tokens.limited,
+      method: 'POST',
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } }),
+    });
+    assert.equal(made.status, 201, made.body);
+    const rv = JSON.parse(made.body).metadata.resourceVersion as string;
+    const got = await raw(a, `/api/v1/namespaces/${f.limitedNamespace}/configmaps/${name}`, {
+      token: f.tokens.limited,
+    });
+    assert.equal(got.status, 200, got.body);
+    assert.equal(JSON.parse(got.body).metadata.resourceVersion, rv);
+    assert.equal(got.audit, undefined, 'node a answered the read from its cache');
+  });
+
+  test('an x509 client of a node proxy is impersonated with the node proxy token, through the pool', async () => {
+    const path = '/api/v1/nodes/n1';
+    const cert = f.nodeCerts.n1;
+    // Node proxy a may impersonate nodes: the answer is the apiserver's for system:node:n1.
+    const [via, dir] = await Promise.all([
+      raw(nodes.a.proxy.url, path, { cert }),
+      raw(f.server, path, { cert }),
+    ]);
+    assert.equal(dir.status, 200, dir.body);
+    assert.equal(via.status, dir.status, via.body);
+    assert.deepEqual(JSON.parse(via.body), JSON.parse(dir.body));
+    // Node proxy b may not: the apiserver's 403 for b's ServiceAccount (not the pool's identity,
+    // which is cluster-admin and would have been allowed).
+    const [viaB, dirB] = await Promise.all([
+      raw(nodes.b.proxy.url, path, { cert }),
+      raw(f.server, path, { token: nodes.b.token, headers: { 'impersonate-user': 'system:node:n1' } }),
+    ]);
+    assert.equal(dirB.status, 403, dirB.body);
+    assert.equal(viaB.status, 403, viaB.body);
+    assert.deepEqual(JSON.parse(viaB.body), JSON.parse(dirB.body));
+    assert.match(JSON.parse(viaB.body).message, new RegExp(`system:serviceaccount:kcp-system:${nodes.b.sa}`));
+  });
+
+  test('restarting the pool twice: informers see only 410s and end equal to direct', async () => {
+    const run = `r${Math.random().toString(36).slice(2, 8)}`;
+    const ns = f.limitedNamespace;
+    const cm = (i: number, v = '0') => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `tier-${run}-${i}`, labels: { tier: run } },
+      data: { v },
+    });
+    await kubectlOk(
+      ['apply', '-n', ns, '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [0, 1, 2, 3].map((i) => cm(i)) }),
+    );
+    const o = { resource: 'configmaps', namespace: ns, labelSelector: `tier=${run}`, durationMs: 30_000 };
+    const probes = {
+      a: startProbe(f.bin.probe, { ...o, kubeconfig: probeKc.a, watchList: true }),
+      b: startProbe(f.bin.probe, { ...o, kubeconfig: probeKc.b, watchList: false }),
+      direct: startProbe(f.bin.probe, { ...o, kubeconfig: f.kubeconfigs.reader, watchList: true }),
+    };
+    await Promise.all(Object.values(probes).map((p) => p.synced));
+    const waitLive = async (what: string) => {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const st = [nodes.a, nodes.b].flatMap((n) => n.proxy.parts.statusSource.resources());
+        if (st.every((s) => s.live)) return;
+        assert.ok(Date.now() < deadline, `${what}: node proxies not live again: ${JSON.stringify(st)}`);
+        await sleep(100);
+      }
+    };
+
+    // (a) no writes while the pool is down.
+    const before = { a: relists(nodes.a.proxy), b: relists(nodes.b.proxy) };
+    await pool!.stop();
+    await sleep(1500);
+    pool = await startPool();
+    await waitLive('restart without writes');
+    const afterA = { a: relists(nodes.a.proxy), b: relists(nodes.b.proxy) };
+
+    // (b) writes while the pool is down: the pool's new window starts after them.
+    await pool.stop();
+    await kubectlOk(
+      ['apply', '-n', ns, '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [cm(0, '1'), cm(4)] }),
+    );
+    await kubectlOk(['delete', 'configmap', '-n', ns, `tier-${run}-1`]);
+    const m0 = await apiserverMetrics();
+    pool = await startPool();
+    await waitLive('restart with writes');
+    for (const n of ['a', 'b'] as const) {
+      const list = await raw(
+        nodes[n].proxy.url,
+        `/api/v1/namespaces/${ns}/configmaps?labelSelector=tier%3D${run}`,
+        {
+          token: f.tokens.reader,
+        },
+      );
+      assert.equal(list.status, 200, list.body);
+      const names = (JSON.parse(list.body).items as { metadata: { name: string } }[]).map(
+        (i) => i.metadata.name,
+      );
+      assert.deepEqual(
+        names.sort(),
+        [0, 2, 3, 4].map((i) => `tier-${run}-${i}`),
+        `node ${n} after the restart`,
+      );
+    }
+    const m1 = await apiserverMetrics();
+    for (const r of ['configmaps', 'pods'])
+      assert.equal(
+        openWatches(m1, r) - openWatches(m0, r),
+        1,
+        `after the restart, ${r}: the pool's one watch`,
+      );
+    const afterB = { a: relists(nodes.a.proxy), b: relists(nodes.b.proxy) };
+
+    const results = await Promise.all([probes.a.done, probes.b.done, probes.direct.done]);
+    const keys = (s: { key: string; rv: string }[]) => s.map((x) => `${x.key}@${x.rv}`).sort();
+    assert.equal(results[2].store.length, 4);
+    assert.deepEqual(keys(results[0].store), keys(results[2].store), 'node a informer');
+    assert.deepEqual(keys(results[1].store), keys(results[2].store), 'node b informer');
+    for (const [n, p] of [
+      ['a', probes.a],
+      ['b', probes.b],
+    ] as const) {
+      const bad = p
+        .stderr()
+        .split('\n')
+        .filter((l) => /^[WE]\d{4}/.test(l) && !/too old resource version|Expired|Gone/.test(l));
+      assert.deepEqual(bad, [], `node ${n}: a non-410 error reached the informer`);
+    }
+    console.log(JSON.stringify({ before, afterA, afterB }));
+    // (b): every node proxy relisted (from the pool) because of the 410 of the pool's new window.
+    for (const n of ['a', 'b'] as const)
+      assert.notEqual(afterB[n], afterA[n], `node ${n} relisted after (b)`);
+    // (a): no relist when nothing changed while the pool was down.
+    for (const n of ['a', 'b'] as const) assert.equal(afterA[n], before[n], `node ${n} relisted after (a)`);
+  });
+});
