@@ -287,7 +287,7 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
           const cache = new WatchCache({
             resource: info,
             logger,
-            // A watch resuming below the window after a (re)start asks the upstream first (§ Tiering).
+            // A watch resuming below the window after a (re)start asks the upstream first (docs/design.md §6).
             gapProver: (from, to, signal) => proveNoEventsBetween(lw, from, to, signal),
             ...(metrics
               ? {

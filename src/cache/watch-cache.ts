@@ -10,7 +10,7 @@
  * (store, history, RV) triple.
  */
 import type { Logger } from 'pino';
-import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import { groupResourceString, type ResourceInfo } from '../apimachinery/gvr.ts';
 import type { UpstreamObject } from '../apimachinery/object.ts';
 import type { CacheSink } from '../reflector/cache-sink.ts';
 import { type Clock, realClock } from '../util/clock.ts';
@@ -126,7 +126,21 @@ export class WatchCache implements CacheSink {
       maxEvents: this.#historyMaxEvents,
       maxBytes: opts.historyMaxBytes ?? 32 * 1024 * 1024,
     });
-    this.#extender = opts.gapProver ? new WindowExtender(opts.gapProver, this.#history) : undefined;
+    this.#extender = opts.gapProver
+      ? new WindowExtender(opts.gapProver, this.#history, (from, to, proved) =>
+          this.#logger?.info(
+            {
+              resource: groupResourceString(opts.resource.gvr),
+              from: String(from),
+              windowStart: String(to),
+              proved,
+            },
+            proved
+              ? 'a watch resumed below the window: the upstream showed no event since its resourceVersion'
+              : 'a watch below the window gets 410: the upstream did not prove it unchanged since',
+          ),
+        )
+      : undefined;
     this.#fresh = new FreshWaiters(this.#clock);
     this.#bookmarks = new BookmarkLines(opts.resource);
     this.#cacher = new Cacher({

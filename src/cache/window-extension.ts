@@ -1,5 +1,5 @@
 /**
- * Extending a watch cache's window backwards on demand (docs/design.md "Tiering"). After a
+ * Extending a watch cache's window backwards on demand (docs/design.md §6). After a
  * (re)start or relist the window starts at the snapshot's RV S, and a watch resuming from an
  * older RV N gets 410 — although, when the resource did not change in between, the client's
  * state at N IS the state at S. That is the common case behind a restarted kube-cache-proxy
@@ -25,9 +25,17 @@ export class WindowExtender {
   #failed: { epoch: number; rv: bigint } | undefined;
   #inFlight: Promise<void> | undefined;
 
-  constructor(prove: GapProver, history: History) {
+  readonly #onResult: ((from: bigint, to: bigint, proved: boolean) => void) | undefined;
+
+  /** `onResult` is told every proof's outcome (a log line: why a resume was or was not a 410). */
+  constructor(
+    prove: GapProver,
+    history: History,
+    onResult?: (from: bigint, to: bigint, proved: boolean) => void,
+  ) {
     this.#prove = prove;
     this.#history = history;
+    this.#onResult = onResult;
   }
 
   /**
@@ -48,6 +56,7 @@ export class WindowExtender {
       const epoch = h.epoch;
       const attempt = (async () => {
         const ok = await this.#prove(rv, start, signal);
+        this.#onResult?.(rv, start, ok);
         // A snapshot or an eviction meanwhile changed what "start" means: prove again next time.
         if (h.epoch !== epoch) return;
         if (!ok || !h.extendBack(rv, start)) {

@@ -1,7 +1,7 @@
 /**
  * Asks the upstream whether a resource had NO event in an RV range (from, to] — the proof a
  * freshly (re)synced cache needs before it may accept a watch that resumes below its window
- * (docs/design.md "Tiering"): one short watch `?watch=1&resourceVersion=<from>
+ * (docs/design.md §6): one short watch `?watch=1&resourceVersion=<from>
  * &allowWatchBookmarks=true&timeoutSeconds=3` through the reflector's own {@link ListerWatcher}
  * (same path, namespace and pool). The apiserver's cacher sends a watcher with a deadline its
  * bookmark 2 s before it (`storage/cacher/cache_watcher.go` `nextBookmarkTime`), so the answer

@@ -306,7 +306,7 @@ export async function serveWatch(
   if (notReadable) return notReadable;
   if (signal.aborted) return undefined;
   // A resume below the window (a proxy restarted, its clients resume from older RVs): the
-  // cache may prove with its upstream that nothing changed since, instead of a 410 (§ Tiering).
+  // cache may prove with its upstream that nothing changed since, instead of a 410 (docs/design.md §6).
   if (
     read.mode !== 'consistent' &&
     read.mode !== 'continue' &&
