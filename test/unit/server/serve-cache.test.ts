@@ -55,3 +55,43 @@ describe('attack: huge watch timeoutSeconds', () => {
     }
   });
 });
+
+describe('a watch resuming below the window asks the cache to extend it first (docs/design.md §6)', () => {
+  it('only for a plain watch at RV N > 0: not RV 0, unset, or a watch-list', async () => {
+    const { agent, cache, server } = mockServer();
+    const asked: bigint[] = [];
+    const c = cache as typeof cache & { extendWindowBack(rv: bigint): Promise<boolean> };
+    c.extendWindowBack = async (rv: bigint) => {
+      asked.push(rv);
+      return true;
+    };
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (server.app.server.address() as AddressInfo).port;
+    const open = (query: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(
+          { host: '127.0.0.1', port, path: `/api/v1/pods?watch=1&${query}`, agent: false },
+          (res) => {
+            resolve(res.statusCode ?? 0);
+            req.destroy();
+          },
+        );
+        req.on('error', (err) => (err.message === 'socket hang up' ? undefined : reject(err)));
+        req.end();
+      });
+    try {
+      assert.equal(await open('resourceVersion=3'), 200);
+      assert.deepEqual(asked, [3n]);
+      assert.equal(cache.watches.at(-1)!.q.resourceVersion, 3n, 'then watched from that RV');
+      assert.equal(await open('resourceVersion=0'), 200);
+      assert.equal(
+        await open('resourceVersion=3&sendInitialEvents=true&resourceVersionMatch=NotOlderThan'),
+        200,
+      );
+      assert.deepEqual(asked, [3n]);
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
