@@ -179,6 +179,13 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
     const m1 = await apiserverMetrics();
     for (const r of ['configmaps', 'pods'])
       assert.equal(openWatches(m1, r) - openWatches(m0, r), 1, `apiserver watches of ${r}: the pool's one`);
+    // The node proxies' reflectors synced by watch-list through the pool (its initial-events-end
+    // bookmark), with no fallback to LIST + WATCH.
+    for (const n of ['a', 'b'] as const)
+      for (const s of nodes[n].proxy.parts.statusSource.resources()) {
+        assert.equal(s.lastSyncMode, 'watch-list', `node ${n} ${s.name}`);
+        assert.equal(s.watchListFallbacks, 0, `node ${n} ${s.name}`);
+      }
   });
   after(async () => {
     await nodes.a?.proxy.stop();
@@ -259,8 +266,8 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
       assert.equal(via.status, 200, `${path}: ${via.body}`);
       assert.deepEqual(JSON.parse(via.body), JSON.parse(dir.body), path);
     }
-    // Read-your-writes across both caches: a write through node a is in node a's RV="" LIST at
-    // once, and in node b's RV="" LIST (b never saw the write, so it may forward; it must not be stale).
+    // Read-your-writes across two caches: a write through node a (passed through the pool) is
+    // in node a's RV="" GET at once, answered from node a's cache: the pool's event reached it.
     const name = `ryw-${Math.random().toString(36).slice(2, 8)}`;
     const made = await raw(a, `/api/v1/namespaces/${f.limitedNamespace}/configmaps`, {
       token: f.tokens.limited,
