@@ -192,7 +192,15 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
         resources: RESOURCES,
         kubeconfig: kubeconfigs[n],
         delegatedAuth: true,
-        args: ['--impersonate-certificate-clients'],
+        args: [
+          '--impersonate-certificate-clients',
+          // A node proxy's TokenReviews and SubjectAccessReviews go through the pool: while the
+          // pool is down only cached decisions authorize its agents (a failed review sends the
+          // read upstream, to the pool: 503). Decisions that outlast a pool restart, as
+          // docs/design.md §6 advises.
+          '--authentication-token-webhook-cache-ttl=5m',
+          '--authorization-webhook-cache-authorized-ttl=5m',
+        ],
       });
       nodes[n] = { proxy, token, sa };
       probeKc[n] = await writeKubeconfig(join(f.dir, `tier-agent-${n}-${process.pid}.kubeconfig`), {
