@@ -5,10 +5,10 @@
  * &allowWatchBookmarks=true&timeoutSeconds=3` through the reflector's own {@link ListerWatcher}
  * (same path, namespace and pool). The apiserver's cacher sends a watcher with a deadline its
  * bookmark 2 s before it (`storage/cacher/cache_watcher.go` `nextBookmarkTime`), so the answer
- * comes within about a second (observed on kube-apiserver 1.37.2 — except for a resource
- * whose cacher has processed no event since the apiserver started: its bookmark carries the
- * cacher's last processed RV and is skipped while that is 0, so such a watch ends empty after
- * 3 s and the proof fails, the safe way): a BOOKMARK or an event with RV > `to` before any event with
+ * comes within about a second (observed on kube-apiserver 1.37.2; except, also observed, for a
+ * resource without any event since the apiserver started: that watch ends empty after 3 s —
+ * probably because the cacher's bookmark carries its last processed RV, unset until then — and
+ * the proof fails, the safe way): a BOOKMARK or an event with RV > `to` before any event with
  * RV ≤ `to` proves the range empty; an event inside the range, an ERROR (410: `from` left the
  * upstream's window too), a refused watch, an early end or the deadline disprove it.
  */
