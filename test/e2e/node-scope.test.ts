@@ -338,4 +338,55 @@ describe('issue 13: a node-scoped cache (pods[fieldSelector=spec.nodeName=n1]) i
       }
     }
   });
+
+  test('the CLI expands $(NODE_NAME); a field the kind does not support is the apiserver rejecting the scope', async () => {
+    const proxy = await startProxy(f, {
+      run: 'cli',
+      resources:
+        'pods[fieldSelector=spec.nodeName=$(NODE_NAME)],configmaps[fieldSelector=spec.nodeName=$(NODE_NAME)]',
+      env: { NODE_NAME: 'n1' },
+    });
+    try {
+      type Debug = {
+        resources: { name: string; scope: string; synced: boolean; lastError: string | null }[];
+      };
+      const d = await eventually('the configmaps reflector reports its error', 30_000, async () => {
+        const v = (await (await fetch(`${proxy.ops}/debug/cache`)).json()) as Debug;
+        const pods = v.resources.find((r) => r.name === 'pods');
+        const cms = v.resources.find((r) => r.name === 'configmaps');
+        return pods?.synced && cms?.lastError ? v : undefined;
+      });
+      assert.deepEqual(
+        d.resources.map((r) => [r.name, r.scope, r.synced]),
+        [
+          ['pods', '[fieldSelector=spec.nodeName=n1]', true],
+          ['configmaps', '[fieldSelector=spec.nodeName=n1]', false],
+        ],
+      );
+      // The apiserver's own 400 for a field selector a kind does not support, checked side by side.
+      const direct = await request(`${f.server}/api/v1/configmaps?fieldSelector=spec.nodeName%3Dn1`, {
+        dispatcher: new Agent({ connect: { ca: f.caPem } }),
+        headers: { authorization: `Bearer ${f.tokens.admin}` },
+      });
+      const status = (await direct.body.json()) as { code: number; message: string };
+      assert.equal(status.code, 400);
+      // (kube-apiserver 1.37.2: the meta-only conversion's wording, not "field label not supported")
+      assert.equal(
+        status.message,
+        '"spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace"',
+      );
+      const lastError = d.resources[1]!.lastError!;
+      assert.match(
+        lastError,
+        /the apiserver rejected the scope of configmaps\[fieldSelector=spec\.nodeName=n1\] \(--resources\): /,
+      );
+      assert.ok(lastError.endsWith(status.message), lastError);
+      assert.ok(
+        proxy.logs().some((l) => String(l.err ?? l.msg).includes('rejected the scope of configmaps')),
+        'logged',
+      );
+    } finally {
+      assert.equal(await proxy.stop(), 0);
+    }
+  });
 });
