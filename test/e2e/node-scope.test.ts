@@ -139,6 +139,19 @@ describe('issue 13: a node-scoped cache (pods[fieldSelector=spec.nodeName=n1]) i
       assert.ok(!got.some((i) => i.startsWith(`${ns}/${run}-b@`)));
       return JSON.stringify(got) === JSON.stringify(items(direct.body)) ? true : undefined;
     });
+    // The reflector listed with the scope: the cache holds exactly the n1 pods of the cluster.
+    await eventually('the cache holds the n1 pods only', 15_000, async () => {
+      const d = (await (await fetch(`${p.ops}/debug/cache`)).json()) as {
+        resources: { name: string; objects: number }[];
+      };
+      const direct = await client.send(f.server, agentId, { path });
+      const n1 = (JSON.parse(direct.body) as PodList).items.length;
+      const all = (
+        JSON.parse((await client.send(f.server, agentId, { path: '/api/v1/pods' })).body) as PodList
+      ).items.length;
+      assert.ok(all > n1, 'other pods exist');
+      return d.resources.find((r) => r.name === 'pods')?.objects === n1 ? true : undefined;
+    });
     // Extra requirements of the request's own are applied by the cache.
     const narrowed = await client.send(p.url, agentId, {
       path: `/api/v1/namespaces/${ns}/pods?${N1}&labelSelector=scope%3D${run}`,

@@ -31,6 +31,11 @@ describe('acceptsPlainJson', () => {
       'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
       false,
     ],
+    // Its WATCH (captured too): PartialObjectMetadata, not …List.
+    [
+      'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json',
+      false,
+    ],
     ['application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json', false],
     ['application/vnd.kubernetes.protobuf,application/json;as=Table;g=meta.k8s.io;v=v1', false],
     ['application/vnd.kubernetes.protobuf,application/*', true],
