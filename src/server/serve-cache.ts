@@ -8,6 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import { type ListOptions, parseListOptions } from '../apimachinery/list-options.ts';
 import type { ResourceRequest } from '../apimachinery/request-info.ts';
+import { isScoped } from '../apimachinery/resource-scope.ts';
 import { notFound, StatusError, tooManyRequests } from '../apimachinery/status.ts';
 import type { Clock, TimerHandle } from '../util/clock.ts';
 import type { CacheCodec, FieldSelector, LabelSelector, ListPage, ServedCache } from './cache-api.ts';
@@ -215,7 +216,11 @@ function writeChunks(res: ServerResponse, cache: ServedCache, chunks: Buffer[]):
   res.end();
 }
 
-/** LIST from the cache; the reason when it must go upstream instead. */
+/**
+ * LIST from the cache; the reason when it must go upstream instead. For a scoped cache
+ * `delegate` already checked that the request's selectors contain the scope's requirements; the
+ * request's full selectors are applied as for any cache.
+ */
 export async function serveList(
   cache: ServedCache,
   info: ResourceRequest,
@@ -251,7 +256,10 @@ export async function serveList(
   return undefined;
 }
 
-/** GET of one object from the cache; the reason when it must go upstream instead. */
+/**
+ * GET of one object from the cache; the reason when it must go upstream instead. A scoped cache
+ * answers only the objects it holds: for any other name it cannot prove a 404 (`outside-scope`).
+ */
 export async function serveGet(
   cache: ServedCache,
   info: ResourceRequest,
@@ -266,6 +274,8 @@ export async function serveGet(
   if (notReadable) return notReadable;
   const name = info.name!;
   const obj = cache.get(cache.resource.namespaced ? info.namespace : undefined, name);
+  // A scoped cache holds only its scope: an object it lacks may exist outside it.
+  if (!obj && isScoped(cache.resource.scope)) return 'outside-scope';
   if (!obj) throw notFound(cache.resource.gvr.group, cache.resource.gvr.resource, name);
   if (signal.aborted) return undefined;
   writeChunks(res, cache, [obj.raw]);

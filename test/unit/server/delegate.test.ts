@@ -211,6 +211,13 @@ const cases: Record<UpstreamReason, Case> = {
     url: '/api/v1/namespaces/a/pods/p1',
     over: { caches: [new FakeCache(resourceInfo('v1', 'pods', 'Pod', { verbs: ['list', 'watch'] }))] },
   },
+  // A scoped cache (issue 13) and a LIST whose selectors do not contain the scope's requirement.
+  'outside-scope': {
+    url: '/api/v1/pods?resourceVersion=0&labelSelector=app%3Dy',
+    over: {
+      caches: [new FakeCache({ ...resourceInfo('v1', 'pods', 'Pod'), scope: { labelSelector: 'app=x' } })],
+    },
+  },
   'field-selector-unknown': { url: '/api/v1/pods?resourceVersion=0&fieldSelector=spec.nodeName%3Dn1' },
   'rv-unparsable': { url: '/api/v1/pods?resourceVersion=007' },
   'continue-with-rv': {
