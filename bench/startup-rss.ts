@@ -15,8 +15,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startFixture } from '../test/fixture/index.ts';
+import { measureProxy } from './memory.ts';
 import { median } from './passthrough.ts';
 import { round } from './proc.ts';
+import { DIST_CLI } from './proxy-process.ts';
 
 const MiB = 2 ** 20;
 const dist = (p: string) => pathToFileURL(fileURLToPath(new URL(`../dist/src/${p}`, import.meta.url))).href;
@@ -122,10 +125,47 @@ current-context: c
   }
 }
 
+/** The CLI running with an empty cache, `runs` times against one private fixture (medians, MiB). */
+export async function idleRss(runs = 3, nodeOptions: string[] = []): Promise<StartupRssRow> {
+  const f = await startFixture({ verbose: false });
+  try {
+    const xs: Array<Awaited<ReturnType<typeof measureProxy>>> = [];
+    for (let i = 0; i < runs; i++)
+      xs.push(
+        await measureProxy({
+          kubeconfig: f.kubeconfigs.adminToken,
+          resource: 'limitranges',
+          cpu: '0-1',
+          heapSnapshot: false,
+          cli: DIST_CLI,
+          nodeOptions,
+        }),
+      );
+    const m = (g: (x: (typeof xs)[number]) => number) => round(median(xs.map(g)) / MiB, 1);
+    return {
+      label: `the CLI running, empty cache${nodeOptions.length ? ` (${nodeOptions.join(' ')})` : ''}`,
+      rssMiB: m((x) => x.at2s.rss),
+      heapUsedMiB: m((x) => x.at2s.heapUsed),
+      rssGcMiB: m((x) => x.afterGc.rss),
+      heapUsedGcMiB: m((x) => x.afterGc.heapUsed),
+      deltaMiB: 0,
+    };
+  } finally {
+    await f.stop();
+  }
+}
+
 if (import.meta.main) {
   const argv = process.argv.slice(2);
   const i = argv.indexOf('--runs');
-  const rows = await startupRss(i >= 0 ? Number(argv[i + 1]) : 3);
+  const runs = i >= 0 ? Number(argv[i + 1]) : 3;
+  const rows = await startupRss(runs);
+  if (argv.includes('--idle')) {
+    const j = argv.indexOf('--node-options');
+    const idle = await idleRss(runs, j >= 0 ? argv[j + 1]!.split(' ').filter(Boolean) : []);
+    idle.deltaMiB = round(idle.rssMiB - rows.at(-1)!.rssMiB, 1);
+    rows.push(idle);
+  }
   if (argv.includes('--json')) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else {
     process.stdout.write(

@@ -106,15 +106,59 @@ export async function passThrough(
     writeStatus(res, plan);
     return;
   }
+  let body: Dispatcher.DispatchOptions['body'] = hasBody ? req : null;
+  const length = Number(req.headers['content-length'] ?? Number.NaN);
+  if (hasBody && !o.longRunning && length <= MAX_BUFFERED_BODY_BYTES) {
+    // A small body (a PATCH, an object) is read first and sent with the request head in one
+    // write, instead of streamed as a separate write per chunk (issue 12).
+    const read = await readBody(req, length);
+    if (read === undefined) return; // the client left mid-body: nothing to forward
+    body = read;
+  }
   const request: Dispatcher.DispatchOptions = {
     origin: base.origin,
     path: `${prefix}${req.url ?? '/'}`,
     method: method as 'GET',
     headers: plan.headers,
-    body: hasBody ? req : null,
+    body,
   };
   if (o.longRunning) return forwardLongRunning(req, res, o, plan.dispatcher, request);
   return forwardShort(res, o, plan.dispatcher, request, req.url);
+}
+
+/** Request bodies up to this size (bytes, by `Content-Length`) are read whole before forwarding. */
+export const MAX_BUFFERED_BODY_BYTES = 256 * 1024;
+
+/**
+ * Reads a request body of `length` bytes (its `Content-Length`); undefined when the client
+ * closed or aborted first. More or fewer bytes than announced are Node's parser's business
+ * (it errors the request), which ends here as undefined too.
+ */
+function readBody(req: IncomingMessage, length: number): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let n = 0;
+    const finish = (v: Buffer | undefined) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onFail);
+      req.off('close', onClose);
+      resolve(v);
+    };
+    const onData = (c: Buffer) => {
+      chunks.push(c);
+      n += c.length;
+    };
+    const onEnd = () => finish(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, n));
+    const onFail = () => finish(undefined);
+    const onClose = () => {
+      if (!req.complete) finish(undefined);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onFail);
+    req.on('close', onClose);
+  });
 }
 
 function unreachable(err: unknown) {

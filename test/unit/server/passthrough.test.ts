@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
 import { buildServer, type KubeServer } from '../../../src/server/app.ts';
+import { MAX_BUFFERED_BODY_BYTES } from '../../../src/server/passthrough.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { FakeCache, fakeCodec } from '../../support/fake-cache.ts';
 
@@ -220,6 +221,44 @@ describe('pass-through against a local upstream', () => {
     handler = (_req, res) => res.end('{}');
     const [a, b] = await Promise.all([call('GET', '/version'), call('GET', '/version')]);
     assert.deepEqual([a.status, b.status], [200, 200]);
+  });
+
+  it('a request body is forwarded byte for byte whether it is read whole (small) or streamed (large, chunked)', async () => {
+    seen.length = 0;
+    handler = (_req, res) => res.end('{}');
+    const small = '{"metadata":{"annotations":{"a":"1"}}}';
+    const large = JSON.stringify({ data: { x: 'y'.repeat(MAX_BUFFERED_BODY_BYTES + 1000) } });
+    for (const body of [small, large])
+      assert.equal(
+        (await call('PUT', '/api/v1/namespaces/a/configmaps/x', { 'content-type': 'application/json' }, body))
+          .status,
+        200,
+      );
+    // Without a Content-Length (chunked): streamed.
+    const chunked = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${base}/api/v1/namespaces/a/configmaps`, { method: 'POST' }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      });
+      req.on('error', reject);
+      req.write('{"a":');
+      setTimeout(() => req.end('2}'), 20);
+    });
+    assert.equal(chunked, 200);
+    assert.deepEqual(
+      seen.map((x) => [
+        x.method,
+        x.body.length,
+        x.headers['content-length'] ?? x.headers['transfer-encoding'],
+      ]),
+      [
+        ['PUT', small.length, String(small.length)],
+        ['PUT', large.length, String(large.length)],
+        ['POST', 7, 'chunked'],
+      ],
+    );
+    assert.equal(seen[0]!.body, small);
+    assert.equal(seen[1]!.body, large);
   });
 
   it("forwards the client's own Authorization when present", async () => {
