@@ -111,7 +111,7 @@ export async function passThrough(
   if (hasBody && !o.longRunning && length <= MAX_BUFFERED_BODY_BYTES) {
     // A small body (a PATCH, an object) is read first and sent with the request head in one
     // write, instead of streamed as a separate write per chunk (issue 12).
-    const read = await readBody(req, length);
+    const read = await readBody(req);
     if (read === undefined) return; // the client left mid-body: nothing to forward
     body = read;
   }
@@ -130,11 +130,11 @@ export async function passThrough(
 export const MAX_BUFFERED_BODY_BYTES = 256 * 1024;
 
 /**
- * Reads a request body of `length` bytes (its `Content-Length`); undefined when the client
- * closed or aborted first. More or fewer bytes than announced are Node's parser's business
+ * Reads a whole request body (one announced by its `Content-Length`); undefined when the
+ * client closed or aborted first. More or fewer bytes than announced are Node's parser's business
  * (it errors the request), which ends here as undefined too.
  */
-function readBody(req: IncomingMessage, length: number): Promise<Buffer | undefined> {
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let n = 0;
