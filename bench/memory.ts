@@ -1,6 +1,6 @@
 /**
  * The memory rows of bench/run.ts: one proxy process per resource (pods, ConfigMaps, one custom
- * resource), started with `--expose-gc` and bench/memory-hook.ts, caching only that resource —
+ * resource), started with `--expose-gc` and bench/memory-hook.js, caching only that resource —
  * the built CLI (dist/, as the image runs it) when bench/run.ts could build it.
  *
  * Definitions (every figure in bytes or MiB of the proxy process):
@@ -151,6 +151,8 @@ export async function measureProxy(opts: {
   heapSnapshot: boolean;
   /** The CLI to run (bench/proxy-process.ts; default src/cli.ts). */
   cli?: string;
+  /** Node options for the proxy process (e.g. `--max-semi-space-size=1`). */
+  nodeOptions?: string[];
 }): Promise<{ readyMs: number; peak: number; at2s: MemoryUsage; afterGc: MemoryUsage; heap?: HeapClasses }> {
   const p = await startProxy({
     kubeconfig: opts.kubeconfig,
@@ -158,6 +160,7 @@ export async function measureProxy(opts: {
     cpu: opts.cpu,
     memoryHook: true,
     ...(opts.cli ? { cli: opts.cli } : {}),
+    ...(opts.nodeOptions ? { nodeOptions: opts.nodeOptions } : {}),
   });
   const dir = mkdtempSync(join(tmpdir(), 'kcp-bench-heap-'));
   try {

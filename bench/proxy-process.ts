@@ -10,9 +10,9 @@ import { request } from 'undici';
 const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
 /** The built CLI (`npm run build`), what the image runs: no type stripping at run time. */
 export const DIST_CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
-const memoryHook = fileURLToPath(new URL('./memory-hook.ts', import.meta.url));
+const memoryHook = fileURLToPath(new URL('./memory-hook.js', import.meta.url));
 
-/** `process.memoryUsage()` of the proxy (bytes), as bench/memory-hook.ts reports it. */
+/** `process.memoryUsage()` of the proxy (bytes), as bench/memory-hook.js reports it. */
 export interface MemoryUsage {
   cmd: string;
   /** True when two forced full collections ran first. */
@@ -49,10 +49,12 @@ export async function startProxy(opts: {
   cpu: string;
   readyTimeoutMs?: number;
   extraArgs?: string[];
-  /** Preload bench/memory-hook.ts with `--expose-gc` (enables {@link ProxyProcess.memory}). */
+  /** Preload bench/memory-hook.js with `--expose-gc` (enables {@link ProxyProcess.memory}). */
   memoryHook?: boolean;
   /** The CLI to run; default src/cli.ts (type stripping), {@link DIST_CLI} for the built one. */
   cli?: string;
+  /** Node options before the CLI (e.g. `--max-semi-space-size=1`). */
+  nodeOptions?: string[];
 }): Promise<ProxyProcess> {
   const t0 = performance.now();
   const child = spawn(
@@ -66,6 +68,7 @@ export async function startProxy(opts: {
         ? ['--cpu-prof', `--cpu-prof-dir=${process.env.KCP_BENCH_CPU_PROF}`]
         : []),
       ...(opts.memoryHook ? ['--expose-gc', `--import=${memoryHook}`] : []),
+      ...(opts.nodeOptions ?? []),
       opts.cli ?? cli,
       `--kubeconfig=${opts.kubeconfig}`,
       `--resources=${opts.resources.join(',')}`,

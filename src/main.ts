@@ -256,17 +256,24 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     resources: () => (set ? set.states().map((st) => stateOf(st, caches.get(st.name))) : []),
   };
   metrics?.setStatusSource(statusSource);
+  // Short pass-through requests speak HTTP/1.1 (undici's HTTP/2 cost 10–35 % more CPU per
+  // forwarded GET, docs/benchmarks.md): one connection per in-flight request (pipelining 1: a
+  // slow answer never holds up the next), at most --max-inflight of them, the upstream slots
+  // the server already caps them at, so none waits inside undici; idle ones close after
+  // undici's keep-alive timeout. Watches and the reflectors stay on HTTP/2 pools (one
+  // connection for all of their streams).
+  const shortPool = { http1Only: true, connections: config.maxInflight } as const;
   return {
     upstream: {
       server: new URL(upstream.baseUrl),
-      dispatcher: observe(upstream.dispatcher),
+      dispatcher: observe(upstream.createDispatcher(shortPool)),
       longRunningDispatcher: observe(longRunning),
       upgradeDispatcher: observe(upstream.createDispatcher({ http1Only: true })),
       authorization: () => upstream.authorization(),
       ...(upstream.hasClientCertificate
         ? {
             clientCredentialPools: {
-              dispatcher: observe(upstream.createDispatcher({ clientCertificate: false })),
+              dispatcher: observe(upstream.createDispatcher({ ...shortPool, clientCertificate: false })),
               longRunningDispatcher: observe(upstream.createDispatcher({ clientCertificate: false })),
               upgradeDispatcher: observe(
                 upstream.createDispatcher({ clientCertificate: false, http1Only: true }),

@@ -10,12 +10,16 @@
  * - What credential travels, and over which pool, is decided by `upstreamCredentials`
  *   (`upstream-credentials.ts`): the client's own, the proxy impersonating an x509 client,
  *   none, the proxy's own (simple mode, no credential), or a 403 instead.
- * - No retries: `Dispatcher.request` never retries (only undici's RetryAgent does).
- * - Long-running requests use a separate pool and have no body timeout.
+ * - No retries: `Dispatcher.dispatch`/`request` never retry (only undici's RetryAgent does).
+ * - Short requests go through undici's `dispatch` handler API straight into `res` (no body
+ *   stream, async iterator or AbortController per request: measured on the pass-through path,
+ *   issue 12); long-running requests use a separate pool, a body stream piped into `res`, and
+ *   have no body timeout.
  * - Client disconnect aborts the upstream request.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
+import type { Dispatcher } from 'undici';
 import { serviceUnavailable } from '../apimachinery/status.ts';
 import type { ClientIdentity } from '../auth/access-control.ts';
 import type { Logger } from '../util/logger.ts';
@@ -64,22 +68,8 @@ export async function passThrough(
   res: ServerResponse,
   o: PassThroughOptions,
 ): Promise<void> {
-  const ac = new AbortController();
-  const onClose = () => {
-    if (!res.writableFinished) ac.abort();
-  };
-  res.on('close', onClose);
   // The client is already gone: nothing to forward (the apiserver would answer nobody).
-  if (res.closed || res.destroyed) {
-    res.off('close', onClose);
-    return;
-  }
-  const untrack = o.track?.(() => {
-    res.shouldKeepAlive = false;
-    ac.abort();
-    if (res.headersSent) res.end();
-    else res.destroy();
-  });
+  if (res.closed || res.destroyed) return;
   const method = req.method ?? 'GET';
   const forwarded = forwardRequestHeaders(req.headers);
   const hasBody =
@@ -94,8 +84,9 @@ export async function passThrough(
     (auth !== undefined
       ? { kind: 'bearer', authorization: Array.isArray(auth) ? auth.join(', ') : auth }
       : { kind: 'none' });
+  let plan: Awaited<ReturnType<typeof upstreamCredentials>>;
   try {
-    const plan = await upstreamCredentials(
+    plan = await upstreamCredentials(
       {
         identity,
         headers: forwarded,
@@ -105,56 +96,236 @@ export async function passThrough(
       },
       o.upstream,
     );
-    if (!('dispatcher' in plan)) {
-      writeStatus(res, plan);
-      return;
-    }
-    const { headers, dispatcher } = plan;
-    const up = await dispatcher.request({
-      origin: base.origin,
-      path: `${prefix}${req.url ?? '/'}`,
-      method: method as 'GET',
-      headers,
-      body: hasBody ? req : null,
-      signal: ac.signal,
-      ...(o.longRunning ? { bodyTimeout: 0 } : {}),
+  } catch (err) {
+    // The proxy's own credential could not be had (an exec plugin failed).
+    o.log.warn({ err: (err as Error).message, method, url: req.url }, 'upstream request failed');
+    if (!res.headersSent) writeStatus(res, unreachable(err));
+    return;
+  }
+  if (!('dispatcher' in plan)) {
+    writeStatus(res, plan);
+    return;
+  }
+  let body: Dispatcher.DispatchOptions['body'] = hasBody ? req : null;
+  const length = Number(req.headers['content-length'] ?? Number.NaN);
+  if (hasBody && !o.longRunning && length <= MAX_BUFFERED_BODY_BYTES) {
+    // A small body (a PATCH, an object) is read first and sent with the request head in one
+    // write, instead of streamed as a separate write per chunk (issue 12).
+    const read = await readBody(req);
+    if (read === undefined) return; // the client left mid-body: nothing to forward
+    body = read;
+  }
+  const request: Dispatcher.DispatchOptions = {
+    origin: base.origin,
+    path: `${prefix}${req.url ?? '/'}`,
+    method: method as 'GET',
+    headers: plan.headers,
+    body,
+  };
+  if (o.longRunning) return forwardLongRunning(req, res, o, plan.dispatcher, request);
+  return forwardShort(res, o, plan.dispatcher, request, req.url);
+}
+
+/** Request bodies up to this size (bytes, by `Content-Length`) are read whole before forwarding. */
+export const MAX_BUFFERED_BODY_BYTES = 256 * 1024;
+
+/**
+ * Reads a whole request body (one announced by its `Content-Length`); undefined when the
+ * client closed or aborted first. More or fewer bytes than announced are Node's parser's business
+ * (it errors the request), which ends here as undefined too.
+ */
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let n = 0;
+    const finish = (v: Buffer | undefined) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onFail);
+      req.off('close', onClose);
+      resolve(v);
+    };
+    const onData = (c: Buffer) => {
+      chunks.push(c);
+      n += c.length;
+    };
+    const onEnd = () => finish(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, n));
+    const onFail = () => finish(undefined);
+    const onClose = () => {
+      if (!req.complete) finish(undefined);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onFail);
+    req.on('close', onClose);
+  });
+}
+
+function unreachable(err: unknown) {
+  return serviceUnavailable(`the apiserver could not be reached: ${(err as Error).message}`);
+}
+
+/** Why the proxy aborted an upstream request: its client left, or shutdown ended it. */
+class Aborted extends Error {}
+
+/**
+ * A short request: the answer is read first (up to the tee's cap, else 64 KiB) and, when that
+ * is all of it, sent with its headers and a Content-Length in one write (no chunked framing);
+ * a longer answer streams on, chunk by chunk, with backpressure (the upstream read is paused
+ * while `res` is full). Resolves once the answer is written or the request ended otherwise.
+ */
+function forwardShort(
+  res: ServerResponse,
+  o: PassThroughOptions,
+  dispatcher: Dispatcher,
+  request: Dispatcher.DispatchOptions,
+  url: string | undefined,
+): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let controller: Dispatcher.DispatchController | undefined;
+    let aborted: Aborted | undefined;
+    let settled = false;
+    let status = 0;
+    let outHeaders: OutgoingHttpHeaders = {};
+    let tee: AnswerTee | undefined;
+    let cap = READ_PREFIX_BYTES;
+    let chunks: Buffer[] = [];
+    let bytes = 0;
+    let streaming = false;
+    let upHeaders: Record<string, string | string[] | undefined> = {};
+    const abort = (why: string) => {
+      aborted ??= new Aborted(why);
+      controller?.abort(aborted);
+    };
+    const onClose = () => {
+      if (!res.writableFinished) abort('client closed the connection');
+      // Nothing more to write: the request's slot is free (undici ends the upstream request).
+      done();
+    };
+    const untrack = o.track?.(() => {
+      res.shouldKeepAlive = false;
+      abort('shutdown');
+      if (res.headersSent) res.end();
+      else res.destroy();
     });
-    const outHeaders = forwardResponseHeaders(up.headers);
-    if (!o.longRunning) {
-      // A short answer is read first (up to the tee's cap, else 64 KiB) and, when that is all
-      // of it, sent with its headers in one write: no stream pipeline per request (its
-      // teardown builds an AbortError with a stack trace) and no chunked framing (issue 12).
-      const tee = o.tee && up.statusCode >= 200 && up.statusCode < 300 ? o.tee : undefined;
-      const body = await readCapped(up.body, tee?.maxBytes ?? READ_PREFIX_BYTES);
-      tee?.onAnswer(body.data, body.complete, {
-        contentType: headerValue(up.headers['content-type']),
-        contentEncoding: headerValue(up.headers['content-encoding']),
-      });
-      if (
-        body.complete &&
-        outHeaders['content-length'] === undefined &&
-        method !== 'HEAD' &&
-        hasContent(up.statusCode)
-      )
-        outHeaders['content-length'] = body.data.length;
-      res.writeHead(up.statusCode, outHeaders);
-      if (body.complete) res.end(body.data);
-      else {
-        res.write(body.data);
-        // The rest from the same iterator (a second reader of `up.body` would wait forever).
-        await pipeline(body.rest, res);
+    const done = () => {
+      if (settled) return;
+      settled = true;
+      res.off('close', onClose);
+      untrack?.();
+      resolve();
+    };
+    const fail = (err: Error) => {
+      if (aborted) return done();
+      o.log.warn({ err: err.message, method: request.method, url }, 'upstream request failed');
+      if (!res.headersSent) writeStatus(res, unreachable(err));
+      else res.destroy();
+      done();
+    };
+    const write = (chunk: Buffer) => {
+      if (!res.write(chunk)) {
+        controller?.pause();
+        res.once('drain', () => controller?.resume());
       }
-      return;
-    }
-    res.writeHead(up.statusCode, outHeaders);
+    };
+    const teeAnswer = (body: Buffer, complete: boolean): boolean => {
+      if (!tee) return true;
+      try {
+        tee.onAnswer(body, complete, {
+          contentType: headerValue(upHeaders['content-type']),
+          contentEncoding: headerValue(upHeaders['content-encoding']),
+        });
+        return true;
+      } catch (err) {
+        controller?.abort(err as Error);
+        fail(err as Error);
+        return false;
+      }
+    };
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (aborted) c.abort(aborted);
+      },
+      onResponseStart(_c, statusCode, headers) {
+        // Interim 1xx answers are not the response.
+        if (statusCode < 200) return;
+        status = statusCode;
+        upHeaders = headers as typeof upHeaders;
+        outHeaders = forwardResponseHeaders(upHeaders);
+        if (o.tee && statusCode < 300) {
+          tee = o.tee;
+          cap = tee.maxBytes;
+        }
+      },
+      onResponseData(_c, chunk) {
+        if (settled) return;
+        if (streaming) return write(chunk);
+        chunks.push(chunk);
+        bytes += chunk.length;
+        if (bytes <= cap) return;
+        const first = Buffer.concat(chunks, bytes);
+        chunks = [];
+        if (!teeAnswer(first, false)) return;
+        res.writeHead(status, outHeaders);
+        streaming = true;
+        write(first);
+      },
+      onResponseEnd() {
+        if (settled) return;
+        if (streaming) {
+          res.end();
+          return done();
+        }
+        const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes);
+        if (!teeAnswer(body, true)) return;
+        if (outHeaders['content-length'] === undefined && request.method !== 'HEAD' && hasContent(status))
+          outHeaders['content-length'] = body.length;
+        res.writeHead(status, outHeaders);
+        res.end(body);
+        done();
+      },
+      onResponseError(_c, err) {
+        if (!settled) fail(err);
+      },
+    };
+    res.on('close', onClose);
+    dispatcher.dispatch(request, handler);
+  });
+}
+
+/** A long-running request (watch, `logs -f`, …): headers flushed at once, the body piped through. */
+async function forwardLongRunning(
+  _req: IncomingMessage,
+  res: ServerResponse,
+  o: PassThroughOptions,
+  dispatcher: Dispatcher,
+  request: Dispatcher.DispatchOptions,
+): Promise<void> {
+  const ac = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) ac.abort();
+  };
+  res.on('close', onClose);
+  const untrack = o.track?.(() => {
+    res.shouldKeepAlive = false;
+    ac.abort();
+    if (res.headersSent) res.end();
+    else res.destroy();
+  });
+  try {
+    const up = await dispatcher.request({ ...request, signal: ac.signal, bodyTimeout: 0 });
+    res.writeHead(up.statusCode, forwardResponseHeaders(up.headers));
     res.flushHeaders();
     await pipeline(up.body, res);
   } catch (err) {
     if (ac.signal.aborted) return;
-    o.log.warn({ err: (err as Error).message, method, url: req.url }, 'upstream request failed');
-    if (!res.headersSent) {
-      writeStatus(res, serviceUnavailable(`the apiserver could not be reached: ${(err as Error).message}`));
-    } else res.destroy();
+    o.log.warn(
+      { err: (err as Error).message, method: request.method, url: _req.url },
+      'upstream request failed',
+    );
+    if (!res.headersSent) writeStatus(res, unreachable(err));
+    else res.destroy();
   } finally {
     res.off('close', onClose);
     untrack?.();
@@ -168,25 +339,4 @@ function hasContent(status: number): boolean {
 
 function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
-}
-
-/**
- * Reads `body` until it ends or more than `cap` bytes arrived: the bytes read, whether that was
- * all, and the rest of the body (the same iterator, to be piped on when not complete).
- */
-async function readCapped(
-  body: AsyncIterable<Buffer>,
-  cap: number,
-): Promise<{ data: Buffer; complete: boolean; rest: AsyncIterable<Buffer> }> {
-  const chunks: Buffer[] = [];
-  let n = 0;
-  const it = body[Symbol.asyncIterator]();
-  const rest = { [Symbol.asyncIterator]: () => it };
-  for (;;) {
-    const { value, done } = await it.next();
-    if (done) return { data: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), complete: true, rest };
-    chunks.push(value);
-    n += value.length;
-    if (n > cap) return { data: Buffer.concat(chunks), complete: false, rest };
-  }
 }

@@ -1,40 +1,66 @@
 /**
- * Loads @kubernetes/client-node's `KubeConfig` without its generated API client.
+ * Loads @kubernetes/client-node's `KubeConfig` without what the proxy does not use.
  *
  * `@kubernetes/client-node/dist/config.js` statically imports `./gen/index.js` (hundreds of
  * generated model and API classes, ~40 MiB of RSS) for one method, `KubeConfig.makeApiClient`,
  * which the proxy never calls: it only loads kubeconfigs, resolves TLS material and runs exec /
- * auth-provider plugins (`applyToHTTPSOptions`). {@link installLeanClientNode} registers a
- * synchronous module resolve hook (`module.registerHooks`, Node ≥ 22.15) that answers that one
- * import, from that one file, with {@link ./client-node-gen-stub.ts}; everything else of
- * client-node (loading, merging, in-cluster config, exec plugins, OIDC/Azure/GCP providers) is
- * the real code. It must run before any module importing client-node is LINKED, so the CLI
- * installs it and then imports `main.ts` dynamically.
+ * auth-provider plugins (`applyToHTTPSOptions`). It also imports, for every kubeconfig, the
+ * Azure, GCP and OIDC auth providers and the `proxy-url` agents (~3.7 MiB of RSS together,
+ * bench/startup-rss.ts). {@link installLeanClientNode} registers a synchronous module resolve
+ * hook (`module.registerHooks`, Node ≥ 22.15) that answers those imports, from that one file:
+ * `./gen/index.js` with {@link ./client-node-gen-stub.ts} (throws), the others with
+ * {@link ./client-node-lazy.ts} (the real module, loaded on first use by a kubeconfig that
+ * needs it). Everything else of client-node (loading, merging, in-cluster config, exec and
+ * token-file credentials) is the real code, loaded as usual. It must run before any module
+ * importing client-node is LINKED, so the CLI installs it and then imports `main.ts` dynamically.
  */
-import { registerHooks } from 'node:module';
+import { createRequire, registerHooks } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 const GEN_INDEX = './gen/index.js';
+/** config.js's imports answered by client-node-lazy.ts (each of its exports is one of theirs). */
+const LAZY = new Set([
+  './azure_auth.js',
+  './gcp_auth.js',
+  './oidc_auth.js',
+  'socks-proxy-agent',
+  'socks',
+  'hpagent',
+]);
 const CONFIG_JS = '/@kubernetes/client-node/dist/config.js';
 
 const redirected: string[] = [];
+const lazyLoaded: string[] = [];
 let installed = false;
+/** config.js's URL (as the hook saw it), to load the real modules from. */
+let configUrl: string | undefined;
+/** True while {@link requireClientNodeModule} loads a real module: no redirect. */
+let bypass = false;
 
-/** URL of the stub module (`.ts` under type stripping, `.js` in the built dist/). */
-function stubUrl(): string {
+/** URL of a sibling module (`.ts` under type stripping, `.js` in the built dist/). */
+function siblingUrl(name: string): string {
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  return new URL(`./client-node-gen-stub${ext}`, import.meta.url).href;
+  return new URL(`./${name}${ext}`, import.meta.url).href;
 }
 
 /** Installs the resolve hook once per process. Returns false when it was already installed. */
 export function installLeanClientNode(): boolean {
   if (installed) return false;
   installed = true;
-  const stub = stubUrl();
+  const stub = siblingUrl('client-node-gen-stub');
+  const lazy = siblingUrl('client-node-lazy');
   registerHooks({
     resolve(specifier, context, nextResolve) {
-      if (specifier === GEN_INDEX && context.parentURL?.endsWith(CONFIG_JS)) {
-        redirected.push(context.parentURL);
-        return { url: stub, shortCircuit: true };
+      if (!bypass && context.parentURL?.endsWith(CONFIG_JS)) {
+        if (specifier === GEN_INDEX) {
+          configUrl = context.parentURL;
+          redirected.push(context.parentURL);
+          return { url: stub, shortCircuit: true };
+        }
+        if (LAZY.has(specifier)) {
+          configUrl = context.parentURL;
+          return { url: lazy, shortCircuit: true };
+        }
       }
       return nextResolve(specifier, context);
     },
@@ -42,7 +68,28 @@ export function installLeanClientNode(): boolean {
   return true;
 }
 
+/**
+ * Loads, synchronously, the module config.js would have imported as `specifier` (one of
+ * client-node's own `./x.js` or a dependency of client-node), its namespace object. For
+ * client-node-lazy.ts. Throws what `require` throws when it cannot be loaded.
+ */
+export function requireClientNodeModule(specifier: string): Record<string, unknown> {
+  const from = configUrl ?? import.meta.resolve('@kubernetes/client-node/dist/config.js');
+  lazyLoaded.push(specifier);
+  bypass = true;
+  try {
+    return createRequire(fileURLToPath(from))(specifier) as Record<string, unknown>;
+  } finally {
+    bypass = false;
+  }
+}
+
 /** Parent modules whose `./gen/index.js` import was answered by the stub (tests). */
 export function leanRedirects(): readonly string[] {
   return redirected;
+}
+
+/** What {@link requireClientNodeModule} loaded, in order (tests: nothing for a token kubeconfig). */
+export function lazyLoads(): readonly string[] {
+  return lazyLoaded;
 }

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
 import { buildServer, type KubeServer } from '../../../src/server/app.ts';
+import { MAX_BUFFERED_BODY_BYTES } from '../../../src/server/passthrough.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { FakeCache, fakeCodec } from '../../support/fake-cache.ts';
 
@@ -148,6 +149,116 @@ describe('pass-through against a local upstream', () => {
     const large = await call('GET', '/api/v1/namespaces/a/configmaps/big');
     assert.equal(large.body, big);
     assert.equal(large.headers['transfer-encoding'], 'chunked');
+  });
+
+  it('a large short answer streams with backpressure: a client that reads late gets every byte (issue 12, dispatch path)', async () => {
+    // 32 MiB in 64 KiB chunks: far more than the sockets buffer, so the proxy must pause the
+    // upstream read while the client does not read (the upstream cannot write it all), and
+    // resume on drain.
+    const chunk = Buffer.alloc(64 * 1024);
+    const chunks = 512;
+    let i = 0;
+    let writtenBeforeRead = 0;
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const next = () => {
+        while (i < chunks) {
+          chunk.fill(i % 251);
+          i++;
+          if (!res.write(Buffer.from(chunk))) return void res.once('drain', next);
+        }
+        res.end();
+      };
+      next();
+    };
+    const body = await new Promise<Buffer>((resolve, reject) => {
+      const req = httpRequest(`${base}/api/v1/namespaces/a/configmaps/huge`, (res) => {
+        res.pause();
+        const parts: Buffer[] = [];
+        setTimeout(() => {
+          writtenBeforeRead = i;
+          res.on('data', (c: Buffer) => parts.push(c));
+          res.on('end', () => resolve(Buffer.concat(parts)));
+          res.resume();
+        }, 300);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.ok(
+      writtenBeforeRead < chunks / 2,
+      `upstream wrote ${writtenBeforeRead} of ${chunks} chunks unread`,
+    );
+    assert.equal(body.length, chunks * chunk.length);
+    for (let k = 0; k < chunks; k++) assert.equal(body[k * chunk.length], k % 251, `chunk ${k}`);
+  });
+
+  it('a client that leaves during a short answer ends the upstream request and frees its slot', async () => {
+    let upstreamClosed!: () => void;
+    const closed = new Promise<void>((r) => {
+      upstreamClosed = r;
+    });
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // More than the 64 KiB held back, so the client sees the head, then nothing more.
+      res.write(Buffer.alloc(100 * 1024, 0x20));
+      res.on('close', () => upstreamClosed());
+    };
+    await new Promise<void>((resolve, reject) => {
+      const req = httpRequest(`${base}/api/v1/namespaces/a/configmaps/hang`, (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on('error', () => {});
+      req.on('close', resolve);
+      req.setTimeout(5000, () => reject(new Error('no answer')));
+      req.end();
+    });
+    await closed;
+    // Both slots (maxInflight 2) are free again.
+    handler = (_req, res) => res.end('{}');
+    const [a, b] = await Promise.all([call('GET', '/version'), call('GET', '/version')]);
+    assert.deepEqual([a.status, b.status], [200, 200]);
+  });
+
+  it('a request body is forwarded byte for byte whether it is read whole (small) or streamed (large, chunked)', async () => {
+    seen.length = 0;
+    handler = (_req, res) => res.end('{}');
+    const small = '{"metadata":{"annotations":{"a":"1"}}}';
+    const large = JSON.stringify({ data: { x: 'y'.repeat(MAX_BUFFERED_BODY_BYTES + 1000) } });
+    for (const body of [small, large])
+      assert.equal(
+        (await call('PUT', '/api/v1/namespaces/a/configmaps/x', { 'content-type': 'application/json' }, body))
+          .status,
+        200,
+      );
+    // Without a Content-Length (chunked): streamed.
+    const chunked = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${base}/api/v1/namespaces/a/configmaps`, { method: 'POST' }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      });
+      req.on('error', reject);
+      req.write('{"a":');
+      setTimeout(() => req.end('2}'), 20);
+    });
+    assert.equal(chunked, 200);
+    assert.deepEqual(
+      seen.map((x) => [
+        x.method,
+        x.body.length,
+        x.headers['content-length'] ?? x.headers['transfer-encoding'],
+      ]),
+      [
+        ['PUT', small.length, String(small.length)],
+        ['PUT', large.length, String(large.length)],
+        ['POST', 7, 'chunked'],
+      ],
+    );
+    assert.equal(seen[0]!.body, small);
+    assert.equal(seen[1]!.body, large);
   });
 
   it("forwards the client's own Authorization when present", async () => {

@@ -52,6 +52,7 @@ describe('installLeanClientNode', () => {
       console.log(JSON.stringify({
         first, again,
         redirects: lean.leanRedirects().map((u) => u.replace(/^.*node_modules/, '')),
+        lazyLoads: lean.lazyLoads(),
         baseUrl: up.baseUrl,
         namespace: loaded.kc.getContextObject(loaded.kc.getCurrentContext()).namespace,
         authorization: await up.authorization(),
@@ -64,11 +65,66 @@ describe('installLeanClientNode', () => {
       first: true,
       again: false,
       redirects: ['/@kubernetes/client-node/dist/config.js'],
+      lazyLoads: [],
       baseUrl: 'https://127.0.0.1:6443/prefix',
       namespace: 'ns',
       authorization: 'Bearer tok',
       makeApiClient:
         'kube-cache-proxy loads @kubernetes/client-node without its generated API client: KubeConfig.makeApiClient is unavailable',
+    });
+  });
+
+  it('loads an auth provider and a proxy-url agent only when the kubeconfig uses them (issue 12)', async () => {
+    // An unsigned JWT that expires in 2286: client-node's OIDC provider sends it as it is.
+    const idToken = 'eyJhbGciOiJub25lIn0.eyJleHAiOjk5OTk5OTk5OTl9.';
+    const kubeconfig = join(tmp, 'oidc.json');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [
+          {
+            name: 'c',
+            cluster: { server: 'https://127.0.0.1:6443', 'proxy-url': 'socks5://127.0.0.1:1080' },
+          },
+        ],
+        users: [
+          {
+            name: 'u',
+            user: {
+              'auth-provider': {
+                name: 'oidc',
+                config: { 'id-token': idToken, 'client-id': 'x', 'idp-issuer-url': 'https://idp.invalid' },
+              },
+            },
+          },
+        ],
+        contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'c',
+      }),
+    );
+    const script = `
+      const lean = await import(${JSON.stringify(join(src, 'upstream/lean-client-node.ts'))});
+      lean.installLeanClientNode();
+      const { loadKubeConfig } = await import(${JSON.stringify(join(src, 'upstream/kubeconfig.ts'))});
+      const loaded = loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });
+      const before = [...lean.lazyLoads()];
+      const opts = {};
+      await loaded.kc.applyToHTTPSOptions(opts);
+      console.log(JSON.stringify({
+        before,
+        after: lean.lazyLoads(),
+        authorization: opts.headers?.Authorization,
+        agent: opts.agent?.constructor?.name,
+      }));`;
+    const r = await run(['--input-type=module', '-e', script]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), {
+      before: [],
+      after: ['./oidc_auth.js', 'socks-proxy-agent'],
+      authorization: `Bearer ${idToken}`,
+      agent: 'SocksProxyAgent',
     });
   });
 
