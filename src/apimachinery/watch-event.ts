@@ -18,15 +18,19 @@ const PREFIX: Record<WatchEventType, Buffer> = {
 const LINE_END = Buffer.from('}\n');
 
 /**
- * `{"type":T,"object":<object>}\n`: one allocation, the object bytes copied once. The line owns
- * its memory (not a slice of Node's shared Buffer pool): caches keep lines for long, and one
- * kept slice would pin its whole pool slab (64 KiB on Node 24).
+ * `{"type":T,"object":<object>}\n`: one allocation, the object bytes (one Buffer, or chunks to
+ * join in order) copied once. The line owns its memory (not a slice of Node's shared Buffer
+ * pool): caches keep lines for long, and one kept slice would pin its whole pool slab (64 KiB
+ * on Node 24).
  */
-export function eventLine(type: WatchEventType, object: Buffer): Buffer {
+export function eventLine(type: WatchEventType, object: Buffer | readonly Buffer[]): Buffer {
   const prefix = PREFIX[type];
-  const out = Buffer.allocUnsafeSlow(prefix.length + object.length + LINE_END.length);
-  prefix.copy(out, 0);
-  object.copy(out, prefix.length);
-  LINE_END.copy(out, prefix.length + object.length);
+  const parts = Buffer.isBuffer(object) ? [object] : object;
+  let len = prefix.length + LINE_END.length;
+  for (const p of parts) len += p.length;
+  const out = Buffer.allocUnsafeSlow(len);
+  let at = prefix.copy(out, 0);
+  for (const p of parts) at += p.copy(out, at);
+  LINE_END.copy(out, at);
   return out;
 }

@@ -37,7 +37,7 @@ export class HistoryEvent {
     this.prev = prev;
     this.at = at;
     // An ADDED line is the entry's own ADDED line: initial snapshots share it.
-    this.line = type === 'ADDED' ? cur.addedLine : eventLine(type, cur.obj.raw);
+    this.line = type === 'ADDED' ? cur.addedLine : eventLine(type, cur.wire);
   }
 
   /**
@@ -74,9 +74,7 @@ export class HistoryEvent {
   get deletedPrevLine(): Buffer {
     if (this.type === 'DELETED') return this.line;
     if (!this.#deletedPrevLine) {
-      const src = this.prev
-        ? withResourceVersion(this.prev.obj.raw, this.prev.rv, this.rv)
-        : this.cur.obj.raw;
+      const src = this.prev ? withResourceVersion(this.prev.raw, this.prev.rv, this.rv) : this.cur.wire;
       this.#deletedPrevLine = eventLine('DELETED', src);
       this.#meter?.(bufferBytes(this.#deletedPrevLine));
     }

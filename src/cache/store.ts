@@ -12,25 +12,38 @@ import type { LabelSelector } from '../apimachinery/label-selector.ts';
 import type { KubeObject, ObjectMeta, UpstreamObject } from '../apimachinery/object.ts';
 import { eventLine } from '../apimachinery/watch-event.ts';
 import { ResourceVersionError } from '../util/errors.ts';
-import { listItemBytes } from './encoding.ts';
+import { listItemBytes, listItemPrefix } from './encoding.ts';
 import { bufferBytes, ENTRY_OVERHEAD, type Meter, ownedBytes, parsedBytes } from './memory-size.ts';
 
 /**
- * One stored object. Immutable once created except for the lazily computed list-item bytes and
- * ADDED line (computed once, then shared by every reader), whose bytes are reported to the
- * {@link Meter} of whoever holds the entry then (the store, or the history once replaced).
+ * One stored object, kept as ONE Buffer (issue 12): for a built-in kind whose upstream bytes
+ * start with `{"kind":K,"apiVersion":V,` (what the apiserver writes) the stored bytes are the
+ * object as a LIST item, `{` + the rest, and the TypeMeta prefix is shared per resource; a GET
+ * answer and a watch event are written from that prefix plus a view of the stored bytes, a LIST
+ * writes the stored bytes themselves (no copy per item, none built on first use). Custom
+ * resources keep their bytes whole (their list items carry kind and apiVersion). Immutable once
+ * created except for the lazily built ADDED line (shared by every reader), whose bytes are
+ * reported to the {@link Meter} of whoever holds the entry then (the store, or the history once
+ * replaced). Satisfies {@link UpstreamObject} for the reflector's `compact` (its `raw` then is a
+ * copy: the hot paths use {@link wire} and {@link listItem}).
  */
-export class StoreEntry {
+export class StoreEntry implements UpstreamObject {
   /** `namespace/name`, or `name` for cluster-scoped objects. */
   readonly key: string;
   /** "" for cluster-scoped objects. */
   readonly namespace: string;
   readonly name: string;
   readonly rv: bigint;
-  readonly obj: UpstreamObject;
+  /** What the cache reads of the object (name, namespace, RV, uid, labels); not the whole object. */
+  readonly object: KubeObject;
   readonly labels: Readonly<Record<string, string>> | undefined;
   readonly fields: FieldSet;
-  #listItem: Buffer | undefined;
+  /** The stored bytes: the LIST item when {@link #prefix} is set, else the upstream's bytes. */
+  readonly #bytes: Buffer;
+  /** The TypeMeta prefix removed from the upstream's bytes (shared per resource), if any. */
+  readonly #prefix: Buffer | undefined;
+  /** Only for a built-in kind whose bytes did not start with the prefix (not seen with real apiservers). */
+  #listItemCopy: Buffer | undefined;
   #addedLine: Buffer | undefined;
   readonly #resource: ResourceInfo;
   readonly #baseSize: number;
@@ -46,20 +59,43 @@ export class StoreEntry {
     this.rv = parseRV(meta.resourceVersion);
     // The bytes once, and of the parsed object only what the cache reads (issue 12: the whole
     // parsed object cost ~2.5× its JSON bytes in V8's heap, kept for every entry).
-    this.obj = { raw: ownedBytes(obj.raw), object: skeleton(meta) };
-    this.labels = this.obj.object.metadata.labels;
+    const prefix = listItemPrefix(resource, obj.raw);
+    this.#prefix = prefix;
+    this.#bytes = prefix ? strippedCopy(obj.raw, prefix.length) : ownedBytes(obj.raw);
+    this.object = skeleton(meta);
+    this.labels = this.object.metadata.labels;
     this.fields = selectableFields(resource, obj.object);
     this.#baseSize =
-      ENTRY_OVERHEAD + bufferBytes(obj.raw) + parsedBytes(this.obj.object) + fieldBytes(this.fields);
+      ENTRY_OVERHEAD + bufferBytes(this.#bytes) + parsedBytes(this.object) + fieldBytes(this.fields);
   }
 
-  /** Bytes as an item of a LIST answer (see `listItemBytes`), computed on first use. */
+  /** The object as the upstream sent it (WITH kind/apiVersion); a copy when stored stripped. */
+  get raw(): Buffer {
+    return this.#prefix ? Buffer.concat(this.wire) : this.#bytes;
+  }
+
+  /** This entry as an {@link UpstreamObject} (itself). */
+  get obj(): UpstreamObject {
+    return this;
+  }
+
+  /**
+   * The object's bytes as a GET answer and watch event object (WITH kind/apiVersion, byte for
+   * byte what the upstream sent), as chunks to write in order: the shared prefix and a view of
+   * the stored bytes past their `{`.
+   */
+  get wire(): readonly Buffer[] {
+    return this.#prefix ? [this.#prefix, this.#bytes.subarray(1)] : [this.#bytes];
+  }
+
+  /** Bytes as an item of a LIST answer (see `listItemBytes`): the stored bytes themselves. */
   get listItem(): Buffer {
-    if (!this.#listItem) {
-      this.#listItem = listItemBytes(this.#resource, this.obj.raw);
-      if (this.#listItem !== this.obj.raw) this.#grow(bufferBytes(this.#listItem));
+    if (this.#prefix || !this.#resource.builtIn) return this.#bytes;
+    if (!this.#listItemCopy) {
+      this.#listItemCopy = listItemBytes(this.#resource, this.#bytes);
+      this.#grow(bufferBytes(this.#listItemCopy));
     }
-    return this.#listItem;
+    return this.#listItemCopy;
   }
 
   /**
@@ -68,7 +104,7 @@ export class StoreEntry {
    */
   get addedLine(): Buffer {
     if (!this.#addedLine) {
-      this.#addedLine = eventLine('ADDED', this.obj.raw);
+      this.#addedLine = eventLine('ADDED', this.wire);
       this.#grow(bufferBytes(this.#addedLine));
     }
     return this.#addedLine;
@@ -85,8 +121,8 @@ export class StoreEntry {
   }
 
   /**
-   * Bytes this entry holds (see `memory-size.ts`): the raw object, the metadata and fields kept, the copies
-   * built so far (list item, ADDED line) and its bookkeeping.
+   * Bytes this entry holds (see `memory-size.ts`): the stored bytes, the metadata and fields
+   * kept, the copies built so far (ADDED line) and its bookkeeping.
    */
   get size(): number {
     return this.#baseSize + this.#copies;
@@ -95,6 +131,17 @@ export class StoreEntry {
   matches(label: LabelSelector, field: FieldSelector): boolean {
     return label.matches(this.labels) && field.matches(this.fields);
   }
+}
+
+/**
+ * `raw` without its first `prefixLength` bytes, behind a `{`, in memory of its own (not a slice
+ * of a shared pool slab or of the chunk it was decoded from: one kept slice pins all of it).
+ */
+function strippedCopy(raw: Buffer, prefixLength: number): Buffer {
+  const out = Buffer.allocUnsafeSlow(raw.length - prefixLength + 1);
+  out[0] = 0x7b; // '{'
+  raw.copy(out, 1, prefixLength);
+  return out;
 }
 
 /**

@@ -203,7 +203,7 @@ function headersFor(
   return h;
 }
 
-function writeChunks(res: ServerResponse, cache: ServedCache, chunks: Buffer[]): void {
+function writeChunks(res: ServerResponse, cache: ServedCache, chunks: readonly Buffer[]): void {
   let len = 0;
   for (const c of chunks) len += c.length;
   res.writeHead(200, headersFor(cache, { 'content-length': len }));
@@ -268,7 +268,7 @@ export async function serveGet(
   const obj = cache.get(cache.resource.namespaced ? info.namespace : undefined, name);
   if (!obj) throw notFound(cache.resource.gvr.group, cache.resource.gvr.resource, name);
   if (signal.aborted) return undefined;
-  writeChunks(res, cache, [obj.raw]);
+  writeChunks(res, cache, obj.wire);
   return undefined;
 }
 
