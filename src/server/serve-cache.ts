@@ -11,6 +11,7 @@ import type { ResourceRequest } from '../apimachinery/request-info.ts';
 import { notFound, StatusError, tooManyRequests } from '../apimachinery/status.ts';
 import type { Clock, TimerHandle } from '../util/clock.ts';
 import type { CacheCodec, FieldSelector, LabelSelector, ListPage, ServedCache } from './cache-api.ts';
+import { acceptsGzip, GZIP_THRESHOLD_BYTES, writeGzip } from './compress.ts';
 import { type CacheRead, getRead, listRead, type UpstreamReason, watchRead } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import { writeStatus } from './send-status.ts';
@@ -22,6 +23,8 @@ export interface ServeContext {
   writes: WriteTracker;
   /** `cache`: RV="" reads from the cache when live and read-your-writes holds; `upstream`: always forwarded. */
   consistentReads: 'cache' | 'upstream';
+  /** `--response-compression=gzip`: LIST and GET answers above 128 KiB gzip-compressed for clients that accept it. */
+  gzip: boolean;
   /** How long a read waits for the cache to catch up before forwarding (ms, default 3 s). */
   freshnessWaitMs: number;
   /** How long a request for an unsynced resource waits before forwarding (ms). */
@@ -203,9 +206,23 @@ function headersFor(
   return h;
 }
 
-function writeChunks(res: ServerResponse, cache: ServedCache, chunks: readonly Buffer[]): void {
+/**
+ * A 200 answer of `chunks`: gzip-compressed like the apiserver's (`compress.ts`) when
+ * `--response-compression=gzip`, the client accepts gzip and the body exceeds 128 KiB; else
+ * identity with its length.
+ */
+function writeChunks(
+  res: ServerResponse,
+  cache: ServedCache,
+  chunks: readonly Buffer[],
+  ctx: ServeContext,
+): void {
   let len = 0;
   for (const c of chunks) len += c.length;
+  if (ctx.gzip && len > GZIP_THRESHOLD_BYTES && acceptsGzip(res.req.headers['accept-encoding'])) {
+    writeGzip(res, headersFor(cache, {}), chunks);
+    return;
+  }
   res.writeHead(200, headersFor(cache, { 'content-length': len }));
   // A corked writev of the item buffers, no copy. (Concatenating them into one Buffer was
   // measured slower: 10,000-pod LISTs 23.5 → 11.6 req/s, the proxy CPU-bound on the copy.)
@@ -247,7 +264,7 @@ export async function serveList(
     throw err;
   }
   if (signal.aborted) return undefined;
-  writeChunks(res, cache, ctx.codec.encodeList(cache.resource, result));
+  writeChunks(res, cache, ctx.codec.encodeList(cache.resource, result), ctx);
   return undefined;
 }
 
@@ -268,7 +285,7 @@ export async function serveGet(
   const obj = cache.get(cache.resource.namespaced ? info.namespace : undefined, name);
   if (!obj) throw notFound(cache.resource.gvr.group, cache.resource.gvr.resource, name);
   if (signal.aborted) return undefined;
-  writeChunks(res, cache, obj.wire);
+  writeChunks(res, cache, obj.wire, ctx);
   return undefined;
 }
 
