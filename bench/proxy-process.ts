@@ -53,6 +53,10 @@ export async function startProxy(opts: {
   memoryHook?: boolean;
   /** The CLI to run; default src/cli.ts (type stripping), {@link DIST_CLI} for the built one. */
   cli?: string;
+  /** Node/V8 flags before the CLI (e.g. `--max-semi-space-size=2`); default none. */
+  nodeArgs?: string[];
+  /** Extra environment of the proxy process (e.g. `MALLOC_ARENA_MAX`). */
+  env?: NodeJS.ProcessEnv;
 }): Promise<ProxyProcess> {
   const t0 = performance.now();
   const child = spawn(
@@ -66,6 +70,7 @@ export async function startProxy(opts: {
         ? ['--cpu-prof', `--cpu-prof-dir=${process.env.KCP_BENCH_CPU_PROF}`]
         : []),
       ...(opts.memoryHook ? ['--expose-gc', `--import=${memoryHook}`] : []),
+      ...(opts.nodeArgs ?? []),
       opts.cli ?? cli,
       `--kubeconfig=${opts.kubeconfig}`,
       `--resources=${opts.resources.join(',')}`,
@@ -76,7 +81,10 @@ export async function startProxy(opts: {
       '--max-inflight=2000',
       ...(opts.extraArgs ?? []),
     ],
-    { stdio: [opts.memoryHook ? 'pipe' : 'ignore', 'pipe', 'pipe'] },
+    {
+      stdio: [opts.memoryHook ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}),
+    },
   );
   let tail = '';
   const memoryWaiters: Array<(m: MemoryUsage) => void> = [];
