@@ -168,6 +168,36 @@ for (const entries of [all, oneNode]) {
   if (!mem.equals(id)) throw new Error('members body differs from identity');
 }
 
+/**
+ * CPU per answer, measured without the network or a load generator (what a shared, loaded
+ * machine still measures fairly): building the body in each form `reps` times, process CPU
+ * time (user + system, zlib's thread work included) per answer, ms. gzip = zlib level 1 over the
+ * whole body as `writeGzip` feeds it; members = the per-request part (header + first item + footer).
+ */
+function cpuPerAnswer(entries: StoreEntry[], reps: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of entries) member(e); // built once, before (what a warm cache holds)
+  const forms: Record<string, () => unknown> = {
+    identity: () => body(entries),
+    gzip: () => gzipSync(Buffer.concat(body(entries)), { level: 1 }),
+    members: () => memberChunks(entries),
+  };
+  for (const [form, fn] of Object.entries(forms)) {
+    fn();
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < reps; i++) fn();
+    const c = process.cpuUsage(c0);
+    out[form] = Math.round(((c.user + c.system) / 1000 / reps) * 100) / 100;
+  }
+  return out;
+}
+const cpu = {
+  all: cpuPerAnswer(all, 5),
+  node: cpuPerAnswer(oneNode, 50),
+};
+console.log(`CPU ms per answer: ${JSON.stringify(cpu)}`);
+if (process.env.KCP_GZIP_FORMS_CPU_ONLY === '1') process.exit(0);
+
 const rows = [];
 for (const [label, sel] of [
   [`LIST all ${N} pods`, 'all'],

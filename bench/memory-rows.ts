@@ -3,8 +3,8 @@
  * (issue 12: V8's young generation, malloc arenas):
  *   node bench/memory-rows.ts [pods=10000] [configmaps=0] [widgets=2000] [variants=default,semi2]
  * Starts its own fixture, seeds, builds dist/ and measures every resource with every variant
- * (bench/memory.ts definitions). Variants: `default` (what `node dist/src/cli.js` does without
- * flags), `semi2` (`--max-semi-space-size=2`), `semi1`, `arena2` (`MALLOC_ARENA_MAX=2`),
+ * (bench/memory.ts definitions). Variants: `default` (no V8 flags), `shipped` (the CLI's shebang
+ * flags, bench/proxy-process.ts `shebangFlags`), `semi2` (`--max-semi-space-size=2`), `semi1`, `arena2` (`MALLOC_ARENA_MAX=2`),
  * `semi2arena2`. Prints one JSON line per row and a Markdown table at the end.
  */
 import { execFileSync } from 'node:child_process';
@@ -20,7 +20,10 @@ import { seedConfigMaps } from './sync-support.ts';
 const [pods = 10_000, configMaps = 0, widgets = 2000] = process.argv.slice(2, 5).map(Number);
 const variants = (process.argv[5] ?? 'default,semi2').split(',');
 const VARIANTS: Record<string, { nodeArgs?: string[]; env?: NodeJS.ProcessEnv }> = {
-  default: {},
+  /** No V8 flags (`node dist/src/cli.js` before issue 12). */
+  default: { nodeArgs: [] },
+  /** The CLI's shebang flags (what the bin and the image run). */
+  shipped: {},
   semi1: { nodeArgs: ['--max-semi-space-size=1'] },
   semi2: { nodeArgs: ['--max-semi-space-size=2'] },
   semi4: { nodeArgs: ['--max-semi-space-size=4'] },

@@ -34,8 +34,8 @@ export class StoreEntry implements UpstreamObject {
   readonly namespace: string;
   readonly name: string;
   readonly rv: bigint;
-  /** What the cache reads of the object (name, namespace, RV, uid, labels); not the whole object. */
-  readonly object: KubeObject;
+  /** `metadata.uid` (pending deletes compare it: `server/serve-cache.ts`). */
+  readonly uid: string | undefined;
   readonly labels: Readonly<Record<string, string>> | undefined;
   readonly fields: FieldSet;
   /** The stored bytes: the LIST item when {@link #prefix} is set, else the upstream's bytes. */
@@ -53,7 +53,7 @@ export class StoreEntry implements UpstreamObject {
   constructor(resource: ResourceInfo, obj: UpstreamObject) {
     const meta = obj.object.metadata;
     this.#resource = resource;
-    this.namespace = meta.namespace ?? '';
+    this.namespace = intern(meta.namespace ?? '');
     this.name = meta.name;
     this.key = objectKey(this.namespace, this.name);
     this.rv = parseRV(meta.resourceVersion);
@@ -62,11 +62,28 @@ export class StoreEntry implements UpstreamObject {
     const prefix = listItemPrefix(resource, obj.raw);
     this.#prefix = prefix;
     this.#bytes = prefix ? strippedCopy(obj.raw, prefix.length) : ownedBytes(obj.raw);
-    this.object = skeleton(meta);
-    this.labels = this.object.metadata.labels;
-    this.fields = selectableFields(resource, obj.object);
+    this.uid = meta.uid;
+    this.labels = meta.labels === undefined ? undefined : internValues(meta.labels);
+    this.fields = internFields(selectableFields(resource, obj.object), this.name, this.namespace);
     this.#baseSize =
-      ENTRY_OVERHEAD + bufferBytes(this.#bytes) + parsedBytes(this.object) + fieldBytes(this.fields);
+      ENTRY_OVERHEAD +
+      bufferBytes(this.#bytes) +
+      parsedBytes(this.key) +
+      parsedBytes(this.uid) +
+      (this.labels ? parsedBytes(this.labels) : 0) +
+      fieldBytes(this.fields);
+  }
+
+  /**
+   * What the cache keeps of the object's metadata (name, namespace, RV, uid, labels), built on
+   * each call: kept as the entry's own fields, not as parsed objects (~130 bytes an entry less).
+   */
+  get object(): KubeObject {
+    const m: ObjectMeta = { name: this.name, resourceVersion: String(this.rv) };
+    if (this.namespace !== '') m.namespace = this.namespace;
+    if (this.uid !== undefined) m.uid = this.uid;
+    if (this.labels !== undefined) m.labels = this.labels as Record<string, string>;
+    return { metadata: m };
   }
 
   /** The object as the upstream sent it (WITH kind/apiVersion); a copy when stored stripped. */
@@ -145,16 +162,32 @@ function strippedCopy(raw: Buffer, prefixLength: number): Buffer {
 }
 
 /**
- * The metadata the cache reads once an object is stored (name, namespace, RV, uid, labels; the
- * selectable fields are kept apart in {@link StoreEntry.fields}); the rest of the object lives on
- * only as its bytes.
+ * The one instance of `s` in V8's string table: a property key is always internalized, and
+ * `Object.keys` hands that instance back. The table is weak (a string nobody holds is collected),
+ * so this deduplicates the values many entries share (namespaces, node names, phases, label
+ * values) without a table of our own that would only grow. Index-like keys ("123") come back as
+ * new strings: correct, just not shared.
  */
-function skeleton(meta: ObjectMeta): KubeObject {
-  const m: ObjectMeta = { name: meta.name, resourceVersion: meta.resourceVersion };
-  if (meta.namespace !== undefined) m.namespace = meta.namespace;
-  if (meta.uid !== undefined) m.uid = meta.uid;
-  if (meta.labels !== undefined) m.labels = meta.labels;
-  return { metadata: m };
+function intern(s: string): string {
+  if (s.length === 0) return '';
+  return Object.keys({ [s]: 0 })[0] ?? s;
+}
+
+/** `labels` with every value {@link intern}ed (keys already are: JSON.parse internalizes them). */
+function internValues(labels: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const k in labels) out[k] = intern(labels[k]!);
+  return out;
+}
+
+/** `f` with its values shared: the entry's own name and namespace, the rest {@link intern}ed. */
+function internFields(f: FieldSet, name: string, namespace: string): FieldSet {
+  const out: Record<string, string> = {};
+  for (const k in f) {
+    const v = f[k]!;
+    out[k] = k === 'metadata.name' ? name : k === 'metadata.namespace' ? namespace : intern(v);
+  }
+  return out;
 }
 
 /** Estimated heap bytes of a {@link FieldSet} (its values; keys are shared constants). */
