@@ -9,10 +9,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
 import { createUpstream } from '../src/upstream/connection.ts';
 import { startFixture } from '../test/fixture/index.ts';
 import { clientHeaders, type LoadResult, runLoad } from './load.ts';
 import { listSize, type MemoryRow, measureProxy, memoryRow, seedWidgets, WIDGETS } from './memory.ts';
+import { cpuSeconds } from './proc.ts';
 import { DIST_CLI, startProxy } from './proxy-process.ts';
 import { nsName, podName, seedPods } from './seed.ts';
 import { seedConfigMaps } from './sync-support.ts';
@@ -103,6 +105,45 @@ try {
       );
       rows.push({ variant: v, ...row });
       log(JSON.stringify(rows.at(-1)));
+    }
+  }
+  // KCP_CPU_REPS=N: proxy CPU per request of each variant (less sensitive than req/s to a
+  // shared machine): N interleaved repetitions of 20 sequential LISTs of all pods and 2,000
+  // sequential GETs of one pod, the proxy's utime+stime (/proc) divided by the requests.
+  const cpuReps = Number(process.env.KCP_CPU_REPS ?? 0);
+  for (let rep = 0; rep < cpuReps && pods > 0; rep++) {
+    for (const v of variants) {
+      const p = await startProxy({
+        kubeconfig: f.kubeconfigs.adminToken,
+        resources: ['pods'],
+        cpu: '1',
+        cli: DIST_CLI,
+        ...VARIANTS[v],
+      });
+      try {
+        for (const [q, path, n] of [
+          ['LIST all pods', '/api/v1/pods?resourceVersion=0', 20],
+          ['GET one pod', `/api/v1/namespaces/${nsName(1)}/pods/${podName(1)}`, 2000],
+        ] as const) {
+          const c0 = cpuSeconds(p.pid);
+          const t0 = performance.now();
+          for (let i = 0; i < n; i++) {
+            const r = await request(p.url + path);
+            await r.body.dump();
+          }
+          const cpuMs = ((cpuSeconds(p.pid) - c0) * 1000) / n;
+          loads.push({
+            rep,
+            variant: v,
+            query: q,
+            cpuMsPerRequest: Math.round(cpuMs * 1000) / 1000,
+            wallMsPerRequest: Math.round(((performance.now() - t0) / n) * 1000) / 1000,
+          });
+          log(JSON.stringify(loads.at(-1)));
+        }
+      } finally {
+        await p.stop();
+      }
     }
   }
   // KCP_LOAD_REPS=N: the throughput cost of each variant, N interleaved repetitions of LIST all

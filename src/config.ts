@@ -338,20 +338,12 @@ export interface LoadInputs {
  */
 export function loadConfig(inputs: LoadInputs): LoadResult {
   const readFile = inputs.readFile ?? ((p: string) => readFileSync(p, 'utf8'));
-  const parseOptions: Record<string, { type: 'string' | 'boolean' }> = {
-    help: { type: 'boolean' },
-    version: { type: 'boolean' },
-    config: { type: 'string' },
-  };
+  const parseOptions: Record<string, { type: 'string' | 'boolean' }> = { config: { type: 'string' } };
+  for (const f of ['help', 'version']) parseOptions[f] = { type: 'boolean' };
   for (const o of OPTIONS) parseOptions[o.flag] = { type: o.kind === 'bool' ? 'boolean' : 'string' };
   let flags: Record<string, string | boolean | undefined>;
   try {
-    const parsed = parseArgs({
-      args: inputs.argv,
-      options: parseOptions,
-      strict: true,
-      allowPositionals: false,
-    });
+    const parsed = parseArgs({ args: inputs.argv, options: parseOptions, strict: true });
     flags = parsed.values as Record<string, string | boolean | undefined>;
   } catch (err) {
     throw new ConfigError(oneLine((err as Error).message));
@@ -451,7 +443,6 @@ export function renderReference(): string {
     const def = o.default === undefined ? '' : `\`${JSON.stringify(o.default)}\``;
     return `| \`--${o.flag}\` | \`${o.env}\` | \`${o.key}\` | ${def} | ${o.description} |`;
   });
-  return ['| flag | environment | YAML key | default | description |', '|---|---|---|---|---|', ...rows].join(
-    '\n',
-  );
+  const head = ['| flag | environment | YAML key | default | description |', '|---|---|---|---|---|'];
+  return [...head, ...rows].join('\n');
 }
