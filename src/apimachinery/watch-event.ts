@@ -18,6 +18,49 @@ const PREFIX: Record<WatchEventType, Buffer> = {
 const LINE_END = Buffer.from('}\n');
 
 /**
+ * One watch event as written: one Buffer, or the chunks of one line to write in order (an
+ * ADDED line of a stored object: a shared prefix, a view of the stored bytes and `}\n`).
+ */
+export type WireLine = Buffer | readonly Buffer[];
+
+/** Bytes of a {@link WireLine}. */
+export function lineBytes(line: WireLine): number {
+  if (Buffer.isBuffer(line)) return line.length;
+  let n = 0;
+  for (const c of line) n += c.length;
+  return n;
+}
+
+/**
+ * `{"type":T,"object":` + `objectHead`, `objectRest` and `}\n` as chunks, without copying
+ * `objectRest` (the prefix Buffer is built once per `objectHead`, see {@link linePrefix}).
+ */
+export function eventChunks(
+  type: WatchEventType,
+  objectHead: Buffer | undefined,
+  objectRest: Buffer,
+): Buffer[] {
+  return [objectHead ? linePrefix(type, objectHead) : PREFIX[type], objectRest, LINE_END];
+}
+
+const prefixes = new Map<string, WeakMap<Buffer, Buffer>>();
+
+/** `{"type":T,"object":` + `head`, one Buffer per (type, head Buffer). */
+function linePrefix(type: WatchEventType, head: Buffer): Buffer {
+  let m = prefixes.get(type);
+  if (!m) {
+    m = new WeakMap();
+    prefixes.set(type, m);
+  }
+  let p = m.get(head);
+  if (!p) {
+    p = Buffer.concat([PREFIX[type], head]);
+    m.set(head, p);
+  }
+  return p;
+}
+
+/**
  * `{"type":T,"object":<object>}\n`: one allocation, the object bytes (one Buffer, or chunks to
  * join in order) copied once. The line owns its memory (not a slice of Node's shared Buffer
  * pool): caches keep lines for long, and one kept slice would pin its whole pool slab (64 KiB

@@ -13,7 +13,7 @@ import { encodeStatus } from '../apimachinery/go-json.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
 import { tooOldResourceVersion } from '../apimachinery/status.ts';
-import { eventLine } from '../apimachinery/watch-event.ts';
+import { eventLine, type WireLine } from '../apimachinery/watch-event.ts';
 import type { Clock } from '../util/clock.ts';
 import { BookmarkTimer } from './bookmark-timer.ts';
 import { type CacheWatcher, type CloseReason, Watcher } from './cache-watcher.ts';
@@ -198,7 +198,7 @@ export class Cacher {
     const sel: Selection = { namespace: ns, fieldSelector, wanted: filter };
     const current = s.resourceVersion();
     const requested = q.resourceVersion ?? 0n;
-    let initial: Iterator<Buffer> | undefined;
+    let initial: Iterator<WireLine> | undefined;
     let minRV = current;
 
     if (q.sendInitialEvents === true) {

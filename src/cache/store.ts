@@ -10,7 +10,7 @@ import { type FieldSet, indexedFields, selectableFields } from '../apimachinery/
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
 import type { KubeObject, ObjectMeta, UpstreamObject } from '../apimachinery/object.ts';
-import { eventLine } from '../apimachinery/watch-event.ts';
+import { eventChunks } from '../apimachinery/watch-event.ts';
 import { ResourceVersionError } from '../util/errors.ts';
 import { listItemBytes, listItemPrefix } from './encoding.ts';
 import { bufferBytes, ENTRY_OVERHEAD, type Meter, ownedBytes, parsedBytes } from './memory-size.ts';
@@ -44,7 +44,6 @@ export class StoreEntry implements UpstreamObject {
   readonly #prefix: Buffer | undefined;
   /** Only for a built-in kind whose bytes did not start with the prefix (not seen with real apiservers). */
   #listItemCopy: Buffer | undefined;
-  #addedLine: Buffer | undefined;
   readonly #resource: ResourceInfo;
   readonly #baseSize: number;
   #copies = 0;
@@ -116,15 +115,15 @@ export class StoreEntry implements UpstreamObject {
   }
 
   /**
-   * The object as an ADDED watch event line, encoded on first use (by the ADDED event that stored
-   * it, or by the first snapshot that sends it) and then shared by every watcher's initial snapshot (caching_object.go).
+   * The object as an ADDED watch event line, for initial snapshots: chunks around a view of the
+   * stored bytes, nothing encoded or kept (issue 12: a kept copy per entry, built once any watch
+   * asked for initial events, doubled the store; issue 11 item 15: nor is anything re-encoded
+   * per watcher).
    */
-  get addedLine(): Buffer {
-    if (!this.#addedLine) {
-      this.#addedLine = eventLine('ADDED', this.wire);
-      this.#grow(bufferBytes(this.#addedLine));
-    }
-    return this.#addedLine;
+  get addedLine(): readonly Buffer[] {
+    return this.#prefix
+      ? eventChunks('ADDED', this.#prefix, this.#bytes.subarray(1))
+      : eventChunks('ADDED', undefined, this.#bytes);
   }
 
   #grow(bytes: number): void {

@@ -289,6 +289,16 @@ export async function serveGet(
   return undefined;
 }
 
+/** Writes one watch event (a Buffer, or the chunks of one line, corked: one writev); false = backpressure. */
+function writeLine(res: ServerResponse, line: Buffer | readonly Buffer[]): boolean {
+  if (Buffer.isBuffer(line)) return res.write(line);
+  res.cork();
+  let ok = true;
+  for (const c of line) ok = res.write(c);
+  res.uncork();
+  return ok;
+}
+
 /** Longest delay a Node timer takes (ms, 2^31 - 1, about 24.8 days); longer ones fire after 1 ms. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -390,8 +400,8 @@ export async function serveWatch(
     finish();
     res.destroy();
   });
-  w.stream.on('data', (chunk: Buffer) => {
-    if (!res.write(chunk)) {
+  w.stream.on('data', (line: Buffer | readonly Buffer[]) => {
+    if (!writeLine(res, line)) {
       w.stream.pause();
       stallTimer ??= ctx.clock.setTimeout(checkStalled, STALLED_CHECK_MS);
       res.once('drain', () => {

@@ -17,18 +17,12 @@ import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { createUpstream, type Upstream } from '../../src/upstream/connection.ts';
 import { type Fixture, runProbe, sharedFixture } from '../fixture/index.ts';
+import { gzipMembers } from '../support/gzip-members.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 const run = promisify(execFile);
 /** ConfigMaps of ~1 KB: the namespace's LIST is ~0.6 MB, far above the 128 KiB threshold. */
 const N = 600;
-
-/** Offsets where a gzip member starts (magic 1f 8b, method 08), walking members by decoding. */
-function memberCount(b: Buffer): number {
-  let n = 0;
-  for (let i = 0; i + 2 < b.length; i++) if (b[i] === 0x1f && b[i + 1] === 0x8b && b[i + 2] === 8) n++;
-  return n;
-}
 
 describe('--response-compression=gzip: large cache answers gzip-compressed like the apiserver', () => {
   let f: Fixture;
@@ -100,8 +94,8 @@ describe('--response-compression=gzip: large cache answers gzip-compressed like 
       assert.equal(p.headers['content-encoding'], d.headers['content-encoding'], `proxy: ${what}`);
       assert.equal(p.headers.vary, d.headers.vary, `Vary: ${what}`);
       if (gzipped) {
-        assert.equal(memberCount(d.body), 1, `apiserver members: ${what}`);
-        assert.equal(memberCount(p.body), 1, `proxy members: ${what}`);
+        assert.equal(gzipMembers(d.body), 1, `apiserver members: ${what}`);
+        assert.equal(gzipMembers(p.body), 1, `proxy members: ${what}`);
         const plain = gunzipSync(p.body);
         const items = (b: Buffer) => (JSON.parse(String(b)) as { items: unknown[] }).items;
         assert.ok(items(plain).length >= N);

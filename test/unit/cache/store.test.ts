@@ -84,7 +84,9 @@ describe('StoreEntry bytes (issue 12: one Buffer per object)', () => {
     assert.equal(e.wire[1]!.buffer, item.buffer);
     assert.deepEqual(Buffer.concat(e.wire), p.raw);
     assert.deepEqual(e.raw, p.raw);
-    assert.equal(String(e.addedLine), `{"type":"ADDED","object":${p.raw}}\n`);
+    assert.equal(String(Buffer.concat(e.addedLine)), `{"type":"ADDED","object":${p.raw}}\n`);
+    assert.equal(e.addedLine[1]!.buffer, item.buffer);
+    assert.equal(s.bytes, before, 'the ADDED line is chunks around the stored bytes, not a copy');
   });
 
   it('a custom resource keeps its bytes whole (its list items carry kind and apiVersion)', () => {

@@ -6,13 +6,7 @@ import { buildServer } from '../../../src/server/app.ts';
 import { acceptsGzip, GZIP_THRESHOLD_BYTES } from '../../../src/server/compress.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { FakeCache, fakeCodec, pod } from '../../support/fake-cache.ts';
-
-/** Count of gzip members in `b` (each starts with the magic 1f 8b 08 after the previous ends). */
-function members(b: Buffer): number {
-  let n = 0;
-  for (let i = 0; i + 2 < b.length; i++) if (b[i] === 0x1f && b[i + 1] === 0x8b && b[i + 2] === 8) n++;
-  return n;
-}
+import { gzipMembers } from '../../support/gzip-members.ts';
 
 function setup(responseCompression: 'none' | 'gzip', pods: number) {
   const agent = new MockAgent();
@@ -60,7 +54,7 @@ describe('--response-compression=gzip', () => {
     assert.equal(gz.headers.vary, 'Accept-Encoding');
     assert.equal(gz.headers['content-length'], undefined);
     assert.equal(gz.headers['content-type'], 'application/json');
-    assert.equal(members(gz.rawPayload), 1);
+    assert.equal(gzipMembers(gz.rawPayload), 1);
     assert.ok(gz.rawPayload.length < plain.rawPayload.length / 10, `${gz.rawPayload.length} bytes`);
     assert.deepEqual(gunzipSync(gz.rawPayload), plain.rawPayload);
   });
