@@ -46,4 +46,8 @@ COPY --from=build /src/dist ./dist
 USER 65532:65532
 # Main listener (Kubernetes API) and ops listener (/metrics, /livez, /readyz, /debug/cache).
 EXPOSE 8001 8081
-ENTRYPOINT ["node", "dist/src/cli.js"]
+# V8 flags of the shebang of src/cli.ts (test/unit/repo/image-steps.test.ts keeps them equal):
+# young-generation semi-spaces of 2 MiB instead of 16 MiB, which the cache's cold sync grows to
+# and keeps (docs/benchmarks.md, memory). On the command line, not in NODE_OPTIONS, so a
+# NODE_OPTIONS of the deployment (deploy/base sets the heap size) does not drop it.
+ENTRYPOINT ["node", "--max-semi-space-size=2", "dist/src/cli.js"]

@@ -151,8 +151,11 @@ export async function measureProxy(opts: {
   heapSnapshot: boolean;
   /** The CLI to run (bench/proxy-process.ts; default src/cli.ts). */
   cli?: string;
-  /** Node options for the proxy process (e.g. `--max-semi-space-size=1`). */
-  nodeOptions?: string[];
+  /** Node/V8 flags of the proxy process (bench/proxy-process.ts). */
+  nodeArgs?: string[];
+  env?: NodeJS.ProcessEnv;
+  /** Further proxy flags. */
+  extraArgs?: string[];
 }): Promise<{ readyMs: number; peak: number; at2s: MemoryUsage; afterGc: MemoryUsage; heap?: HeapClasses }> {
   const p = await startProxy({
     kubeconfig: opts.kubeconfig,
@@ -160,7 +163,9 @@ export async function measureProxy(opts: {
     cpu: opts.cpu,
     memoryHook: true,
     ...(opts.cli ? { cli: opts.cli } : {}),
-    ...(opts.nodeOptions ? { nodeOptions: opts.nodeOptions } : {}),
+    ...(opts.nodeArgs ? { nodeArgs: opts.nodeArgs } : {}),
+    ...(opts.env ? { env: opts.env } : {}),
+    ...(opts.extraArgs ? { extraArgs: opts.extraArgs } : {}),
   });
   const dir = mkdtempSync(join(tmpdir(), 'kcp-bench-heap-'));
   try {

@@ -4,6 +4,7 @@
  * the ops listener's `/readyz` answers 200 (every configured resource synced).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 
@@ -53,8 +54,10 @@ export async function startProxy(opts: {
   memoryHook?: boolean;
   /** The CLI to run; default src/cli.ts (type stripping), {@link DIST_CLI} for the built one. */
   cli?: string;
-  /** Node options before the CLI (e.g. `--max-semi-space-size=1`). */
-  nodeOptions?: string[];
+  /** Node/V8 flags before the CLI; default those of the CLI's shebang ({@link shebangFlags}), what the bin and the image run. */
+  nodeArgs?: string[];
+  /** Extra environment of the proxy process (e.g. `MALLOC_ARENA_MAX`). */
+  env?: NodeJS.ProcessEnv;
 }): Promise<ProxyProcess> {
   const t0 = performance.now();
   const child = spawn(
@@ -68,7 +71,7 @@ export async function startProxy(opts: {
         ? ['--cpu-prof', `--cpu-prof-dir=${process.env.KCP_BENCH_CPU_PROF}`]
         : []),
       ...(opts.memoryHook ? ['--expose-gc', `--import=${memoryHook}`] : []),
-      ...(opts.nodeOptions ?? []),
+      ...(opts.nodeArgs ?? shebangFlags(opts.cli ?? cli)),
       opts.cli ?? cli,
       `--kubeconfig=${opts.kubeconfig}`,
       `--resources=${opts.resources.join(',')}`,
@@ -79,7 +82,10 @@ export async function startProxy(opts: {
       '--max-inflight=2000',
       ...(opts.extraArgs ?? []),
     ],
-    { stdio: [opts.memoryHook ? 'pipe' : 'ignore', 'pipe', 'pipe'] },
+    {
+      stdio: [opts.memoryHook ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}),
+    },
   );
   let tail = '';
   const memoryWaiters: Array<(m: MemoryUsage) => void> = [];
@@ -138,6 +144,16 @@ export async function startProxy(opts: {
     await stop();
     throw err;
   }
+}
+
+/**
+ * The Node flags of a CLI file's `#!/usr/bin/env -S node FLAGS` line (the image's ENTRYPOINT
+ * carries the same: test/unit/repo/image-steps.test.ts); none without such a line.
+ */
+export function shebangFlags(file: string): string[] {
+  const first = readFileSync(file, 'utf8').split('\n', 1)[0] ?? '';
+  const m = /^#!\/usr\/bin\/env -S node (.+)$/.exec(first);
+  return m ? m[1]!.trim().split(/\s+/) : [];
 }
 
 function stopChild(child: ChildProcess): Promise<void> {

@@ -125,7 +125,10 @@ current-context: c
   }
 }
 
-/** The CLI running with an empty cache, `runs` times against one private fixture (medians, MiB). */
+/**
+ * The CLI running with an empty cache, `runs` times against one private fixture (medians, MiB).
+ * `nodeOptions` replace the Node flags of the CLI's shebang (what ships) when given.
+ */
 export async function idleRss(runs = 3, nodeOptions: string[] = []): Promise<StartupRssRow> {
   const f = await startFixture({ verbose: false });
   try {
@@ -138,7 +141,7 @@ export async function idleRss(runs = 3, nodeOptions: string[] = []): Promise<Sta
           cpu: '0-1',
           heapSnapshot: false,
           cli: DIST_CLI,
-          nodeOptions,
+          ...(nodeOptions.length ? { nodeArgs: nodeOptions } : {}),
         }),
       );
     const m = (g: (x: (typeof xs)[number]) => number) => round(median(xs.map(g)) / MiB, 1);

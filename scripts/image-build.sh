@@ -107,7 +107,7 @@ if [ ${#run_args[@]} -gt 0 ]; then
   step "start: node dist/src/cli.js ${run_args[*]}; waiting for $ready_url"
   log="$work/run.log"
   (cd "$app" && exec env -i PATH=/usr/bin:/bin HOME=/nonexistent NODE_ENV=production "${as_user[@]}" \
-    "$node_bin" dist/src/cli.js "${run_args[@]}") >"$log" 2>&1 &
+    "$node_bin" --max-semi-space-size=2 dist/src/cli.js "${run_args[@]}") >"$log" 2>&1 &
   pid=$!
   deadline=$((SECONDS + timeout_s))
   until [ "$(curl -s -o /dev/null -w '%{http_code}' "$ready_url" 2>/dev/null)" = 200 ]; do

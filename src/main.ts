@@ -170,6 +170,7 @@ export async function runProxy(
     caches: [],
     codec: parts.codec,
     consistentReads: config.consistentReads,
+    responseCompression: config.responseCompression,
     maxInflight: config.maxInflight,
     maxWatchers: config.maxWatchers,
     logger,

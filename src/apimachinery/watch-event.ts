@@ -18,15 +18,62 @@ const PREFIX: Record<WatchEventType, Buffer> = {
 const LINE_END = Buffer.from('}\n');
 
 /**
- * `{"type":T,"object":<object>}\n`: one allocation, the object bytes copied once. The line owns
- * its memory (not a slice of Node's shared Buffer pool): caches keep lines for long, and one
- * kept slice would pin its whole pool slab (64 KiB on Node 24).
+ * One watch event as written: one Buffer, or the chunks of one line to write in order (an
+ * ADDED line of a stored object: a shared prefix, a view of the stored bytes and `}\n`).
  */
-export function eventLine(type: WatchEventType, object: Buffer): Buffer {
+export type WireLine = Buffer | readonly Buffer[];
+
+/** Bytes of a {@link WireLine}. */
+export function lineBytes(line: WireLine): number {
+  if (Buffer.isBuffer(line)) return line.length;
+  let n = 0;
+  for (const c of line) n += c.length;
+  return n;
+}
+
+/**
+ * `{"type":T,"object":` + `objectHead`, `objectRest` and `}\n` as chunks, without copying
+ * `objectRest` (the prefix Buffer is built once per `objectHead`, see {@link linePrefix}).
+ */
+export function eventChunks(
+  type: WatchEventType,
+  objectHead: Buffer | undefined,
+  objectRest: Buffer,
+): Buffer[] {
+  return [objectHead ? linePrefix(type, objectHead) : PREFIX[type], objectRest, LINE_END];
+}
+
+const prefixes = new Map<string, WeakMap<Buffer, Buffer>>();
+
+/** `{"type":T,"object":` + `head`, one Buffer per (type, head Buffer). */
+function linePrefix(type: WatchEventType, head: Buffer): Buffer {
+  let m = prefixes.get(type);
+  if (!m) {
+    m = new WeakMap();
+    prefixes.set(type, m);
+  }
+  let p = m.get(head);
+  if (!p) {
+    p = Buffer.concat([PREFIX[type], head]);
+    m.set(head, p);
+  }
+  return p;
+}
+
+/**
+ * `{"type":T,"object":<object>}\n`: one allocation, the object bytes (one Buffer, or chunks to
+ * join in order) copied once. The line owns its memory (not a slice of Node's shared Buffer
+ * pool): caches keep lines for long, and one kept slice would pin its whole pool slab (64 KiB
+ * on Node 24).
+ */
+export function eventLine(type: WatchEventType, object: Buffer | readonly Buffer[]): Buffer {
   const prefix = PREFIX[type];
-  const out = Buffer.allocUnsafeSlow(prefix.length + object.length + LINE_END.length);
-  prefix.copy(out, 0);
-  object.copy(out, prefix.length);
-  LINE_END.copy(out, prefix.length + object.length);
+  const parts = Buffer.isBuffer(object) ? [object] : object;
+  let len = prefix.length + LINE_END.length;
+  for (const p of parts) len += p.length;
+  const out = Buffer.allocUnsafeSlow(len);
+  let at = prefix.copy(out, 0);
+  for (const p of parts) at += p.copy(out, at);
+  LINE_END.copy(out, at);
   return out;
 }

@@ -7,6 +7,7 @@
  * watchers and memory stays bounded. Its client resumes by RV.
  */
 import { Readable } from 'node:stream';
+import type { WireLine } from '../apimachinery/watch-event.ts';
 import { FifoQueue } from './fifo-queue.ts';
 import type { HistoryEvent } from './history.ts';
 import type { StoreEntry } from './store.ts';
@@ -29,8 +30,9 @@ export type CloseReason =
 /** What the server streams to a watching client. */
 export interface CacheWatcher {
   /**
-   * Buffer chunks, each one whole event line `{"type":…,"object":…}\n` (object WITH kind and
-   * apiVersion). Object mode: one chunk per event. Ends when the watcher closes.
+   * One item per event: its whole line `{"type":…,"object":…}\n` (object WITH kind and
+   * apiVersion) as a Buffer or as the chunks to write in order ({@link WireLine}). Object mode.
+   * Ends when the watcher closes.
    */
   readonly stream: Readable;
   /** Stops the watcher and ends its stream (idempotent). */
@@ -43,7 +45,7 @@ export interface CacheWatcher {
 /** Construction parameters of a {@link Watcher}. */
 export interface WatcherOptions {
   /** Lines to send before live events (lazily pulled). */
-  initial?: Iterator<Buffer>;
+  initial?: Iterator<WireLine>;
   /** Live events with RV ≤ this are skipped (they are covered by `initial` or were not asked for). */
   minRV: bigint;
   /** The watcher's namespace + label + field filter. */
@@ -75,7 +77,7 @@ export class Watcher implements CacheWatcher {
   #queuedBytes = 0;
   readonly #onClose: ((w: Watcher, reason: CloseReason) => void) | undefined;
   #minRV: bigint;
-  #initial: Iterator<Buffer> | undefined;
+  #initial: Iterator<WireLine> | undefined;
   readonly #queue = new FifoQueue<Buffer>();
   #reading = false;
   #closeReason: CloseReason | undefined;
@@ -140,7 +142,7 @@ export class Watcher implements CacheWatcher {
     if (this.#reading) this.#pump();
   }
 
-  #next(): Buffer | undefined {
+  #next(): WireLine | undefined {
     if (this.#initial) {
       const r = this.#initial.next();
       if (!r.done) return r.value;

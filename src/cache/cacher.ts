@@ -12,9 +12,8 @@ import type { FieldSelector } from '../apimachinery/field-selector.ts';
 import { encodeStatus } from '../apimachinery/go-json.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
-import type { UpstreamObject } from '../apimachinery/object.ts';
 import { tooOldResourceVersion } from '../apimachinery/status.ts';
-import { eventLine } from '../apimachinery/watch-event.ts';
+import { eventLine, type WireLine } from '../apimachinery/watch-event.ts';
 import type { Clock } from '../util/clock.ts';
 import { BookmarkTimer } from './bookmark-timer.ts';
 import { type CacheWatcher, type CloseReason, Watcher } from './cache-watcher.ts';
@@ -182,10 +181,10 @@ export class Cacher {
   }
 
   /** See `WatchCache.get`. */
-  get(namespace: string | undefined, name: string): UpstreamObject | undefined {
+  get(namespace: string | undefined, name: string): StoreEntry | undefined {
     const s = this.#state;
     s.ready.check();
-    return s.store.get(objectKey(s.resource.namespaced ? namespace : undefined, name))?.obj;
+    return s.store.get(objectKey(s.resource.namespaced ? namespace : undefined, name));
   }
 
   /** See `WatchCache.watch`. */
@@ -199,7 +198,7 @@ export class Cacher {
     const sel: Selection = { namespace: ns, fieldSelector, wanted: filter };
     const current = s.resourceVersion();
     const requested = q.resourceVersion ?? 0n;
-    let initial: Iterator<Buffer> | undefined;
+    let initial: Iterator<WireLine> | undefined;
     let minRV = current;
 
     if (q.sendInitialEvents === true) {

@@ -192,13 +192,14 @@ export class BookmarkLines {
 /**
  * An object's bytes as a LIST item. Built-in kinds lose `kind`/`apiVersion` (the apiserver
  * clears TypeMeta of list items; custom resources keep it). Fast path: the upstream writes them
- * first, so the item is `{` + the bytes after that prefix, no parsing. Otherwise the object is
- * re-encoded without them (slow, keeps JSON.stringify's key order; not seen with real apiservers).
+ * first, so the item is `{` + the bytes after that prefix, no parsing (the store keeps objects in
+ * that form: `StoreEntry`). Otherwise the object is re-encoded without them (slow, keeps
+ * JSON.stringify's key order; not seen with real apiservers).
  */
 export function listItemBytes(resource: ResourceInfo, raw: Buffer): Buffer {
   if (!resource.builtIn) return raw;
-  const prefix = typeMetaPrefix(resource);
-  if (raw.length > prefix.length && raw.subarray(0, prefix.length).equals(prefix)) {
+  const prefix = listItemPrefix(resource, raw);
+  if (prefix) {
     // Kept as long as the object: its own memory, not a slice of a shared pool slab.
     const out = Buffer.allocUnsafeSlow(raw.length - prefix.length + 1);
     out[0] = 0x7b; // '{'
@@ -211,6 +212,16 @@ export function listItemBytes(resource: ResourceInfo, raw: Buffer): Buffer {
   const out = Buffer.allocUnsafeSlow(json.length);
   json.copy(out);
   return out;
+}
+
+/**
+ * The TypeMeta prefix `{"kind":K,"apiVersion":V,` (one Buffer per resource) when `raw` of a
+ * built-in kind starts with it, i.e. when its LIST item is `{` + the bytes after it; else undefined.
+ */
+export function listItemPrefix(resource: ResourceInfo, raw: Buffer): Buffer | undefined {
+  if (!resource.builtIn) return undefined;
+  const prefix = typeMetaPrefix(resource);
+  return raw.length > prefix.length && raw.subarray(0, prefix.length).equals(prefix) ? prefix : undefined;
 }
 
 const prefixCache = new WeakMap<ResourceInfo, Buffer>();

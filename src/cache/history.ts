@@ -28,6 +28,7 @@ export class HistoryEvent {
   /** The event as received, encoded once for every watcher. */
   readonly line: Buffer;
   #deletedPrevLine: Buffer | undefined;
+  #addedLine: Buffer | undefined;
   #meter: Meter | undefined;
 
   constructor(type: ChangeType, cur: StoreEntry, prev: StoreEntry | undefined, at: number) {
@@ -36,19 +37,20 @@ export class HistoryEvent {
     this.cur = cur;
     this.prev = prev;
     this.at = at;
-    // An ADDED line is the entry's own ADDED line: initial snapshots share it.
-    this.line = type === 'ADDED' ? cur.addedLine : eventLine(type, cur.obj.raw);
+    // One contiguous line per live event, shared by every watcher (one write each in the fan-out).
+    this.line = eventLine(type, cur.wire);
   }
 
   /**
-   * Bytes this event keeps alive (see `memory-size.ts`): its line (an ADDED's is the stored
-   * entry's own, counted there), a DELETED-transition line once built, the replaced entry and,
-   * for a DELETED, the object's last state — both held by nobody else — and its bookkeeping.
+   * Bytes this event keeps alive (see `memory-size.ts`): its line, the ADDED and DELETED
+   * transition lines once built, the replaced entry and, for a DELETED, the object's last state —
+   * both held by nobody else — and its bookkeeping.
    */
   get size(): number {
-    let n = EVENT_OVERHEAD + (this.type === 'ADDED' ? 0 : bufferBytes(this.line)) + (this.prev?.size ?? 0);
+    let n = EVENT_OVERHEAD + bufferBytes(this.line) + (this.prev?.size ?? 0);
     if (this.type === 'DELETED') n += this.cur.size;
     else if (this.#deletedPrevLine) n += bufferBytes(this.#deletedPrevLine);
+    if (this.#addedLine) n += bufferBytes(this.#addedLine);
     return n;
   }
 
@@ -62,9 +64,14 @@ export class HistoryEvent {
     if (this.type === 'DELETED') this.cur.meter(meter);
   }
 
-  /** The object newly matching a watcher's selector: sent as ADDED (cache_watcher.go). */
+  /** The object newly matching a watcher's selector: sent as ADDED (cache_watcher.go); built once. */
   get addedLine(): Buffer {
-    return this.cur.addedLine;
+    if (this.type === 'ADDED') return this.line;
+    if (!this.#addedLine) {
+      this.#addedLine = eventLine('ADDED', this.cur.wire);
+      this.#meter?.(bufferBytes(this.#addedLine));
+    }
+    return this.#addedLine;
   }
 
   /**
@@ -74,9 +81,7 @@ export class HistoryEvent {
   get deletedPrevLine(): Buffer {
     if (this.type === 'DELETED') return this.line;
     if (!this.#deletedPrevLine) {
-      const src = this.prev
-        ? withResourceVersion(this.prev.obj.raw, this.prev.rv, this.rv)
-        : this.cur.obj.raw;
+      const src = this.prev ? withResourceVersion(this.prev.raw, this.prev.rv, this.rv) : this.cur.wire;
       this.#deletedPrevLine = eventLine('DELETED', src);
       this.#meter?.(bufferBytes(this.#deletedPrevLine));
     }

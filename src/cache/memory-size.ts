@@ -1,7 +1,8 @@
 /**
  * What the cache really holds, in bytes, for its memory caps (`historyMaxBytes`) and the
  * `bytes`/`historyBytes` statistics: not only the upstream's raw bytes but the parsed metadata
- * and fields kept next to them, the LIST-item and ADDED-line copies, and the bookkeeping.
+ * and fields kept next to them, the ADDED-line copies (and the rare re-encoded LIST item), and
+ * the bookkeeping.
  *
  * A parsed structure is estimated per kept structure, walking it once when it is stored, with the
  * sizes of V8's heap layout on 64-bit Node without pointer compression (Node's default): a

@@ -10,28 +10,40 @@ import { type FieldSet, indexedFields, selectableFields } from '../apimachinery/
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
 import type { KubeObject, ObjectMeta, UpstreamObject } from '../apimachinery/object.ts';
-import { eventLine } from '../apimachinery/watch-event.ts';
+import { eventChunks } from '../apimachinery/watch-event.ts';
 import { ResourceVersionError } from '../util/errors.ts';
-import { listItemBytes } from './encoding.ts';
+import { listItemBytes, listItemPrefix } from './encoding.ts';
 import { bufferBytes, ENTRY_OVERHEAD, type Meter, ownedBytes, parsedBytes } from './memory-size.ts';
 
 /**
- * One stored object. Immutable once created except for the lazily computed list-item bytes and
- * ADDED line (computed once, then shared by every reader), whose bytes are reported to the
- * {@link Meter} of whoever holds the entry then (the store, or the history once replaced).
+ * One stored object, kept as ONE Buffer (issue 12): for a built-in kind whose upstream bytes
+ * start with `{"kind":K,"apiVersion":V,` (what the apiserver writes) the stored bytes are the
+ * object as a LIST item, `{` + the rest, and the TypeMeta prefix is shared per resource; a GET
+ * answer and a watch event are written from that prefix plus a view of the stored bytes, a LIST
+ * writes the stored bytes themselves (no copy per item, none built on first use). Custom
+ * resources keep their bytes whole (their list items carry kind and apiVersion). Immutable once
+ * created except for the lazily built ADDED line (shared by every reader), whose bytes are
+ * reported to the {@link Meter} of whoever holds the entry then (the store, or the history once
+ * replaced). Satisfies {@link UpstreamObject} for the reflector's `compact` (its `raw` then is a
+ * copy: the hot paths use {@link wire} and {@link listItem}).
  */
-export class StoreEntry {
+export class StoreEntry implements UpstreamObject {
   /** `namespace/name`, or `name` for cluster-scoped objects. */
   readonly key: string;
   /** "" for cluster-scoped objects. */
   readonly namespace: string;
   readonly name: string;
   readonly rv: bigint;
-  readonly obj: UpstreamObject;
+  /** `metadata.uid` (pending deletes compare it: `server/serve-cache.ts`). */
+  readonly uid: string | undefined;
   readonly labels: Readonly<Record<string, string>> | undefined;
   readonly fields: FieldSet;
-  #listItem: Buffer | undefined;
-  #addedLine: Buffer | undefined;
+  /** The stored bytes: the LIST item when {@link #prefix} is set, else the upstream's bytes. */
+  readonly #bytes: Buffer;
+  /** The TypeMeta prefix removed from the upstream's bytes (shared per resource), if any. */
+  readonly #prefix: Buffer | undefined;
+  /** Only for a built-in kind whose bytes did not start with the prefix (not seen with real apiservers). */
+  #listItemCopy: Buffer | undefined;
   readonly #resource: ResourceInfo;
   readonly #baseSize: number;
   #copies = 0;
@@ -40,38 +52,78 @@ export class StoreEntry {
   constructor(resource: ResourceInfo, obj: UpstreamObject) {
     const meta = obj.object.metadata;
     this.#resource = resource;
-    this.namespace = meta.namespace ?? '';
+    this.namespace = intern(meta.namespace ?? '');
     this.name = meta.name;
     this.key = objectKey(this.namespace, this.name);
     this.rv = parseRV(meta.resourceVersion);
     // The bytes once, and of the parsed object only what the cache reads (issue 12: the whole
     // parsed object cost ~2.5× its JSON bytes in V8's heap, kept for every entry).
-    this.obj = { raw: ownedBytes(obj.raw), object: skeleton(meta) };
-    this.labels = this.obj.object.metadata.labels;
-    this.fields = selectableFields(resource, obj.object);
+    const prefix = listItemPrefix(resource, obj.raw);
+    this.#prefix = prefix;
+    this.#bytes = prefix ? strippedCopy(obj.raw, prefix.length) : ownedBytes(obj.raw);
+    this.uid = meta.uid;
+    this.labels = meta.labels === undefined ? undefined : internValues(meta.labels);
+    this.fields = internFields(selectableFields(resource, obj.object), this.name, this.namespace);
     this.#baseSize =
-      ENTRY_OVERHEAD + bufferBytes(obj.raw) + parsedBytes(this.obj.object) + fieldBytes(this.fields);
-  }
-
-  /** Bytes as an item of a LIST answer (see `listItemBytes`), computed on first use. */
-  get listItem(): Buffer {
-    if (!this.#listItem) {
-      this.#listItem = listItemBytes(this.#resource, this.obj.raw);
-      if (this.#listItem !== this.obj.raw) this.#grow(bufferBytes(this.#listItem));
-    }
-    return this.#listItem;
+      ENTRY_OVERHEAD +
+      bufferBytes(this.#bytes) +
+      parsedBytes(this.key) +
+      parsedBytes(this.uid) +
+      (this.labels ? parsedBytes(this.labels) : 0) +
+      fieldBytes(this.fields);
   }
 
   /**
-   * The object as an ADDED watch event line, encoded on first use (by the ADDED event that stored
-   * it, or by the first snapshot that sends it) and then shared by every watcher's initial snapshot (caching_object.go).
+   * What the cache keeps of the object's metadata (name, namespace, RV, uid, labels), built on
+   * each call: kept as the entry's own fields, not as parsed objects (~130 bytes an entry less).
    */
-  get addedLine(): Buffer {
-    if (!this.#addedLine) {
-      this.#addedLine = eventLine('ADDED', this.obj.raw);
-      this.#grow(bufferBytes(this.#addedLine));
+  get object(): KubeObject {
+    const m: ObjectMeta = { name: this.name, resourceVersion: String(this.rv) };
+    if (this.namespace !== '') m.namespace = this.namespace;
+    if (this.uid !== undefined) m.uid = this.uid;
+    if (this.labels !== undefined) m.labels = this.labels as Record<string, string>;
+    return { metadata: m };
+  }
+
+  /** The object as the upstream sent it (WITH kind/apiVersion); a copy when stored stripped. */
+  get raw(): Buffer {
+    return this.#prefix ? Buffer.concat(this.wire) : this.#bytes;
+  }
+
+  /** This entry as an {@link UpstreamObject} (itself). */
+  get obj(): UpstreamObject {
+    return this;
+  }
+
+  /**
+   * The object's bytes as a GET answer and watch event object (WITH kind/apiVersion, byte for
+   * byte what the upstream sent), as chunks to write in order: the shared prefix and a view of
+   * the stored bytes past their `{`.
+   */
+  get wire(): readonly Buffer[] {
+    return this.#prefix ? [this.#prefix, this.#bytes.subarray(1)] : [this.#bytes];
+  }
+
+  /** Bytes as an item of a LIST answer (see `listItemBytes`): the stored bytes themselves. */
+  get listItem(): Buffer {
+    if (this.#prefix || !this.#resource.builtIn) return this.#bytes;
+    if (!this.#listItemCopy) {
+      this.#listItemCopy = listItemBytes(this.#resource, this.#bytes);
+      this.#grow(bufferBytes(this.#listItemCopy));
     }
-    return this.#addedLine;
+    return this.#listItemCopy;
+  }
+
+  /**
+   * The object as an ADDED watch event line, for initial snapshots: chunks around a view of the
+   * stored bytes, nothing encoded or kept (issue 12: a kept copy per entry, built once any watch
+   * asked for initial events, doubled the store; issue 11 item 15: nor is anything re-encoded
+   * per watcher).
+   */
+  get addedLine(): readonly Buffer[] {
+    return this.#prefix
+      ? eventChunks('ADDED', this.#prefix, this.#bytes.subarray(1))
+      : eventChunks('ADDED', undefined, this.#bytes);
   }
 
   #grow(bytes: number): void {
@@ -85,8 +137,8 @@ export class StoreEntry {
   }
 
   /**
-   * Bytes this entry holds (see `memory-size.ts`): the raw object, the metadata and fields kept, the copies
-   * built so far (list item, ADDED line) and its bookkeeping.
+   * Bytes this entry holds (see `memory-size.ts`): the stored bytes, the metadata and fields
+   * kept, the copies built so far (ADDED line) and its bookkeeping.
    */
   get size(): number {
     return this.#baseSize + this.#copies;
@@ -98,16 +150,43 @@ export class StoreEntry {
 }
 
 /**
- * The metadata the cache reads once an object is stored (name, namespace, RV, uid, labels; the
- * selectable fields are kept apart in {@link StoreEntry.fields}); the rest of the object lives on
- * only as its bytes.
+ * `raw` without its first `prefixLength` bytes, behind a `{`, in memory of its own (not a slice
+ * of a shared pool slab or of the chunk it was decoded from: one kept slice pins all of it).
  */
-function skeleton(meta: ObjectMeta): KubeObject {
-  const m: ObjectMeta = { name: meta.name, resourceVersion: meta.resourceVersion };
-  if (meta.namespace !== undefined) m.namespace = meta.namespace;
-  if (meta.uid !== undefined) m.uid = meta.uid;
-  if (meta.labels !== undefined) m.labels = meta.labels;
-  return { metadata: m };
+function strippedCopy(raw: Buffer, prefixLength: number): Buffer {
+  const out = Buffer.allocUnsafeSlow(raw.length - prefixLength + 1);
+  out[0] = 0x7b; // '{'
+  raw.copy(out, 1, prefixLength);
+  return out;
+}
+
+/**
+ * The one instance of `s` in V8's string table: a property key is always internalized, and
+ * `Object.keys` hands that instance back. The table is weak (a string nobody holds is collected),
+ * so this deduplicates the values many entries share (namespaces, node names, phases, label
+ * values) without a table of our own that would only grow. Index-like keys ("123") come back as
+ * new strings: correct, just not shared.
+ */
+function intern(s: string): string {
+  if (s.length === 0) return '';
+  return Object.keys({ [s]: 0 })[0] ?? s;
+}
+
+/** `labels` with every value {@link intern}ed (keys already are: JSON.parse internalizes them). */
+function internValues(labels: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const k in labels) out[k] = intern(labels[k]!);
+  return out;
+}
+
+/** `f` with its values shared: the entry's own name and namespace, the rest {@link intern}ed. */
+function internFields(f: FieldSet, name: string, namespace: string): FieldSet {
+  const out: Record<string, string> = {};
+  for (const k in f) {
+    const v = f[k]!;
+    out[k] = k === 'metadata.name' ? name : k === 'metadata.namespace' ? namespace : intern(v);
+  }
+  return out;
 }
 
 /** Estimated heap bytes of a {@link FieldSet} (its values; keys are shared constants). */

@@ -8,6 +8,7 @@
  */
 import type { FieldSelector } from '../apimachinery/field-selector.ts';
 import { tooOldResourceVersion } from '../apimachinery/status.ts';
+import type { WireLine } from '../apimachinery/watch-event.ts';
 import type { History, HistoryEvent } from './history.ts';
 import { compareKeys, type Store, type StoreEntry } from './store.ts';
 
@@ -53,10 +54,10 @@ export function snapshotAt(w: CacheWindow, rv: bigint, sel: Selection): StoreEnt
 
 /**
  * Synthetic ADDED lines for the current snapshot of `sel` (captured now; each entry's line is
- * encoded once and shared by every watcher, see `StoreEntry.addedLine`), then
+ * chunks around a view of the stored bytes, nothing encoded: `StoreEntry.addedLine`), then
  * `end` (e.g. the initial-events-end BOOKMARK) when given.
  */
-export function snapshotLines(store: Store, sel: Selection, end: Buffer | undefined): Iterator<Buffer> {
+export function snapshotLines(store: Store, sel: Selection, end: Buffer | undefined): Iterator<WireLine> {
   const entries: StoreEntry[] = [];
   const c = store.candidates(sel.namespace, sel.fieldSelector);
   for (const e of c.entries) if (sel.wanted(e)) entries.push(e);

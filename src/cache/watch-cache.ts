@@ -20,7 +20,7 @@ import { BookmarkLines, type ListResult } from './encoding.ts';
 import { FreshWaiters } from './fresh-waiters.ts';
 import { type ChangeType, History, HistoryEvent } from './history.ts';
 import { Ready } from './ready.ts';
-import { parseRV, Store, type StoreEntry } from './store.ts';
+import { parseRV, Store, StoreEntry } from './store.ts';
 import { type GapProver, WindowExtender } from './window-extension.ts';
 
 /** Construction options of a {@link WatchCache}. */
@@ -100,8 +100,6 @@ export class WatchCache implements CacheSink {
   readonly #clock: Clock;
   readonly #logger: Logger | undefined;
   readonly #store: Store;
-  /** Entries built by {@link compact} for a snapshot still arriving, by the object handed back. */
-  #compacted = new WeakMap<UpstreamObject, StoreEntry>();
   readonly #history: History;
   readonly #historyMaxEvents: number;
   readonly #ready = new Ready();
@@ -233,18 +231,18 @@ export class WatchCache implements CacheSink {
    */
   /**
    * The entry of a snapshot object, built as it arrives (CacheSink.compact): what is handed back
-   * holds the entry's bytes and metadata only, so the parsed object dies young. Throws what
+   * is the entry itself (its bytes and metadata only), so the parsed object dies young; `replace`
+   * stores it as it is. Throws what
    * {@link Store.entry} throws (an RV that is not a uint64), as `replace` would.
    */
   compact(obj: UpstreamObject): UpstreamObject {
     const e = this.#store.entry(obj);
-    this.#compacted.set(e.obj, e);
-    return e.obj;
+    return e;
   }
 
   replace(objects: UpstreamObject[], resourceVersion: string, bookmarkObject?: Buffer): void {
     const rv = parseRV(resourceVersion);
-    const entries = objects.map((o) => this.#compacted.get(o) ?? this.#store.entry(o));
+    const entries = objects.map((o) => (o instanceof StoreEntry ? o : this.#store.entry(o)));
     if (bookmarkObject) this.#bookmarks.learn(bookmarkObject, resourceVersion);
     const wasSynced = this.#ready.synced;
     const sameState = wasSynced && rv === this.#rv;
@@ -337,10 +335,10 @@ export class WatchCache implements CacheSink {
   }
 
   /**
-   * One object (bytes WITH kind/apiVersion, as a GET answer), or undefined when absent.
+   * One object (its `wire` bytes WITH kind/apiVersion, as a GET answer), or undefined when absent.
    * @throws StatusError 429 before the first snapshot.
    */
-  get(namespace: string | undefined, name: string): UpstreamObject | undefined {
+  get(namespace: string | undefined, name: string): StoreEntry | undefined {
     return this.#cacher.get(namespace, name);
   }
 

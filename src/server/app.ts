@@ -29,6 +29,8 @@ export interface ServerOptions {
   /** `--namespace`: caches hold only this namespace; other namespaces go upstream. */
   namespace?: string;
   consistentReads: 'cache' | 'upstream';
+  /** `--response-compression`: `gzip` compresses cache answers above 128 KiB for clients that accept it; default `none`. */
+  responseCompression?: 'none' | 'gzip';
   /** Cap on concurrent short (non-long-running) requests; default 400 (apiserver `--max-requests-inflight`). */
   maxInflight?: number;
   /** Cap on concurrent watches and other long-running requests; default 1000. */
@@ -128,6 +130,7 @@ function createLifecycle(opts: ServerOptions, track: Lifecycle['track']): Lifecy
     codec: opts.codec,
     writes,
     consistentReads: opts.consistentReads,
+    gzip: opts.responseCompression === 'gzip',
     freshnessWaitMs: opts.freshnessWaitMs ?? 3000,
     syncWaitMs: opts.syncWaitMs ?? 3000,
     minRequestTimeoutMs: opts.minRequestTimeoutMs ?? 1_800_000,

@@ -7,7 +7,6 @@
  */
 import type { Readable } from 'node:stream';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
-import type { UpstreamObject } from '../apimachinery/object.ts';
 
 /** A parsed label selector; opaque to the server. */
 export type LabelSelector = unknown;
@@ -37,6 +36,14 @@ export interface ListPage {
   remainingItemCount?: number;
 }
 
+/** One cached object as a GET answer. */
+export interface CachedObject {
+  /** The metadata the cache keeps (uid: is it still the same incarnation?). */
+  readonly object: { readonly metadata: { readonly uid?: string } };
+  /** The object's bytes WITH kind and apiVersion, byte for byte the upstream's, as chunks to write in order. */
+  readonly wire: readonly Buffer[];
+}
+
 /** The watch cache of one resource, as served by the server. */
 export interface ServedCache {
   readonly resource: ResourceInfo;
@@ -60,7 +67,7 @@ export interface ServedCache {
     limit?: number;
     continueFrom?: ContinueFrom;
   }): ListPage;
-  get(namespace: string | undefined, name: string): UpstreamObject | undefined;
+  get(namespace: string | undefined, name: string): CachedObject | undefined;
   /**
    * Optional: before a watch resuming at `rv` below the window, try to make it resumable by
    * asking the upstream (the cache's `extendWindowBack`); resolves true when `rv` is in the window.

@@ -12,6 +12,7 @@ import { isScoped } from '../apimachinery/resource-scope.ts';
 import { notFound, StatusError, tooManyRequests } from '../apimachinery/status.ts';
 import type { Clock, TimerHandle } from '../util/clock.ts';
 import type { CacheCodec, FieldSelector, LabelSelector, ListPage, ServedCache } from './cache-api.ts';
+import { acceptsGzip, GZIP_THRESHOLD_BYTES, writeGzip } from './compress.ts';
 import { type CacheRead, getRead, listRead, type UpstreamReason, watchRead } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import { writeStatus } from './send-status.ts';
@@ -23,6 +24,8 @@ export interface ServeContext {
   writes: WriteTracker;
   /** `cache`: RV="" reads from the cache when live and read-your-writes holds; `upstream`: always forwarded. */
   consistentReads: 'cache' | 'upstream';
+  /** `--response-compression=gzip`: LIST and GET answers above 128 KiB gzip-compressed for clients that accept it. */
+  gzip: boolean;
   /** How long a read waits for the cache to catch up before forwarding (ms, default 3 s). */
   freshnessWaitMs: number;
   /** How long a request for an unsynced resource waits before forwarding (ms). */
@@ -204,9 +207,23 @@ function headersFor(
   return h;
 }
 
-function writeChunks(res: ServerResponse, cache: ServedCache, chunks: Buffer[]): void {
+/**
+ * A 200 answer of `chunks`: gzip-compressed like the apiserver's (`compress.ts`) when
+ * `--response-compression=gzip`, the client accepts gzip and the body exceeds 128 KiB; else
+ * identity with its length.
+ */
+function writeChunks(
+  res: ServerResponse,
+  cache: ServedCache,
+  chunks: readonly Buffer[],
+  ctx: ServeContext,
+): void {
   let len = 0;
   for (const c of chunks) len += c.length;
+  if (ctx.gzip && len > GZIP_THRESHOLD_BYTES && acceptsGzip(res.req.headers['accept-encoding'])) {
+    writeGzip(res, headersFor(cache, {}), chunks);
+    return;
+  }
   res.writeHead(200, headersFor(cache, { 'content-length': len }));
   // A corked writev of the item buffers, no copy. (Concatenating them into one Buffer was
   // measured slower: 10,000-pod LISTs 23.5 → 11.6 req/s, the proxy CPU-bound on the copy.)
@@ -252,7 +269,7 @@ export async function serveList(
     throw err;
   }
   if (signal.aborted) return undefined;
-  writeChunks(res, cache, ctx.codec.encodeList(cache.resource, result));
+  writeChunks(res, cache, ctx.codec.encodeList(cache.resource, result), ctx);
   return undefined;
 }
 
@@ -278,8 +295,18 @@ export async function serveGet(
   if (!obj && isScoped(cache.resource.scope)) return 'outside-scope';
   if (!obj) throw notFound(cache.resource.gvr.group, cache.resource.gvr.resource, name);
   if (signal.aborted) return undefined;
-  writeChunks(res, cache, [obj.raw]);
+  writeChunks(res, cache, obj.wire, ctx);
   return undefined;
+}
+
+/** Writes one watch event (a Buffer, or the chunks of one line, corked: one writev); false = backpressure. */
+function writeLine(res: ServerResponse, line: Buffer | readonly Buffer[]): boolean {
+  if (Buffer.isBuffer(line)) return res.write(line);
+  res.cork();
+  let ok = true;
+  for (const c of line) ok = res.write(c);
+  res.uncork();
+  return ok;
 }
 
 /** Longest delay a Node timer takes (ms, 2^31 - 1, about 24.8 days); longer ones fire after 1 ms. */
@@ -393,8 +420,8 @@ export async function serveWatch(
     finish();
     res.destroy();
   });
-  w.stream.on('data', (chunk: Buffer) => {
-    if (!res.write(chunk)) {
+  w.stream.on('data', (line: Buffer | readonly Buffer[]) => {
+    if (!writeLine(res, line)) {
       w.stream.pause();
       stallTimer ??= ctx.clock.setTimeout(checkStalled, STALLED_CHECK_MS);
       res.once('drain', () => {

@@ -90,9 +90,10 @@ export class FakeCache implements ServedCache {
     return { resourceVersion: String(q.exactRV ?? this.rv), items };
   }
   get(namespace: string | undefined, name: string) {
-    return this.objects.find(
+    const o = this.objects.find(
       (o) => o.object.metadata.namespace === namespace && o.object.metadata.name === name,
     );
+    return o ? { object: o.object, wire: [o.raw] } : undefined;
   }
   watch(q: Parameters<ServedCache['watch']>[0]): CacheWatch {
     const stream = new PassThrough();

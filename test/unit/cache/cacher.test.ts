@@ -177,26 +177,28 @@ describe('WatchCache watcher registry', () => {
 });
 
 describe('issue 11 item 15: no per-watcher or per-page rework', () => {
-  it('issue 11 item 15: initial-snapshot events are encoded once per entry and shared by every watcher', () => {
+  it('issue 11 item 15 / issue 12: initial-snapshot events are views of the stored bytes, never encoded or kept', () => {
     const { cache } = seeded();
     const read = (w: { stream: { read(): unknown } }) => {
-      const out: Buffer[] = [];
-      for (let c = w.stream.read(); c !== null; c = w.stream.read()) out.push(c as Buffer);
+      const out: (readonly Buffer[])[] = [];
+      for (let c = w.stream.read(); c !== null; c = w.stream.read()) out.push(c as readonly Buffer[]);
       return out;
     };
+    const bytes = cache.stats().bytes;
     const a = read(cache.watch(ALL));
     const b = read(cache.watch({ ...ALL, namespace: 'a' }));
     const c = read(cache.watch({ ...ALL, sendInitialEvents: true }));
     assert.equal(a.length, 3);
-    assert.equal(a[0], b[0]);
-    assert.equal(a[1], b[1]);
-    assert.equal(a[0], c[0]);
-    // An ADDED from the history is the entry's line too: no second copy for later snapshots.
-    cache.add(pod('a', 'p4', 11));
-    const live = read(cache.watch({ ...ALL, resourceVersion: 10n }));
-    const snap = read(cache.watch(ALL));
-    assert.equal(snap[2], live[0]);
-    assert.equal(String(live[0]), `{"type":"ADDED","object":${String(pod('a', 'p4', 11).raw)}}\n`);
+    // Every watcher's line of an object: the shared prefix, then a view of the same stored memory.
+    for (const other of [b[0]!, c[0]!]) {
+      assert.equal(other[0], a[0]![0]);
+      assert.equal(other[1]!.buffer, a[0]![1]!.buffer);
+      assert.equal(other[1]!.byteOffset, a[0]![1]!.byteOffset);
+    }
+    assert.equal(cache.stats().bytes, bytes, 'nothing built and kept per entry');
+    const p1 = cache.get('a', 'p1')!;
+    assert.equal(a[0]![1]!.buffer, p1.listItem.buffer);
+    assert.equal(String(Buffer.concat(a[0]!)), `{"type":"ADDED","object":${String(p1.raw)}}\n`);
   });
 
   it('issue 11 item 15: continue pages at a moved RV do not re-sort the snapshot per page', () => {

@@ -36,12 +36,18 @@ describe('WatchCache history window', () => {
     for (let i = 0; i < 6; i++) cache.add(pod('a', `e${i}`, 11 + i));
     assert.equal(cache.stats().historyEvents, 3);
     assert.equal(cache.stats().oldestRV, '13');
-    // An ADDED event holds only itself (its line is the stored entry's, counted by the store);
-    // a MODIFIED also its own line and the replaced entry.
-    const small = seeded({ historyMaxBytes: EVENT_OVERHEAD * 2 }).cache;
+    // An ADDED event holds itself and its own line (issue 12: the stored entry keeps no ADDED
+    // line); a MODIFIED also the replaced entry.
+    const addedBytes = (i: number) =>
+      EVENT_OVERHEAD +
+      '{"type":"ADDED","object":'.length +
+      pod('a', `e${i}`, 11 + i).raw.length +
+      2 +
+      BUFFER_OVERHEAD;
+    const small = seeded({ historyMaxBytes: addedBytes(3) + addedBytes(4) }).cache;
     for (let i = 0; i < 5; i++) small.add(pod('a', `e${i}`, 11 + i));
     assert.equal(small.stats().historyEvents, 2);
-    assert.equal(small.stats().historyBytes, EVENT_OVERHEAD * 2);
+    assert.equal(small.stats().historyBytes, addedBytes(3) + addedBytes(4));
     const { cache: c } = seeded();
     const before = c.stats();
     const p1 = new Store(PODS).entry(pod('a', 'p1', 5, { labels: { app: 'web' }, nodeName: 'n1' }));

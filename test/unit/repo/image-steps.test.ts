@@ -32,10 +32,23 @@ describe('Dockerfile and scripts/image-build.sh', () => {
   it('start the package bin as a non-root numeric user', () => {
     const pkg = JSON.parse(read('package.json')) as { bin: Record<string, string> };
     assert.equal(pkg.bin['kube-cache-proxy'], './dist/src/cli.js');
-    assert.match(dockerfile, /^ENTRYPOINT \["node", "dist\/src\/cli\.js"\]$/m);
+    assert.match(dockerfile, /^ENTRYPOINT \["node", "--max-semi-space-size=2", "dist\/src\/cli\.js"\]$/m);
     assert.match(script, /dist\/src\/cli\.js --version/);
     assert.match(dockerfile, /^USER 65532:65532$/m);
     assert.match(script, /KCP_IMAGE_UID-65532:65532/);
+  });
+
+  it('the image runs the CLI with the V8 flags of its shebang (what the npm bin runs)', () => {
+    const shebang = read('src/cli.ts').split('\n')[0]!;
+    const m = /^#!\/usr\/bin\/env -S node (.*)$/.exec(shebang);
+    assert.ok(m, shebang);
+    const flags = m[1]!.split(' ');
+    const entry = /^ENTRYPOINT \[(.*)\]$/m
+      .exec(dockerfile)![1]!
+      .split(', ')
+      .map((x) => JSON.parse(x) as string);
+    assert.deepEqual(entry, ['node', ...flags, 'dist/src/cli.js']);
+    assert.match(script, new RegExp(`"\\$node_bin" ${flags.join(' ')} dist/src/cli\\.js "\\$\\{run_args`));
   });
 
   it('COPY only what .dockerignore lets into the context', () => {

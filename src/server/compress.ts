@@ -1,0 +1,60 @@
+/**
+ * gzip for answers served from the cache (`--response-compression=gzip`), as the apiserver
+ * compresses its own: apiserver `endpoints/handlers/responsewriters/writers.go`
+ * (`deferredResponseWriter`: only when the body exceeds `defaultGzipThresholdBytes` = 128 KiB,
+ * then `Content-Encoding: gzip` + `Vary: Accept-Encoding` and one gzip member at level 1,
+ * `gzipContentEncodingLevel`) and `compression.go` (`ContentEncodingSupported`: an
+ * `Accept-Encoding` token equal to `gzip` after trimming, no q-values, case-sensitive).
+ * The gzip work runs on libuv's thread pool (zlib stream), not on the event loop.
+ */
+import type { ServerResponse } from 'node:http';
+import { constants, createGzip } from 'node:zlib';
+
+/** Bodies up to this many bytes go out uncompressed (apiserver `defaultGzipThresholdBytes`). */
+export const GZIP_THRESHOLD_BYTES = 128 * 1024;
+
+/** Input handed to zlib per write: item buffers are batched so that each pool job has work (bytes). */
+const BATCH_BYTES = 256 * 1024;
+
+/** Whether an `Accept-Encoding` header asks for gzip the way the apiserver reads it. */
+export function acceptsGzip(header: string | string[] | undefined): boolean {
+  if (header === undefined) return false;
+  const value = Array.isArray(header) ? header.join(',') : header;
+  for (const token of value.split(',')) if (token.trim() === 'gzip') return true;
+  return false;
+}
+
+/**
+ * Writes `chunks` as one gzip member with `headers` (200, without content-length: chunked, as
+ * the apiserver). Input is batched and handed to zlib as it drains, so at most a few batches
+ * are copied at a time. The response is destroyed if zlib fails; zlib stops when it closes.
+ */
+export function writeGzip(
+  res: ServerResponse,
+  headers: Record<string, string | number | string[]>,
+  chunks: readonly Buffer[],
+): void {
+  res.writeHead(200, { ...headers, 'content-encoding': 'gzip', vary: 'Accept-Encoding' });
+  const gz = createGzip({ level: 1, chunkSize: 64 * 1024, flush: constants.Z_NO_FLUSH });
+  gz.on('error', (err) => res.destroy(err));
+  res.on('close', () => gz.destroy());
+  gz.pipe(res);
+  let i = 0;
+  const feed = (): void => {
+    while (i < chunks.length) {
+      const batch: Buffer[] = [];
+      let batched = 0;
+      while (i < chunks.length && batched < BATCH_BYTES) {
+        const c = chunks[i++]!;
+        batch.push(c);
+        batched += c.length;
+      }
+      if (!gz.write(batch.length === 1 ? batch[0]! : Buffer.concat(batch, batched))) {
+        gz.once('drain', feed);
+        return;
+      }
+    }
+    gz.end();
+  };
+  feed();
+}
