@@ -8,19 +8,23 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { parseResourceList, type ResourceSpec, ResourceSpecError } from './apimachinery/resource-scope.ts';
 import { checkListenMode, FILE_KEYS } from './listen-mode.ts';
 import { ConfigError } from './util/errors.ts';
 import { GO_BOOL, parseGoDuration } from './util/go-values.ts';
 import { type ListenAddress, parseListenAddress } from './util/listen-address.ts';
 
-export type { ListenAddress };
+export type { ListenAddress, ResourceSpec };
 
 /** The validated configuration. */
 export interface Config {
   /** Path of the kubeconfig; undefined = in-cluster configuration. */
   kubeconfig?: string;
-  /** Resources to cache, as `resource[.group]` (`pods`, `deployments.apps`). */
-  resources: string[];
+  /**
+   * Resources to cache, as `resource[.group]` (`pods`, `deployments.apps`), each optionally
+   * scoped by the selectors its reflector lists and watches with (`apimachinery/resource-scope.ts`).
+   */
+  resources: ResourceSpec[];
   /** Restrict every reflector to one namespace (namespace-scoped RBAC). */
   namespace?: string;
   listen: ListenAddress;
@@ -52,7 +56,7 @@ export interface Config {
   hostNetwork: boolean;
 }
 
-type Kind = 'string' | 'list' | 'address' | 'enum' | 'int' | 'bool' | 'duration' | 'regexps';
+type Kind = 'string' | 'resources' | 'address' | 'enum' | 'int' | 'bool' | 'duration' | 'regexps';
 
 /** One setting of the schema. */
 export interface OptionSpec {
@@ -78,10 +82,10 @@ export const OPTIONS: readonly OptionSpec[] = [
     key: 'resources',
     flag: 'resources',
     env: 'KCP_RESOURCES',
-    kind: 'list',
+    kind: 'resources',
     default: [],
     description:
-      'Comma-separated resources to cache, as resource[.group] (e.g. pods,configmaps,deployments.apps).',
+      'Comma-separated resources to cache, as resource[.group] (e.g. pods,configmaps,deployments.apps), each optionally scoped: pods[fieldSelector=spec.nodeName=$(NODE_NAME)] caches only what that selector selects ($(VAR) from the environment, $$ a literal $; see "Scoped caches" below).',
   },
   {
     key: 'namespace',
@@ -243,24 +247,22 @@ function parseAddress(where: string, v: string): ListenAddress {
   }
 }
 
-const RESOURCE_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-function convert(spec: OptionSpec, where: string, raw: unknown): unknown {
+function convert(
+  spec: OptionSpec,
+  where: string,
+  raw: unknown,
+  env: Readonly<Record<string, string | undefined>> = {},
+): unknown {
   switch (spec.kind) {
     case 'string':
       if (typeof raw !== 'string' || raw === '') throw new ConfigError(`${where}: want a non-empty string`);
       return raw;
-    case 'list': {
-      const items = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : undefined;
-      if (!items || items.some((i) => typeof i !== 'string'))
-        throw new ConfigError(`${where}: want a list of names`);
-      const out = (items as string[]).map((s) => s.trim()).filter((s) => s !== '');
-      for (const r of out) {
-        if (!RESOURCE_RE.test(r))
-          throw new ConfigError(`${where}: invalid resource ${JSON.stringify(r)} (want resource[.group])`);
+    case 'resources':
+      try {
+        return parseResourceList(raw, env);
+      } catch (err) {
+        throw err instanceof ResourceSpecError ? new ConfigError(`${where}: ${err.message}`) : err;
       }
-      return [...new Set(out)];
-    }
     case 'address':
       if (typeof raw !== 'string') throw new ConfigError(`${where}: want HOST:PORT`);
       return parseAddress(where, raw);
@@ -394,7 +396,7 @@ export function loadConfig(inputs: LoadInputs): LoadResult {
       if (o.default !== undefined) out[o.key] = convert(o, `default of --${o.flag}`, o.default);
       continue;
     }
-    out[o.key] = convert(o, where, raw);
+    out[o.key] = convert(o, where, raw, inputs.env);
     if (FILE_KEYS.has(o.key) && !(inputs.exists ?? existsSync)(out[o.key] as string)) {
       throw new ConfigError(`${where}: no such file ${JSON.stringify(out[o.key])}`);
     }

@@ -2,13 +2,21 @@
  * The vocabulary every layer shares for "which resource": a GroupVersionResource plus what
  * discovery says about it (apimachinery's `schema.GroupVersionResource` and `metav1.APIResource`).
  */
-
 /** A GroupVersionResource. `group` is "" for the core group (`/api/v1`). */
 export interface GroupVersionResource {
   group: string;
   version: string;
   /** Plural lower-case resource name, e.g. `pods`, `deployments`. */
   resource: string;
+}
+
+/**
+ * The scope of a scoped cache (issue 13, `resource-scope.ts`): the selectors its reflector lists
+ * and watches with, in the apiserver's query syntax. Both absent: the whole resource.
+ */
+export interface ResourceScope {
+  fieldSelector?: string;
+  labelSelector?: string;
 }
 
 /** A resource as discovery describes it (`metav1.APIResource`, resolved to one GroupVersion). */
@@ -44,6 +52,12 @@ export interface ResourceInfo {
    * succeeded; undefined (assumed true) before either (issue 11 item 8).
    */
   watchList?: boolean;
+  /**
+   * The scope of a scoped cache (`--resources pods[fieldSelector=…]`, issue 13): the selectors
+   * the reflector lists and watches with, so the cache holds only what they select. Undefined:
+   * the whole resource.
+   */
+  scope?: ResourceScope;
 }
 
 /** `pods` / `deployments.apps` / `widgets.example.com`: how the CLI names a resource. */

@@ -8,6 +8,7 @@
  * `reflector/reflector-status.ts` are the metric label values as they are).
  */
 import { type GroupVersionResource, groupResourceString } from '../apimachinery/gvr.ts';
+import { scopeString } from '../apimachinery/resource-scope.ts';
 import type { ReflectorEntry, ReflectorPhase } from '../reflector/reflector-set.ts';
 import type { RelistReason } from '../reflector/reflector-status.ts';
 import type { SyncMode } from '../reflector/sync-progress.ts';
@@ -19,6 +20,11 @@ export interface ResourceState {
   name: string;
   /** From discovery; `version` is "" until discovery succeeded. */
   gvr: GroupVersionResource;
+  /**
+   * The scope of a scoped cache as configured (`[fieldSelector=…;labelSelector=…]`,
+   * `apimachinery/resource-scope.ts`); "" for a whole resource.
+   */
+  scope: string;
   /** The reflector loop's phase. */
   phase: ReflectorPhase;
   /** True once the first complete snapshot was stored (stays true across relists). */
@@ -79,6 +85,7 @@ export function resourceState(
   return {
     name: groupResourceString(gvr),
     gvr,
+    scope: scopeString(entry.scope),
     phase: entry.phase,
     synced: stats?.synced ?? false,
     live: stats?.live ?? false,

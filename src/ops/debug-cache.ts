@@ -10,6 +10,8 @@ export interface DebugCacheResource {
   group: string;
   version: string;
   resource: string;
+  /** A scoped cache's selectors (`[fieldSelector=…]`, as configured); "" for a whole resource. */
+  scope: string;
   phase: ResourceState['phase'];
   synced: boolean;
   /** Upstream watch stream proven live. */
@@ -51,6 +53,7 @@ export function debugCacheView(statuses: readonly ResourceState[], nowMs: number
       group: s.gvr.group,
       version: s.gvr.version,
       resource: s.gvr.resource,
+      scope: s.scope,
       phase: s.phase,
       synced: s.synced,
       live: s.live,

@@ -264,6 +264,19 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     (s, now) => (s.oldestEventTimeMs === null ? undefined : Math.max(0, now - s.oldestEventTimeMs) / 1000),
   );
   stateGauge('registered_watchers', 'Open watchers served from the watch cache.', (s) => s.watchers);
+  // The scope is a label of its own gauge (an info metric), not of every per-resource series:
+  // one value per configured resource, bounded by the configuration.
+  new Gauge<GR | 'scope'>({
+    name: name('watch_cache_scope_info'),
+    help: 'Always 1: the scope a cached resource is listed and watched with (--resources [fieldSelector=…;labelSelector=…]), "" for a whole resource.',
+    labelNames: [...gr, 'scope'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of source.resources())
+        this.set({ group: s.gvr.group, resource: s.gvr.resource, scope: s.scope }, 1);
+    },
+  });
 
   /** A counter mirrored from the reflector's own monotonic counts on each scrape. */
   const mirroredCounter = <L extends string>(

@@ -1,12 +1,17 @@
-import { groupVersionPath, type ResourceInfo } from '../apimachinery/gvr.ts';
+import { groupResourceString, groupVersionPath, type ResourceInfo } from '../apimachinery/gvr.ts';
+import { isScoped, type ResourceScope, scopeString } from '../apimachinery/resource-scope.ts';
 import type { Upstream } from '../upstream/connection.ts';
 import { readLines, type StreamingResponse, upstreamGet } from '../upstream/request.ts';
+import { UpstreamError } from '../util/errors.ts';
 import { type DecodedList, decodeList, decodeWatchLine, type WatchEvent } from './watch-decoder.ts';
 
 /** `metav1.ListOptions` for one LIST page. Empty strings / undefined are not sent. */
 export interface ListOptions {
   resourceVersion: string;
-  /** Only for the list-kind probe (see {@link HttpListerWatcher}); the reflector lists everything. */
+  /**
+   * Only for the list-kind probe (see {@link HttpListerWatcher}); the reflector lists everything
+   * (of its scope: the scope's selectors are added by the lister-watcher).
+   */
   fieldSelector?: string;
   resourceVersionMatch?: 'NotOlderThan' | 'Exact';
   /** Page size; 0 or undefined = unpaginated. */
@@ -66,6 +71,12 @@ function warningsOf(headers: StreamingResponse['headers']): string[] {
  * first watch-list of a non-built-in resource, whose stream carries no list kind, one LIST that
  * matches nothing (`resourceVersion=0&fieldSelector=metadata.name=`, answered from the
  * apiserver's watch cache) learns it.
+ *
+ * A scoped cache (`info.scope`, issue 13) lists and watches with the scope's `fieldSelector` and
+ * `labelSelector` on every request (LIST pages, watch-list, watch). The apiserver answers a field
+ * its kind does not support with 400 `field label not supported: …`: that is raised as an
+ * {@link UpstreamError} whose message names the resource and its scope, the reflector's
+ * `lastError` and log line then say which configured scope the apiserver rejected.
  */
 export class HttpListerWatcher implements ListerWatcher {
   readonly #up: Upstream;
@@ -73,6 +84,7 @@ export class HttpListerWatcher implements ListerWatcher {
   readonly #path: string;
   /** A LIST answer told the list kind (see the class comment). */
   #listKindLearnt = false;
+  readonly #scope: ResourceScope | undefined;
 
   /**
    * `namespace` restricts a namespaced resource to one namespace (an identity that may only
@@ -81,23 +93,49 @@ export class HttpListerWatcher implements ListerWatcher {
   constructor(up: Upstream, info: ResourceInfo, namespace?: string) {
     this.#up = up;
     this.#info = info;
+    this.#scope = info.scope;
     const ns = namespace && info.namespaced ? `/namespaces/${encodeURIComponent(namespace)}` : '';
     this.#path = `${groupVersionPath(info.gvr)}${ns}/${info.gvr.resource}`;
   }
 
-  async list(opts: ListOptions, signal?: AbortSignal): Promise<DecodedList> {
-    const res = await upstreamGet(
-      this.#up,
-      this.#path,
-      {
-        resourceVersion: opts.resourceVersion || undefined,
-        resourceVersionMatch: opts.resourceVersionMatch,
-        limit: opts.limit ? opts.limit : undefined,
-        continue: opts.continue || undefined,
-        fieldSelector: opts.fieldSelector || undefined,
-      },
-      signal,
+  /** The request's selectors: the scope's, plus the list-kind probe's field term. */
+  #selectors(extraField?: string): { fieldSelector?: string; labelSelector?: string } {
+    const field = [this.#scope?.fieldSelector, extraField].filter((s) => s !== undefined && s !== '');
+    return {
+      ...(field.length > 0 ? { fieldSelector: field.join(',') } : {}),
+      ...(this.#scope?.labelSelector ? { labelSelector: this.#scope.labelSelector } : {}),
+    };
+  }
+
+  /** A 400 of a scoped request names the scope the apiserver rejected (issue 13). */
+  #scopeError(err: unknown): unknown {
+    if (!(err instanceof UpstreamError) || err.statusCode !== 400 || !isScoped(this.#scope)) return err;
+    const name = groupResourceString(this.#info.gvr);
+    return new UpstreamError(
+      400,
+      `the apiserver rejected the scope of ${name}${scopeString(this.#scope)} (--resources): ${err.message}`,
+      err.status,
     );
+  }
+
+  async list(opts: ListOptions, signal?: AbortSignal): Promise<DecodedList> {
+    let res: Awaited<ReturnType<typeof upstreamGet>>;
+    try {
+      res = await upstreamGet(
+        this.#up,
+        this.#path,
+        {
+          resourceVersion: opts.resourceVersion || undefined,
+          resourceVersionMatch: opts.resourceVersionMatch,
+          limit: opts.limit ? opts.limit : undefined,
+          continue: opts.continue || undefined,
+          ...this.#selectors(opts.fieldSelector),
+        },
+        signal,
+      );
+    } catch (err) {
+      throw this.#scopeError(err);
+    }
     const chunks: Buffer[] = [];
     for await (const c of res.body) chunks.push(c);
     const list = decodeList(Buffer.concat(chunks), this.#info.kind, this.#info.apiVersion);
@@ -128,12 +166,13 @@ export class HttpListerWatcher implements ListerWatcher {
           sendInitialEvents: opts.sendInitialEvents ? true : undefined,
           allowWatchBookmarks: opts.allowWatchBookmarks ? true : undefined,
           timeoutSeconds: opts.timeoutSeconds,
+          ...this.#selectors(),
         },
         ac.signal,
       );
     } catch (err) {
       signal?.removeEventListener('abort', onAbort);
-      throw err;
+      throw this.#scopeError(err);
     }
     this.#info.warnings = warningsOf(res.headers);
     const lines = readLines(res.body);

@@ -1,4 +1,5 @@
-import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import type { ResourceInfo, ResourceScope } from '../apimachinery/gvr.ts';
+import { type ResourceSpec, scopeString } from '../apimachinery/resource-scope.ts';
 import type { Upstream } from '../upstream/connection.ts';
 import { discoverResource } from '../upstream/discovery.ts';
 import { type Clock, realClock } from '../util/clock.ts';
@@ -24,6 +25,8 @@ export type ReflectorPhase = 'discovering' | 'running' | 'stopped' | 'pass-throu
 export interface ReflectorEntry {
   /** As configured (`pods`, `deployments.apps`, …). */
   name: string;
+  /** The scope of a scoped cache (`--resources pods[fieldSelector=…]`); undefined: whole resource. */
+  scope: ResourceScope | undefined;
   phase: ReflectorPhase;
   info: ResourceInfo | undefined;
   /** The last discovery error (e.g. a CRD not installed yet); null when none. */
@@ -34,8 +37,8 @@ export interface ReflectorEntry {
 /** Options for {@link ReflectorSet}. */
 export interface ReflectorSetOptions {
   upstream: Upstream;
-  /** Resources to cache, as the CLI names them. */
-  resources: string[];
+  /** Resources to cache, as the CLI names them (a bare name: unscoped), each with its scope (if any). */
+  resources: (string | ResourceSpec)[];
   /** The sink of a resource, called once its discovery succeeded. */
   sinkFor: (info: ResourceInfo, name: string) => CacheSink;
   clock?: Clock;
@@ -79,10 +82,19 @@ export class ReflectorSet {
     this.#opts = opts;
     this.#clock = opts.clock ?? realClock;
     this.#log = opts.logger ?? silentLogger;
-    for (const name of opts.resources) {
-      this.#states.set(name, {
+    for (const r of opts.resources) {
+      const spec: ResourceSpec = typeof r === 'string' ? { name: r } : r;
+      const scope: ResourceScope | undefined =
+        spec.fieldSelector !== undefined || spec.labelSelector !== undefined
+          ? {
+              ...(spec.fieldSelector !== undefined ? { fieldSelector: spec.fieldSelector } : {}),
+              ...(spec.labelSelector !== undefined ? { labelSelector: spec.labelSelector } : {}),
+            }
+          : undefined;
+      this.#states.set(spec.name, {
         state: {
-          name,
+          name: spec.name,
+          scope,
           phase: 'discovering',
           info: undefined,
           discoveryError: null,
@@ -132,6 +144,7 @@ export class ReflectorSet {
         this.#log.error(
           {
             resource: name,
+            ...(entry.state.scope ? { scope: scopeString(entry.state.scope) } : {}),
             code: err instanceof DiscoveryError ? err.code : undefined,
             retryInMs: Math.round(delay),
           },
@@ -148,6 +161,9 @@ export class ReflectorSet {
       entry.state.phase = 'stopped';
       return;
     }
+    // The scope travels with the resource: the lister-watcher lists/watches with it, the server
+    // serves only requests inside it (delegate.ts), /debug/cache and logs show it.
+    if (entry.state.scope) info.scope = entry.state.scope;
     entry.state.info = info;
     entry.state.discoveryError = null;
     entry.state.phase = 'running';

@@ -7,6 +7,7 @@ export function podsStatus(over: Partial<ResourceState> = {}): ResourceState {
   return {
     name: 'pods',
     gvr: { group: '', version: 'v1', resource: 'pods' },
+    scope: '',
     phase: 'running',
     synced: true,
     live: true,
@@ -36,6 +37,7 @@ export function deploymentsStatus(over: Partial<ResourceState> = {}): ResourceSt
   return {
     name: 'deployments.apps',
     gvr: { group: 'apps', version: 'v1', resource: 'deployments' },
+    scope: '',
     phase: 'running',
     synced: false,
     live: false,

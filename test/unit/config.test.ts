@@ -66,11 +66,95 @@ describe('config', () => {
       { KCP_LISTEN: '127.0.0.2:9001' },
       files,
     );
-    assert.deepEqual(c.resources, ['pods', 'deployments.apps']);
+    assert.deepEqual(c.resources, [{ name: 'pods' }, { name: 'deployments.apps' }]);
     assert.equal(c.namespace, 'fromflag');
     assert.deepEqual(c.listen, { host: '127.0.0.2', port: 9001 });
-    assert.deepEqual(cfg(['--resources', 'pods,configmaps,pods']).resources, ['pods', 'configmaps']);
+    assert.deepEqual(cfg(['--resources', 'pods, configmaps']).resources, [
+      { name: 'pods' },
+      { name: 'configmaps' },
+    ]);
     assert.deepEqual(cfg(['--listen', '[::1]:8001']).listen, { host: '::1', port: 8001 });
+  });
+
+  it('scoped --resources: one syntax for flag, env and YAML list, $(VAR) expanded', () => {
+    const env = { NODE_NAME: 'n1' };
+    const want = [
+      { name: 'pods', fieldSelector: 'spec.nodeName=n1' },
+      { name: 'nodes', fieldSelector: 'metadata.name=n1' },
+      { name: 'services' },
+      { name: 'endpointslices.discovery.k8s.io' },
+      { name: 'configmaps', fieldSelector: 'metadata.namespace=a', labelSelector: 'app in (x,y),tier' },
+    ];
+    const flag =
+      'pods[fieldSelector=spec.nodeName=$(NODE_NAME)],nodes[fieldSelector=metadata.name=$(NODE_NAME)],services,endpointslices.discovery.k8s.io,configmaps[labelSelector=app in (x,y),tier;fieldSelector=metadata.namespace=a]';
+    assert.deepEqual(cfg(['--resources', flag], env).resources, want);
+    assert.deepEqual(cfg([], { ...env, KCP_RESOURCES: flag }).resources, want);
+    const yaml = [
+      'resources:',
+      '  - pods[fieldSelector=spec.nodeName=$(NODE_NAME)]',
+      '  - nodes[fieldSelector=metadata.name=$(NODE_NAME)]',
+      '  - services',
+      '  - endpointslices.discovery.k8s.io',
+      "  - 'configmaps[labelSelector=app in (x,y),tier;fieldSelector=metadata.namespace=a]'",
+      '',
+    ].join('\n');
+    assert.deepEqual(cfg(['--config', '/c.yaml'], env, { '/c.yaml': yaml }).resources, want);
+    // $$ is a literal $ (as the kubelet's expansion); a multi-term field selector keeps its commas.
+    assert.deepEqual(cfg(['--resources', 'secrets[fieldSelector=metadata.name=a$$b,type=x]']).resources, [
+      { name: 'secrets', fieldSelector: 'metadata.name=a$b,type=x' },
+    ]);
+  });
+
+  it('scoped --resources errors name the flag and the entry', () => {
+    fails(
+      ['--resources', 'pods[fieldSelector=spec.nodeName=$(NODE_NAME)]'],
+      '--resources: environment variable NODE_NAME is not set',
+    );
+    fails([], 'KCP_RESOURCES: environment variable NODE_NAME is not set', {
+      KCP_RESOURCES: 'pods[fieldSelector=spec.nodeName=$(NODE_NAME)]',
+    });
+    fails(
+      ['--config', '/c.yaml'],
+      '/c.yaml: resources: environment variable X is not set',
+      {},
+      { '/c.yaml': 'resources: ["pods[labelSelector=a=$(X)]"]\n' },
+    );
+    fails(
+      ['--resources', 'pods[fieldSelector=spec.nodeName=n1'],
+      /^--resources: unbalanced "\[" in "pods\[field/,
+    );
+    fails(['--resources', 'pods],services'], /^--resources: unbalanced "\]"/);
+    fails(
+      ['--resources', 'pods[labelSelector=a in (b]'],
+      /^--resources: "pods\[labelSelector=a in \(b\]": invalid labelSelector: /,
+    );
+    fails(
+      ['--resources', 'pods[fieldSelector=spec.nodeName]'],
+      `--resources: "pods[fieldSelector=spec.nodeName]": invalid fieldSelector: invalid selector: 'spec.nodeName'; can't understand 'spec.nodeName'`,
+    );
+    fails(
+      ['--resources', 'pods[nodeName=n1]'],
+      '--resources: "pods[nodeName=n1]": unknown scope key "nodeName" (want fieldSelector or labelSelector)',
+    );
+    fails(['--resources', 'pods[]'], /^--resources: "pods\[\]": empty scope/);
+    fails(
+      ['--resources', 'pods[fieldSelector=]'],
+      '--resources: "pods[fieldSelector=]": empty fieldSelector',
+    );
+    fails(
+      ['--resources', 'pods[labelSelector=a;labelSelector=b]'],
+      '--resources: "pods[labelSelector=a;labelSelector=b]": labelSelector given twice',
+    );
+    fails(
+      ['--resources', 'pods[labelSelector=a]x'],
+      /want one \[fieldSelector=…;labelSelector=…\] scope at the end/,
+    );
+    // Same resource twice (scoped or not): two scopes of one resource would need two caches.
+    fails(['--resources', 'pods,configmaps,pods'], '--resources: resource "pods" given twice');
+    fails(
+      ['--resources', 'pods[fieldSelector=spec.nodeName=a],pods[fieldSelector=spec.nodeName=b]'],
+      '--resources: resource "pods" given twice',
+    );
   });
 
   it('one-line errors naming the flag, variable or file key', () => {

@@ -53,7 +53,11 @@ describe('docs/configuration.md configuration reference', () => {
     const r = loadConfig({ argv: ['--config', 'example.yaml'], env: {}, readFile: () => yaml });
     assert.equal(r.kind, 'config');
     if (r.kind !== 'config') return;
-    assert.deepEqual(r.config.resources, ['pods', 'configmaps', 'deployments.apps']);
+    assert.deepEqual(r.config.resources, [
+      { name: 'pods' },
+      { name: 'configmaps' },
+      { name: 'deployments.apps' },
+    ]);
     assert.deepEqual(r.config.listen, { host: '127.0.0.1', port: 8001 });
     assert.deepEqual(r.config.opsListen, { host: '0.0.0.0', port: 8081 });
     assert.equal(r.config.consistentReads, 'cache');

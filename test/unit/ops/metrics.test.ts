@@ -42,12 +42,16 @@ describe('createMetrics', () => {
       'kube_cache_proxy_watch_cache_oldest_resource_version_age_seconds gauge',
       'kube_cache_proxy_watch_cache_read_wait_seconds histogram',
       'kube_cache_proxy_watch_cache_resource_version gauge',
+      'kube_cache_proxy_watch_cache_scope_info gauge',
       'kube_cache_proxy_webhook_cache_requests_total counter',
     ]);
   });
 
   it('computes state gauges from the status source at scrape time', async () => {
-    const source = new FakeStatusSource([podsStatus(), deploymentsStatus()]);
+    const source = new FakeStatusSource([
+      podsStatus({ scope: '[fieldSelector=spec.nodeName=n1]' }),
+      deploymentsStatus(),
+    ]);
     const m = createMetrics({ processMetrics: false, clock: new FakeClock(NOW), source });
     const pods = 'group="",resource="pods"';
     const deps = 'group="apps",resource="deployments"';
@@ -91,6 +95,10 @@ describe('createMetrics', () => {
     ]);
     assert.deepEqual(await samples(m, 'kube_cache_proxy_watch_cache_oldest_resource_version_age_seconds'), [
       `kube_cache_proxy_watch_cache_oldest_resource_version_age_seconds{${pods}} 20`,
+    ]);
+    assert.deepEqual(await samples(m, 'kube_cache_proxy_watch_cache_scope_info'), [
+      `kube_cache_proxy_watch_cache_scope_info{${pods},scope="[fieldSelector=spec.nodeName=n1]"} 1`,
+      `kube_cache_proxy_watch_cache_scope_info{${deps},scope=""} 1`,
     ]);
     assert.deepEqual(await samples(m, 'kube_cache_proxy_registered_watchers'), [
       `kube_cache_proxy_registered_watchers{${pods}} 2`,

@@ -117,4 +117,51 @@ describe('HttpListerWatcher (against a scripted HTTP upstream)', () => {
     });
     assert.equal(reqs.at(-1)?.url, '/api/v1/configmaps?limit=500&continue=old');
   });
+
+  it('a scoped resource lists and watches with its selectors; a 400 names the rejected scope', async () => {
+    const info = {
+      ...configMapInfo,
+      scope: { fieldSelector: 'metadata.name=a', labelSelector: 'app=x' },
+    };
+    const lw = new HttpListerWatcher(up, info);
+    handler = (_u, rs) => {
+      rs.writeHead(200, { 'content-type': 'application/json' });
+      rs.end('{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[]}');
+    };
+    await lw.list({ resourceVersion: '0', limit: 500 });
+    assert.equal(
+      reqs.at(-1)?.url,
+      '/api/v1/configmaps?resourceVersion=0&limit=500&fieldSelector=metadata.name%3Da&labelSelector=app%3Dx',
+    );
+    handler = (_u, rs) => {
+      rs.writeHead(200, { 'content-type': 'application/json' });
+      rs.end();
+    };
+    const w = await lw.watch({ resourceVersion: '7', allowWatchBookmarks: true, timeoutSeconds: 300 });
+    w.close();
+    assert.equal(
+      reqs.at(-1)?.url,
+      '/api/v1/configmaps?watch=1&resourceVersion=7&allowWatchBookmarks=true&timeoutSeconds=300&fieldSelector=metadata.name%3Da&labelSelector=app%3Dx',
+    );
+    // The apiserver's answer to a field its kind does not support (checked on the fixture).
+    const bad = new HttpListerWatcher(up, { ...configMapInfo, scope: { fieldSelector: 'spec.nodeName=n1' } });
+    handler = (_u, rs) => {
+      rs.writeHead(400, { 'content-type': 'application/json' });
+      rs.end(
+        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"field label not supported: spec.nodeName","reason":"BadRequest","code":400}',
+      );
+    };
+    await assert.rejects(bad.list({ resourceVersion: '0' }), (err: Error & { statusCode?: number }) => {
+      assert.equal(err.statusCode, 400);
+      assert.match(
+        err.message,
+        /^the apiserver rejected the scope of configmaps\[fieldSelector=spec\.nodeName=n1\] \(--resources\): .*field label not supported: spec\.nodeName$/,
+      );
+      return true;
+    });
+    await assert.rejects(
+      bad.watch({ resourceVersion: '7', allowWatchBookmarks: true, timeoutSeconds: 300 }),
+      /rejected the scope of configmaps/,
+    );
+  });
 });
