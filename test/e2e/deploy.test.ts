@@ -481,6 +481,8 @@ describe('deploy/ manifests against the fixture apiserver', () => {
     const objs = [
       { apiVersion: 'v1', kind: 'Node', metadata: { name: node } },
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'agent', namespace: m.namespace } },
+      // No controller-manager in the fixture: the pods' ServiceAccount must be created.
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: m.namespace } },
       pod('on-this-node', node),
       pod('elsewhere', `${node}-other`),
     ];
@@ -489,15 +491,24 @@ describe('deploy/ manifests against the fixture apiserver', () => {
     });
     assert.equal(created.code, 0, created.stderr);
     // The agent: its own ServiceAccount, allowed to read what a kube-proxy-like agent reads.
-    const agentRbac = await f.kubectl([
-      'create',
-      'clusterrolebinding',
-      `${m.prefix}agent`,
-      '--clusterrole=view',
-      `--serviceaccount=${m.namespace}:agent`,
-    ]);
-    clusterScoped.push(`clusterrolebinding/${m.prefix}agent`);
-    assert.equal(agentRbac.code, 0, agentRbac.stderr);
+    clusterScoped.push(`clusterrole/${m.prefix}agent`, `clusterrolebinding/${m.prefix}agent`);
+    for (const args of [
+      [
+        'clusterrole',
+        `${m.prefix}agent`,
+        '--verb=get,list,watch',
+        '--resource=pods,nodes,services,endpointslices.discovery.k8s.io',
+      ],
+      [
+        'clusterrolebinding',
+        `${m.prefix}agent`,
+        `--clusterrole=${m.prefix}agent`,
+        `--serviceaccount=${m.namespace}:agent`,
+      ],
+    ]) {
+      const r = await f.kubectl(['create', ...args]);
+      assert.equal(r.code, 0, r.stderr);
+    }
     const agentToken = await f.kubectl(['create', 'token', 'agent', '-n', m.namespace]);
     assert.equal(agentToken.code, 0, agentToken.stderr);
 
@@ -590,11 +601,19 @@ describe('deploy/ manifests against the fixture apiserver', () => {
             (l) =>
               l.startsWith('kube_cache_proxy_requests_total{') &&
               l.includes(`resource="${resource}"`) &&
-              l.includes('verb="list"') &&
+              l.includes('verb="LIST"') &&
               l.includes('served_from="cache"') &&
               l.includes('code="200"'),
           );
-        assert.ok(line && Number(line.split(' ').pop()) >= 1, `${resource} LIST served from cache`);
+        const seen = metrics
+          .split('\n')
+          .filter(
+            (l) => l.startsWith('kube_cache_proxy_requests_total{') && l.includes(`resource="${resource}"`),
+          );
+        assert.ok(
+          line && Number(line.split(' ').pop()) >= 1,
+          `${resource} LIST served from cache: ${seen.join('\n')}`,
+        );
       }
       // The TLS is the Secret's: the cluster's CA does not verify it.
       const wrongCa = join(root, 'wrong-ca.kubeconfig');
