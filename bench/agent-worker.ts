@@ -25,6 +25,8 @@ export interface AgentResult {
   watches: number;
   /** Watch events (ADDED/MODIFIED/DELETED/BOOKMARK lines) received after `ready`. */
   events: number;
+  /** The same by collection path (all agents of the worker). */
+  eventsByPath: Record<string, number>;
   /** Response bytes received (LIST bodies and watch streams), whole run. */
   bytes: number;
   /** spawn → every watch open, ms. */
@@ -43,7 +45,16 @@ async function main(): Promise<void> {
     headersTimeout: 120_000,
     connections: null,
   });
-  const r: AgentResult = { lists: 0, watches: 0, events: 0, bytes: 0, readyMs: 0, relists: 0, errors: [] };
+  const r: AgentResult = {
+    lists: 0,
+    watches: 0,
+    events: 0,
+    eventsByPath: {},
+    bytes: 0,
+    readyMs: 0,
+    relists: 0,
+    errors: [],
+  };
   let ready = false;
   let stopping = false;
   const sep = (p: string) => (p.includes('?') ? '&' : '?');
@@ -75,7 +86,10 @@ async function main(): Promise<void> {
     w.body.on('data', (chunk: Buffer) => {
       r.bytes += chunk.length;
       if (!ready) return;
-      for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) r.events++;
+      for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) {
+        r.events++;
+        r.eventsByPath[path] = (r.eventsByPath[path] ?? 0) + 1;
+      }
     });
     const again = () => {
       if (stopping) return;

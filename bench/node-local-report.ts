@@ -50,7 +50,7 @@ export function renderNodeLocal(r: NodeLocalReport | (NodeLocalResults & Partial
       '',
     );
   out.push(
-    `K = ${p.nodes} nodes × ${p.podsPerNode} pods (~2 KB) bound to each, ${p.services.toLocaleString('en-US')} Services, ${p.endpointSlices.toLocaleString('en-US')} EndpointSlices (3 endpoints); A = ${p.agentsPerNode} agents per node, each list-watching R = 3 resources (its node's pods, Services, EndpointSlices). Each row runs from the first process start to the end of a ${p.steadyS} s window with ${p.writesPerS} pod patches/s (and a Service patch per 5). Node proxies and the pool: TLS + \`--delegated-auth\`, started one after the other.`,
+    `K = ${p.nodes} nodes × ${p.podsPerNode} pods (~2 KB) bound to each, ${p.services.toLocaleString('en-US')} Services, ${p.endpointSlices.toLocaleString('en-US')} EndpointSlices (3 endpoints); A = ${p.agentsPerNode} agents per node, each list-watching R = 3 resources (its node's pods, Services, EndpointSlices). Each row runs from the first process start to the end of a ${p.steadyS} s window with ${p.writesPerS} pod patches/s (and a Service patch per 5). Node proxies and the pool: TLS + \`--delegated-auth\`, started one after the other. Idle apiserver (seeded, no clients, the same /metrics scrapes): ${fmt(r.idleApiserverCores ?? 0, 3)} cores; "above idle" subtracts that rate × the row's duration.`,
     '',
   );
   if (r.rows.length)
@@ -61,7 +61,7 @@ export function renderNodeLocal(r: NodeLocalReport | (NodeLocalResults & Partial
           'agent watches',
           'apiserver watches',
           'upstream MiB',
-          'apiserver CPU s',
+          'apiserver CPU s (above idle)',
           'etcd CPU s',
           'TokenReviews',
           'SARs',
@@ -75,7 +75,7 @@ export function renderNodeLocal(r: NodeLocalReport | (NodeLocalResults & Partial
           x.agentWatches,
           x.apiserverWatches,
           fmt(x.upstreamMiB, 2),
-          fmt(x.apiserverCpuS, 2),
+          `${fmt(x.apiserverCpuS, 2)} (${fmt(x.apiserverCpuAboveIdleS ?? x.apiserverCpuS, 2)})`,
           fmt(x.etcdCpuS, 2),
           x.tokenReviews,
           x.subjectAccessReviews,
@@ -91,18 +91,17 @@ export function renderNodeLocal(r: NodeLocalReport | (NodeLocalResults & Partial
   const P = Math.ceil(N / EXTRAPOLATE.nodesPerPool);
   if (r.rows.length) {
     out.push(
-      `**Extrapolation to N = ${N.toLocaleString('en-US')} nodes** (pools of ${EXTRAPOLATE.nodesPerPool} nodes: P = ${P}). Upstream clients c(n): direct n·A, node proxies n, with pools ⌈n / ${EXTRAPOLATE.nodesPerPool}⌉ (1 in the bench). Apiserver watches = c(N)·R. Upstream bytes and apiserver CPU are taken as linear in the upstream clients: X(N) = X(bench) / c(bench) × c(N) — each upstream client lists and watches the same objects, so its share is the same; this holds for the bench's object counts and write rate, and grows with them (more Services or churn multiply every row alike).`,
+      `**Extrapolation to N = ${N.toLocaleString('en-US')} nodes** (pools of ${EXTRAPOLATE.nodesPerPool} nodes: P = ${P}). Upstream clients c(n): direct n·A, node proxies n, with pools ⌈n / ${EXTRAPOLATE.nodesPerPool}⌉ (1 in the bench). Apiserver watches = c(N)·R. Upstream bytes and apiserver CPU above idle are taken as linear in the upstream clients: X(N) = X(bench) / c(bench) × c(N) — each upstream client lists and watches the same objects, so its share is the same; this holds for the bench's object counts and write rate, and grows with them (more Services or churn multiply every row alike).`,
       '',
       table(
-        ['row', 'c(N)', 'apiserver watches', 'upstream GiB', 'apiserver CPU s', 'vs direct'],
+        ['row', 'c(N)', 'apiserver watches', 'upstream GiB', 'apiserver CPU s above idle', 'vs direct'],
         r.rows.map((x) => {
           const cb = upstreamClients(x, p.nodes, p.agentsPerNode, true);
           const cn = upstreamClients(x, N, p.agentsPerNode, false);
           const direct = r.rows.find((d) => d.mode === 'direct');
-          const cpu = (x.apiserverCpuS / cb) * cn;
-          const directCpu = direct
-            ? (direct.apiserverCpuS / (p.nodes * p.agentsPerNode)) * N * p.agentsPerNode
-            : 0;
+          const above = (y: NodeLocalRow) => Math.max(0, y.apiserverCpuAboveIdleS ?? y.apiserverCpuS);
+          const cpu = (above(x) / cb) * cn;
+          const directCpu = direct ? (above(direct) / (p.nodes * p.agentsPerNode)) * N * p.agentsPerNode : 0;
           return [
             x.mode,
             `${x.mode === 'direct' ? `N·A = ${cn.toLocaleString('en-US')}` : x.mode === 'node proxies' ? `N = ${cn.toLocaleString('en-US')}` : `P = ${cn}`}`,

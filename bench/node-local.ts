@@ -111,6 +111,8 @@ export interface NodeLocalRow {
   upstreamMiB: number;
   /** kube-apiserver CPU seconds over the row; etcd's separately. */
   apiserverCpuS: number;
+  /** The same minus the idle apiserver's rate ({@link NodeLocalResults.idleApiserverCores}) × the row's duration. */
+  apiserverCpuAboveIdleS: number;
   etcdCpuS: number;
   tokenReviews: number;
   subjectAccessReviews: number;
@@ -122,8 +124,11 @@ export interface NodeLocalRow {
   syncS: number;
   /** Row duration, s. */
   wallS: number;
-  /** Watch events the agents received in the window; re-lists; agent errors. */
+  /** Writes (pod and Service patches) in the window. */
+  writes: number;
+  /** Watch events the agents received in the window (by resource); re-lists; agent errors. */
   events: number;
+  eventsByResource: Record<string, number>;
   relists: number;
   agentErrors: number;
 }
@@ -143,6 +148,8 @@ export interface NodeLocalMemory {
 /** What a run produces. */
 export interface NodeLocalResults {
   params: NodeLocalParams;
+  /** CPU cores the apiserver used idle (seeded, no clients), measured with the rows' own /metrics scrapes. */
+  idleApiserverCores: number;
   rows: NodeLocalRow[];
   memory?: NodeLocalMemory;
   failures: FailedRow[];
@@ -229,6 +236,8 @@ async function seed(
   slices: number,
 ): Promise<void> {
   await create(up, '/api/v1/namespaces', { metadata: { name: ns } });
+  // No controller-manager in the fixture: the pods' ServiceAccount is created here.
+  await create(up, `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } });
   await parallel(nodes.length, 8, (i) => create(up, '/api/v1/nodes', { metadata: { name: nodes[i] } }));
   await parallel(nodes.length * podsPerNode, 32, (i) =>
     create(
@@ -354,29 +363,51 @@ function startAgents(spec: AgentSpec, cpu: string): Agents {
   };
 }
 
-/** Patches pods round robin over the nodes, and a Service every 5th write, for `ms`. */
+/** Writes so far in this process (every patch writes a new value). */
+let ticks = 0;
+
+/**
+ * Patches pods round robin over the nodes, and a Service every 5th write, for `ms`; resolves
+ * with the writes done. Throws on a failed write.
+ */
 async function writeFor(up: Upstream, p: NodeLocalParams, ms: number): Promise<number> {
   const total = p.nodes * p.podsPerNode;
   const end = performance.now() + ms;
   let n = 0;
+  const first = ticks;
   while (performance.now() < end) {
     const t = performance.now();
-    const podPath = `/api/v1/namespaces/${NS}/pods/pod-${String(n % total).padStart(5, '0')}`;
-    const patch = { metadata: { annotations: { 'bench.kcp/tick': String(n) } } };
-    await call(up, 'PATCH', podPath, patch, 'application/merge-patch+json');
+    const i = first + n;
+    const podPath = `/api/v1/namespaces/${NS}/pods/pod-${String(i % total).padStart(5, '0')}`;
+    const paths = [podPath];
     if (n % 5 === 0)
-      await call(
-        up,
-        'PATCH',
-        `/api/v1/namespaces/${NS}/services/svc-${String((n / 5) % p.services).padStart(4, '0')}`,
-        patch,
-        'application/merge-patch+json',
+      paths.push(
+        `/api/v1/namespaces/${NS}/services/svc-${String(Math.floor(i / 5) % p.services).padStart(4, '0')}`,
       );
+    for (const path of paths) {
+      // A value never written before: a patch that changes nothing makes no watch event.
+      const patch = { metadata: { annotations: { 'bench.kcp/tick': String(++ticks) } } };
+      const r = await call(up, 'PATCH', path, patch, 'application/merge-patch+json');
+      if (r.status !== 200) throw new Error(`writer: PATCH ${path}: ${r.status} ${r.text.slice(0, 200)}`);
+    }
     n++;
     const wait = 1000 / p.writesPerS - (performance.now() - t);
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   }
-  return n;
+  return ticks - first;
+}
+
+/** The apiserver's CPU cores over `ms` with no clients but the rows' three /metrics scrapes. */
+async function idleCores(f: Fixture, up: Upstream, ms: number): Promise<number> {
+  const pid = f.pids().apiserver;
+  const t0 = performance.now();
+  const c0 = cpuSeconds(pid);
+  await apiserverCounters(up);
+  await new Promise((r) => setTimeout(r, ms / 2));
+  await apiserverCounters(up);
+  await new Promise((r) => setTimeout(r, ms / 2));
+  await apiserverCounters(up);
+  return round((cpuSeconds(pid) - c0) / ((performance.now() - t0) / 1000), 3);
 }
 
 /** Runs one row; throws on a failure (the caller records it). */
@@ -388,6 +419,7 @@ async function runRow(
   tokens: string[],
   cpus: NodeLocalCpus,
   work: string,
+  idleCores: number,
   log: (m: string) => void,
 ): Promise<NodeLocalRow> {
   const apiPort = Number(new URL(f.server).port);
@@ -464,9 +496,9 @@ async function runRow(
     const syncS = (performance.now() - tSync) / 1000;
     log(`node-local ${mode}: ${agents.length} agent workers synced in ${round(syncS)} s`);
     const half = (p.steadyS * 1000) / 2;
-    await writeFor(up, p, half);
+    let writes = await writeFor(up, p, half);
     const mid = await apiserverCounters(up);
-    await writeFor(up, p, half);
+    writes += await writeFor(up, p, half);
     // Deliveries in flight.
     await new Promise((r) => setTimeout(r, 1000));
     const results = await Promise.all(agents.map((a) => a.stop()));
@@ -477,6 +509,12 @@ async function runRow(
     const rss = proxies.map((x) => rssBytes(x.pid));
     const errors = results.flatMap((r) => r.errors);
     if (errors.length) log(`node-local ${mode}: agent errors: ${errors.slice(0, 3).join(' | ')}`);
+    const byPath: Record<string, number> = {};
+    for (const x of results)
+      for (const [k, v] of Object.entries(x.eventsByPath)) {
+        const key = k.startsWith('/api/v1/pods') ? 'pods' : k.split('/').pop()!;
+        byPath[key] = (byPath[key] ?? 0) + v;
+      }
     const row: NodeLocalRow = {
       mode,
       nodes: p.nodes,
@@ -486,6 +524,10 @@ async function runRow(
       upstreamConnections: relay.connections(),
       upstreamMiB: round(relay.bytes().down / MiB, 2),
       apiserverCpuS: round(cpuSeconds(apiPid) - cpu0.api, 2),
+      apiserverCpuAboveIdleS: round(
+        cpuSeconds(apiPid) - cpu0.api - idleCores * ((performance.now() - t0) / 1000),
+        2,
+      ),
       etcdCpuS: round(cpuSeconds(etcdPid) - cpu0.etcd, 2),
       tokenReviews: after.tokenReviews - before.tokenReviews,
       subjectAccessReviews: after.sars - before.sars,
@@ -494,7 +536,9 @@ async function runRow(
       poolRssMiB: pool ? round(rssBytes(pool.pid) / MiB) : 0,
       syncS: round(syncS, 1),
       wallS: round((performance.now() - t0) / 1000, 1),
+      writes,
       events: results.reduce((s, r) => s + r.events, 0),
+      eventsByResource: byPath,
       relists: results.reduce((s, r) => s + r.relists, 0),
       agentErrors: errors.length,
     };
@@ -565,7 +609,7 @@ export async function nodeLocalScenario(
   log: (m: string) => void,
 ): Promise<NodeLocalResults> {
   const failures = new RowFailures(log);
-  const out: NodeLocalResults = { params: p, rows: [], failures: failures.rows };
+  const out: NodeLocalResults = { params: p, idleApiserverCores: 0, rows: [], failures: failures.rows };
   const work = mkdtempSync(join(tmpdir(), 'kcp-bench-nl-'));
   try {
     const seeded = await failures.attempt('node-local', 'seed', async () => {
@@ -576,11 +620,13 @@ export async function nodeLocalScenario(
       return agentTokens(up, p.agentsPerNode);
     });
     if (seeded) {
+      out.idleApiserverCores = await idleCores(f, up, p.steadyS * 1000);
+      log(`node-local: idle apiserver ${out.idleApiserverCores} cores`);
       for (const mode of ['direct', 'node proxies', 'node proxies + pool'] as const) {
         const row = await failures.attempt(
           'node-local',
           mode,
-          () => runRow(f, up, p, mode, seeded, cpus, work, log),
+          () => runRow(f, up, p, mode, seeded, cpus, work, out.idleApiserverCores, log),
           900_000,
         );
         if (row) {
