@@ -9,6 +9,9 @@
 import { gunzipSync } from 'node:zlib';
 import { Agent, request } from 'undici';
 
+/** Attempts of one LIST + WATCH before the agent gives up on the collection. */
+const ATTEMPTS = 10;
+
 /** Input of the worker. */
 export interface AgentSpec {
   /** `https://127.0.0.1:PORT` of the apiserver (or relay) or of the node proxy. */
@@ -33,6 +36,9 @@ export interface AgentResult {
   readyMs: number;
   /** Watches that ended or failed and were re-listed. */
   relists: number;
+  /** LIST or WATCH attempts that failed and were retried (client-go's reflector retries too). */
+  retries: number;
+  /** Collections given up on after {@link ATTEMPTS} failed attempts in a row. */
   errors: string[];
 }
 
@@ -53,14 +59,28 @@ async function main(): Promise<void> {
     bytes: 0,
     readyMs: 0,
     relists: 0,
+    retries: 0,
     errors: [],
   };
   let ready = false;
   let stopping = false;
   const sep = (p: string) => (p.includes('?') ? '&' : '?');
 
-  /** LIST then WATCH `path`; resolves once the watch is open; re-lists when it ends. */
+  /** {@link listWatchOnce} until it succeeds, at most {@link ATTEMPTS} times, 1 s apart. */
   const listWatch = async (token: string, path: string): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await listWatchOnce(token, path);
+      } catch (err) {
+        if (attempt >= ATTEMPTS || stopping) throw err;
+        r.retries++;
+        await new Promise((res) => setTimeout(res, 1000));
+      }
+    }
+  };
+
+  /** LIST then WATCH `path`; resolves once the watch is open; re-lists when it ends. */
+  const listWatchOnce = async (token: string, path: string): Promise<void> => {
     const headers = {
       authorization: `Bearer ${token}`,
       accept: 'application/json',

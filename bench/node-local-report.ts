@@ -68,6 +68,7 @@ export function renderNodeLocal(r: NodeLocalReport | (NodeLocalResults & Partial
           'proxies CPU s',
           'node proxy RSS MiB',
           'agents synced in s',
+          'agent retries',
           'events',
         ],
         r.rows.map((x) => [
@@ -82,6 +83,7 @@ export function renderNodeLocal(r: NodeLocalReport | (NodeLocalResults & Partial
           fmt(x.proxyCpuS, 1),
           x.nodeProxyRssMiB ? fmt(x.nodeProxyRssMiB) : '–',
           fmt(x.syncS),
+          x.retries ?? 0,
           x.events.toLocaleString('en-US'),
         ]),
       ),

@@ -129,6 +129,8 @@ export interface NodeLocalRow {
   /** Watch events the agents received in the window (by resource); re-lists; agent errors. */
   events: number;
   eventsByResource: Record<string, number>;
+  /** Agents' failed LIST/WATCH attempts that they retried. */
+  retries: number;
   relists: number;
   agentErrors: number;
 }
@@ -540,6 +542,7 @@ async function runRow(
       events: results.reduce((s, r) => s + r.events, 0),
       eventsByResource: byPath,
       relists: results.reduce((s, r) => s + r.relists, 0),
+      retries: results.reduce((s, r) => s + r.retries, 0),
       agentErrors: errors.length,
     };
     if (errors.length) throw new Error(`${errors.length} agent errors, first: ${errors[0]}`);
