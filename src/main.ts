@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Dispatcher } from 'undici';
 import type { UpstreamObject } from './apimachinery/object.ts';
+import { scopeString } from './apimachinery/resource-scope.ts';
 import { AcceptHosts } from './auth/accept-hosts.ts';
 import { AccessControl } from './auth/access-control.ts';
 import { ProxyIdentity } from './auth/proxy-identity.ts';
@@ -193,7 +194,11 @@ export async function runProxy(
   parts.startCaches(
     (cache) => {
       server.addCache(cache);
-      logger.info({ resource: cache.resource.gvr }, 'serving resource from the cache once synced');
+      const scope = scopeString(cache.resource.scope);
+      logger.info(
+        { resource: cache.resource.gvr, ...(scope ? { scope } : {}) },
+        'serving resource from the cache once synced',
+      );
     },
     (cache) => server.removeCache(cache),
   );
@@ -201,7 +206,10 @@ export async function runProxy(
   const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
   const address = `${tls ? 'https' : 'http'}://${host}:${port}`;
-  logger.info({ address, ops: ops.url, resources: config.resources }, 'kube-cache-proxy listening');
+  logger.info(
+    { address, ops: ops.url, resources: config.resources.map((r) => `${r.name}${scopeString(r)}`) },
+    'kube-cache-proxy listening',
+  );
   let stopping: Promise<void> | undefined;
   return {
     server,

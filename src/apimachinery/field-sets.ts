@@ -5,8 +5,9 @@
  *   `AddFieldLabelConversionFunc`s: batch/v1, events/v1, certificates/v1, resource/v1); kinds
  *   without one get apimachinery `runtime.DefaultMetaV1FieldSelectorConversion`
  *   (`metadata.name`, `metadata.namespace`, even on cluster-scoped kinds). Any other label is a
- *   400 `field label not supported: …` from the apiserver: such requests go upstream, so the
- *   client gets that answer (issue 11 item 4; test/e2e/proxy-fidelity.test.ts checks the table
+ *   400 from the apiserver (`field label not supported: …` from a conversion func; from the
+ *   default one, kube-apiserver 1.37.2: `"spec.nodeName" is not a known field selector: only
+ *   "metadata.name", "metadata.namespace"`): such requests go upstream, so the client gets that answer (issue 11 item 4; test/e2e/proxy-fidelity.test.ts checks the table
  *   against the real apiserver for every built-in kind).
  * - computed: the fields the registries put into an object's field set:
  * `pkg/registry/core/pod/strategy.go` (`ToSelectableFields`), `core/event/strategy.go`,

@@ -13,9 +13,11 @@
  *
  * Entries are separated by commas outside `[...]` (selector expressions contain commas).
  */
-import { parseFieldTerms } from './field-selector.ts';
-import type { ResourceScope } from './gvr.ts';
+import { FieldSelector, parseFieldTerms } from './field-selector.ts';
+import { isSelectableField, selectableFields } from './field-sets.ts';
+import type { ResourceInfo, ResourceScope } from './gvr.ts';
 import { type LabelRequirement, parseLabelSelector } from './label-selector.ts';
+import type { KubeObject } from './object.ts';
 
 export type { ResourceScope };
 
@@ -217,4 +219,24 @@ export function withinScope(
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether `obj` (a whole object, e.g. a write's answer) lies inside the scope of `resource`:
+ * matched as the apiserver's watch filter would (`labels` and the kind's field set,
+ * `field-sets.ts`). undefined when the cache cannot evaluate a scope field for this kind (only
+ * the apiserver knows it): the caller then assumes it may.
+ */
+export function objectInScope(resource: ResourceInfo, obj: KubeObject): boolean | undefined {
+  const scope = resource.scope;
+  if (!scope || !isScoped(scope)) return true;
+  if (
+    scope.labelSelector !== undefined &&
+    !parseLabelSelector(scope.labelSelector).matches(obj.metadata.labels)
+  )
+    return false;
+  if (scope.fieldSelector === undefined) return true;
+  const terms = parseFieldTerms(scope.fieldSelector);
+  if (terms.some((t) => !isSelectableField(resource, t.field))) return undefined;
+  return new FieldSelector(terms).matches(selectableFields(resource, obj));
 }

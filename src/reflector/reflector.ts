@@ -6,6 +6,7 @@
  */
 import { groupResourceString, type ResourceInfo } from '../apimachinery/gvr.ts';
 import type { UpstreamObject } from '../apimachinery/object.ts';
+import { scopeString } from '../apimachinery/resource-scope.ts';
 import {
   isConnectionRefused,
   isExpired,
@@ -98,7 +99,9 @@ export class Reflector {
     const name = groupResourceString(opts.info.gvr);
     const clock = opts.clock ?? realClock;
     const random = opts.random ?? Math.random;
-    const log = (opts.logger ?? silentLogger).child({ reflector: name });
+    // A scoped cache's lines name its scope (`[fieldSelector=…]`): two proxies, two scopes.
+    const scope = scopeString(opts.info.scope);
+    const log = (opts.logger ?? silentLogger).child({ reflector: name, ...(scope ? { scope } : {}) });
     const minTimeout = opts.minWatchTimeoutSeconds ?? 300;
     const maxTimeout = opts.maxWatchTimeoutSeconds ?? 600;
     const progressMs = opts.progressIntervalMs ?? 5_000;

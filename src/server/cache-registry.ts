@@ -3,6 +3,8 @@
  * registry: one `Cacher` per resource, `storage/cacher`). Which request a cache may answer is
  * decided by `delegate.ts`.
  */
+import type { KubeObject } from '../apimachinery/object.ts';
+import { isScoped, objectInScope } from '../apimachinery/resource-scope.ts';
 import type { ServedCache } from './cache-api.ts';
 
 /** Caches by `group/version/resource`. */
@@ -55,6 +57,32 @@ export class CacheRegistry {
     if (!c) return false;
     if (this.namespace === undefined || !c.resource.namespaced || namespace === undefined) return true;
     return namespace === this.namespace;
+  }
+
+  /**
+   * For a scoped cache (issue 13): may the object a write or GET answered through the proxy be
+   * in this cache, so that read-your-writes must wait for it? A scoped cache never sees the
+   * events of objects outside its scope (like a `--namespace` cache and other namespaces):
+   * tracking their RVs stalled every consistent read of the cache until an upstream bookmark.
+   * `obj` is the answer's whole object (JSON, complete), or undefined when the answer cannot be
+   * read that far (a prefix, protobuf, a Status, a list): then it may (conservative). True when
+   * the object is in the cache now (an update moving it out of the scope is a DELETED event the
+   * cache will see), or it matches the scope (or the cache cannot evaluate the scope's fields).
+   * Unscoped caches: always true.
+   */
+  mayHold(
+    group: string,
+    resource: string,
+    namespace: string | undefined,
+    obj: KubeObject | undefined,
+  ): boolean {
+    const c = this.#byGroupResource.get(`${resource}.${group}`);
+    if (!c || !isScoped(c.resource.scope) || obj === undefined) return true;
+    const name = obj.metadata?.name;
+    if (typeof name !== 'string' || name === '') return true;
+    const ns = c.resource.namespaced ? (obj.metadata.namespace ?? namespace) : undefined;
+    if (c.get(ns, name) !== undefined) return true;
+    return objectInScope(c.resource, obj) !== false;
   }
 
   all(): ServedCache[] {

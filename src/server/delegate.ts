@@ -67,6 +67,12 @@ export const UPSTREAM_REASONS = [
   // 2. Its options (listRead, getRead, watchRead; the field selector in the handlers).
   /** A field selector on a field the cache does not index (only the apiserver knows them all). */
   'field-selector-unknown',
+  /**
+   * A scoped cache (`--resources pods[fieldSelector=…]`): the request's selectors do not contain
+   * every requirement of the scope, or a GET by name of an object the scoped cache does not hold
+   * (the cache cannot prove a 404: the object may exist outside the scope).
+   */
+  'outside-scope',
   /** A resourceVersion that is not a canonical decimal uint64 (the apiserver words the error). */
   'rv-unparsable',
   /** `continue` together with `resourceVersion=N` (the apiserver answers 400). */

@@ -18,6 +18,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseGoQuery } from '../apimachinery/go-query.ts';
+import type { KubeObject } from '../apimachinery/object.ts';
 import { isLongRunning, isWatchParam } from '../apimachinery/request-info.ts';
 import { requestVerb } from '../apimachinery/request-verb.ts';
 import { tooManyRequests } from '../apimachinery/status.ts';
@@ -268,13 +269,20 @@ function answerTee(l: Lifecycle, x: Exchange): { tee: AnswerTee } | Record<strin
     return {
       tee: {
         maxBytes: MAX_TEE_BYTES,
-        onAnswer: (body, complete, headers) =>
-          l.writes.apply(
-            key,
-            writeEffectOf(answerMeta(body, headers, complete), x.method, info.namespace),
-            l.serve.clock.now(),
-            x.started,
-          ),
+        onAnswer: (body, complete, headers) => {
+          const meta = answerMeta(body, headers, complete);
+          // A scoped cache never sees writes outside its scope: waiting for them would stall.
+          if (
+            !l.registry.mayHold(
+              info.group,
+              info.resource,
+              info.namespace,
+              wholeObject(meta, complete, headers),
+            )
+          )
+            return;
+          l.writes.apply(key, writeEffectOf(meta, x.method, info.namespace), l.serve.clock.now(), x.started);
+        },
       },
     };
   }
@@ -284,12 +292,35 @@ function answerTee(l: Lifecycle, x: Exchange): { tee: AnswerTee } | Record<strin
     tee: {
       maxBytes: READ_PREFIX_BYTES,
       onAnswer: (body, complete, headers) => {
-        const rv = answerRV(answerMeta(body, headers, complete));
+        const meta = answerMeta(body, headers, complete);
+        if (x.reason === 'outside-scope') {
+          // Outside a scoped cache: a LIST shows RVs of objects the cache never sees (only its
+          // events and bookmarks move its RV, ~1/min), a GET one of an object that may be in
+          // the scope (its event not yet arrived: then the cache must reach it).
+          if (info.name === undefined || meta?.kind === 'Status') return;
+          const obj = wholeObject(meta, complete, headers);
+          if (obj !== undefined && !l.registry.mayHold(info.group, info.resource, info.namespace, obj))
+            return;
+        }
+        const rv = answerRV(meta);
         if (rv !== undefined) l.writes.shown(key, rv, x.started);
         else l.writes.blind(key, l.serve.clock.now());
       },
     },
   };
+}
+
+/** The answer's whole object when it is a complete plain JSON object (not a Status or a list). */
+function wholeObject(
+  meta: ReturnType<typeof answerMeta>,
+  complete: boolean,
+  headers: { contentType?: string | undefined },
+): KubeObject | undefined {
+  if (!complete || meta === undefined || meta.kind === 'Status' || Array.isArray(meta.items))
+    return undefined;
+  const type = headers.contentType ?? '';
+  if (!type.startsWith('application/json') || type.includes('as=')) return undefined;
+  return meta.metadata ? (meta as unknown as KubeObject) : undefined;
 }
 
 /** The steps after {@link classify}, in the order they run. */

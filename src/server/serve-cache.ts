@@ -8,6 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import { type ListOptions, parseListOptions } from '../apimachinery/list-options.ts';
 import type { ResourceRequest } from '../apimachinery/request-info.ts';
+import { isScoped, withinScope } from '../apimachinery/resource-scope.ts';
 import { notFound, StatusError, tooManyRequests } from '../apimachinery/status.ts';
 import type { Clock, TimerHandle } from '../util/clock.ts';
 import type { CacheCodec, FieldSelector, LabelSelector, ListPage, ServedCache } from './cache-api.ts';
@@ -215,7 +216,11 @@ function writeChunks(res: ServerResponse, cache: ServedCache, chunks: Buffer[]):
   res.end();
 }
 
-/** LIST from the cache; the reason when it must go upstream instead. */
+/**
+ * LIST from the cache; the reason when it must go upstream instead. A scoped cache serves only
+ * requests whose selectors contain its scope's requirements (`outside-scope` otherwise); the
+ * request's full selectors are then applied as for any cache.
+ */
 export async function serveList(
   cache: ServedCache,
   info: ResourceRequest,
@@ -226,6 +231,7 @@ export async function serveList(
 ): Promise<UpstreamReason | undefined> {
   const { opts, sel } = decodeWithSelectors(query, cache, ctx.codec);
   if (sel.field === undefined) return 'field-selector-unknown';
+  if (!withinScope(cache.resource.scope, opts.labelSelector, opts.fieldSelector)) return 'outside-scope';
   const read = listRead(opts, ctx.codec);
   if (typeof read === 'string') return read;
   const notReadable = await readable(cache, info, read, ctx, signal);
@@ -251,7 +257,10 @@ export async function serveList(
   return undefined;
 }
 
-/** GET of one object from the cache; the reason when it must go upstream instead. */
+/**
+ * GET of one object from the cache; the reason when it must go upstream instead. A scoped cache
+ * answers only the objects it holds: for any other name it cannot prove a 404 (`outside-scope`).
+ */
 export async function serveGet(
   cache: ServedCache,
   info: ResourceRequest,
@@ -266,6 +275,8 @@ export async function serveGet(
   if (notReadable) return notReadable;
   const name = info.name!;
   const obj = cache.get(cache.resource.namespaced ? info.namespace : undefined, name);
+  // A scoped cache holds only its scope: an object it lacks may exist outside it.
+  if (!obj && isScoped(cache.resource.scope)) return 'outside-scope';
   if (!obj) throw notFound(cache.resource.gvr.group, cache.resource.gvr.resource, name);
   if (signal.aborted) return undefined;
   writeChunks(res, cache, [obj.raw]);
@@ -300,6 +311,7 @@ export async function serveWatch(
 ): Promise<UpstreamReason | undefined> {
   const { opts, sel } = decodeWithSelectors(query, cache, ctx.codec);
   if (sel.field === undefined) return 'field-selector-unknown';
+  if (!withinScope(cache.resource.scope, opts.labelSelector, opts.fieldSelector)) return 'outside-scope';
   const read = watchRead(opts);
   if (typeof read === 'string') return read;
   const notReadable = await readable(cache, info, read, ctx, signal);

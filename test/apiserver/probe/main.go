@@ -6,6 +6,12 @@
 // client-go's WatchListClient gate is read from the environment by client-go itself:
 // KUBE_FEATURE_WatchListClient=true|false.
 //
+// --content-type=protobuf runs a typed informer (client-go's informers.SharedInformerFactory,
+// built-in kinds only) over a rest.Config with ContentType "application/vnd.kubernetes.protobuf"
+// and AcceptContentTypes "application/vnd.kubernetes.protobuf,application/json", as the kube
+// components' configs do (--accept-content-types="" leaves it unset: client-go then sends
+// "application/vnd.kubernetes.protobuf, */*"). The default, json, runs the dynamic informer.
+//
 // Output lines:
 //
 //	{"type":"synced","elapsedMs":12}
@@ -23,17 +29,21 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 )
+
+const protobufType = "application/vnd.kubernetes.protobuf"
 
 type line map[string]any
 
@@ -59,11 +69,22 @@ func main() {
 	syncTimeout := flag.Duration("sync-timeout", 60*time.Second, "fail if not synced within this time")
 	quiet := flag.Bool("quiet", false, "do not print individual events")
 	labelSelector := flag.String("label-selector", "", "label selector for the informer's LIST/WATCH")
+	fieldSelector := flag.String("field-selector", "", "field selector for the informer's LIST/WATCH")
+	contentType := flag.String("content-type", "json", "json (dynamic informer) or protobuf (typed informer, built-in kinds)")
+	acceptTypes := flag.String("accept-content-types", protobufType+",application/json", "rest.Config AcceptContentTypes with --content-type=protobuf (empty: unset)")
 	flag.Parse()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
 		fail("kubeconfig %q: %v", *kubeconfig, err)
+	}
+	switch *contentType {
+	case "json":
+	case "protobuf":
+		cfg.ContentType = protobufType
+		cfg.AcceptContentTypes = *acceptTypes
+	default:
+		fail("--content-type %q: want json or protobuf", *contentType)
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -75,14 +96,30 @@ func main() {
 	if err != nil {
 		fail("resource %q: %v", *resource, err)
 	}
-	client, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		fail("client: %v", err)
-	}
-	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, *namespace, func(o *metav1.ListOptions) {
+	tweak := func(o *metav1.ListOptions) {
 		o.LabelSelector = *labelSelector
-	})
-	informer := factory.ForResource(gvr).Informer()
+		o.FieldSelector = *fieldSelector
+	}
+	var informer cache.SharedIndexInformer
+	if *contentType == "protobuf" {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			fail("client: %v", err)
+		}
+		factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(*namespace), informers.WithTweakListOptions(tweak))
+		gi, err := factory.ForResource(gvr)
+		if err != nil {
+			fail("typed informer for %s: %v", gvr, err)
+		}
+		informer = gi.Informer()
+	} else {
+		client, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			fail("client: %v", err)
+		}
+		factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, *namespace, tweak)
+		informer = factory.ForResource(gvr).Informer()
+	}
 
 	synced := false
 	var syncMu sync.Mutex
@@ -95,12 +132,12 @@ func main() {
 			emit(line{"type": typ, "key": d.Key, "rv": "", "tombstone": true})
 			return
 		}
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
+		m, err := meta.Accessor(obj)
+		if err != nil {
 			return
 		}
-		key, _ := cache.MetaNamespaceKeyFunc(u)
-		emit(line{"type": typ, "key": key, "rv": u.GetResourceVersion(), "initial": isInitial()})
+		key, _ := cache.MetaNamespaceKeyFunc(obj)
+		emit(line{"type": typ, "key": key, "rv": m.GetResourceVersion(), "initial": isInitial()})
 	}
 	_, err = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { report("ADDED", obj) },
@@ -128,9 +165,12 @@ func main() {
 
 	items := []line{}
 	for _, obj := range informer.GetStore().List() {
-		u := obj.(*unstructured.Unstructured)
-		key, _ := cache.MetaNamespaceKeyFunc(u)
-		items = append(items, line{"key": key, "rv": u.GetResourceVersion()})
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			fail("store object %T: %v", obj, err)
+		}
+		key, _ := cache.MetaNamespaceKeyFunc(obj)
+		items = append(items, line{"key": key, "rv": m.GetResourceVersion()})
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i]["key"].(string) < items[j]["key"].(string) })
 	emit(line{"type": "store", "items": items, "count": len(items)})

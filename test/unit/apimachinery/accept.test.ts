@@ -20,7 +20,27 @@ describe('acceptsPlainJson', () => {
     ],
     ['application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json', false],
     ['application/vnd.kubernetes.protobuf', false],
-    ['application/vnd.kubernetes.protobuf,application/json', false],
+    // issue 13: protobuf-first clients allow plain JSON, answered from the cache as JSON.
+    // Captured on the fixture: client-go rest.Config{ContentType: protobuf} (kube components,
+    // controller-runtime typed clients of built-in kinds)…
+    ['application/vnd.kubernetes.protobuf, */*', true],
+    // …with AcceptContentTypes "application/vnd.kubernetes.protobuf,application/json"…
+    ['application/vnd.kubernetes.protobuf,application/json', true],
+    // …and client-go's metadata client: a PartialObjectMetadataList conversion, passed through.
+    [
+      'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
+      false,
+    ],
+    // Its WATCH (captured too): PartialObjectMetadata, not …List.
+    [
+      'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json',
+      false,
+    ],
+    ['application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json', false],
+    ['application/vnd.kubernetes.protobuf,application/json;as=Table;g=meta.k8s.io;v=v1', false],
+    ['application/vnd.kubernetes.protobuf,application/*', true],
+    ['application/yaml,application/json', true],
+    ['application/cbor,application/json;q=0', false],
     ['application/vnd.kubernetes.protobuf;q=0.5,application/json', true],
     ['application/cbor', false],
     ['application/yaml', false],

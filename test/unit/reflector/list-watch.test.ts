@@ -148,14 +148,14 @@ describe('HttpListerWatcher (against a scripted HTTP upstream)', () => {
     handler = (_u, rs) => {
       rs.writeHead(400, { 'content-type': 'application/json' });
       rs.end(
-        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"field label not supported: spec.nodeName","reason":"BadRequest","code":400}',
+        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"\\"spec.nodeName\\" is not a known field selector: only \\"metadata.name\\", \\"metadata.namespace\\"","reason":"BadRequest","code":400}',
       );
     };
     await assert.rejects(bad.list({ resourceVersion: '0' }), (err: Error & { statusCode?: number }) => {
       assert.equal(err.statusCode, 400);
       assert.match(
         err.message,
-        /^the apiserver rejected the scope of configmaps\[fieldSelector=spec\.nodeName=n1\] \(--resources\): .*field label not supported: spec\.nodeName$/,
+        /^the apiserver rejected the scope of configmaps\[fieldSelector=spec\.nodeName=n1\] \(--resources\): .*"spec\.nodeName" is not a known field selector: only "metadata\.name", "metadata\.namespace"$/,
       );
       return true;
     });

@@ -9,7 +9,7 @@ import { createMetrics } from '../../../src/ops/metrics.ts';
 import { buildServer, type ServerOptions } from '../../../src/server/app.ts';
 import type { UpstreamTarget } from '../../../src/server/upstream-target.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
-import { FakeCache, fakeCodec, mockServer, pod } from '../../support/fake-cache.ts';
+import { FakeCache, fakeCodec, mockServer, pod, podsInfo } from '../../support/fake-cache.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import { k8sProtobuf, objectMeta, pbField } from '../../support/protobuf-wire.ts';
 
@@ -199,6 +199,63 @@ describe('serving from the cache', () => {
     const r2 = await app.inject({ url: '/api/v1/namespaces/a/pods' });
     assert.equal(JSON.parse(r2.body).kind, 'PodList', r2.body);
     assert.equal(seen.length, 1);
+  });
+
+  it('issue 13: a scoped cache tracks only writes that may reach it, and outside-scope reads show it nothing', async () => {
+    const scoped = new FakeCache({ ...podsInfo, scope: { labelSelector: 'app=x' } });
+    scoped.objects = [pod('a', 'p1', 7, { app: 'x' })];
+    const { app, upstreamPool, server } = setup({ caches: [scoped] });
+    const write = async (method: string, path: string, answer: object) => {
+      upstreamPool
+        .intercept({ method, path })
+        .reply(200, JSON.stringify(answer), { headers: { 'content-type': 'application/json' } });
+      const w = await app.inject({
+        method: method as 'POST',
+        url: path,
+        payload: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(w.statusCode, 200);
+    };
+    const podAt = (name: string, rv: string, labels?: Record<string, string>) => ({
+      kind: 'Pod',
+      apiVersion: 'v1',
+      metadata: { name, namespace: 'a', resourceVersion: rv, ...(labels ? { labels } : {}) },
+    });
+    // A pod created outside the scope: the scoped watch never sees it; not tracked.
+    await write('POST', '/api/v1/namespaces/a/pods', podAt('other', '50'));
+    assert.equal(server.writes.required('pods.'), 0n);
+    // One created inside the scope: tracked (read-your-writes).
+    await write('POST', '/api/v1/namespaces/a/pods', podAt('mine', '60', { app: 'x' }));
+    assert.equal(server.writes.required('pods.'), 60n);
+    // An update moving a held object out of the scope: the cache sees its DELETED event; tracked.
+    await write('PUT', '/api/v1/namespaces/a/pods/p1', podAt('p1', '70'));
+    assert.equal(server.writes.required('pods.'), 70n);
+    // A LIST outside the scope (another selector) shows RVs the cache never reaches: not recorded.
+    echoUpstream(upstreamPool, 'GET', '/api/v1/pods?resourceVersion=0', 200, '99');
+    const r = await app.inject({ url: '/api/v1/pods?resourceVersion=0' });
+    assert.equal(r.statusCode, 200);
+    assert.equal(server.writes.shownRV('pods.'), 0n);
+    // A GET of an object the cache lacks whose answer is outside the scope: not recorded either.
+    upstreamPool
+      .intercept({ method: 'GET', path: '/api/v1/namespaces/a/pods/other?resourceVersion=0' })
+      .reply(200, JSON.stringify(podAt('other', '98')), { headers: { 'content-type': 'application/json' } });
+    assert.equal(
+      (await app.inject({ url: '/api/v1/namespaces/a/pods/other?resourceVersion=0' })).statusCode,
+      200,
+    );
+    assert.equal(server.writes.shownRV('pods.'), 0n);
+    // …but one inside the scope (its event not yet in the cache) is: the cache must reach it.
+    upstreamPool
+      .intercept({ method: 'GET', path: '/api/v1/namespaces/a/pods/new?resourceVersion=0' })
+      .reply(200, JSON.stringify(podAt('new', '97', { app: 'x' })), {
+        headers: { 'content-type': 'application/json' },
+      });
+    assert.equal(
+      (await app.inject({ url: '/api/v1/namespaces/a/pods/new?resourceVersion=0' })).statusCode,
+      200,
+    );
+    assert.equal(server.writes.shownRV('pods.'), 97n);
   });
 
   it('issue 11 item 5: --namespace mode tracks writes to the cached namespace only (no stall for others)', async () => {
