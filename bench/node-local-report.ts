@@ -60,7 +60,7 @@ export function renderNodeLocal(r: NodeLocalReport | (NodeLocalResults & Partial
           'row',
           'agent watches',
           'apiserver watches',
-          'upstream MiB',
+          'upstream MiB: sync + steady',
           'apiserver CPU s (above idle)',
           'etcd CPU s',
           'TokenReviews',
@@ -75,7 +75,7 @@ export function renderNodeLocal(r: NodeLocalReport | (NodeLocalResults & Partial
           x.mode,
           x.agentWatches,
           x.apiserverWatches,
-          fmt(x.upstreamMiB, 2),
+          x.syncMiB !== undefined ? `${fmt(x.syncMiB, 2)} + ${fmt(x.steadyMiB, 3)}` : fmt(x.upstreamMiB, 2),
           `${fmt(x.apiserverCpuS, 2)} (${fmt(x.apiserverCpuAboveIdleS ?? x.apiserverCpuS, 2)})`,
           fmt(x.etcdCpuS, 2),
           x.tokenReviews,
@@ -93,10 +93,18 @@ export function renderNodeLocal(r: NodeLocalReport | (NodeLocalResults & Partial
   const P = Math.ceil(N / EXTRAPOLATE.nodesPerPool);
   if (r.rows.length) {
     out.push(
-      `**Extrapolation to N = ${N.toLocaleString('en-US')} nodes** (pools of ${EXTRAPOLATE.nodesPerPool} nodes: P = ${P}). Upstream clients c(n): direct n·A, node proxies n, with pools ⌈n / ${EXTRAPOLATE.nodesPerPool}⌉ (1 in the bench). Apiserver watches = c(N)·R. Upstream bytes and apiserver CPU above idle are taken as linear in the upstream clients: X(N) = X(bench) / c(bench) × c(N) — each upstream client lists and watches the same objects, so its share is the same; this holds for the bench's object counts and write rate, and grows with them (more Services or churn multiply every row alike).`,
+      `**Extrapolation to N = ${N.toLocaleString('en-US')} nodes** (pools of ${EXTRAPOLATE.nodesPerPool} nodes: P = ${P}). Upstream clients c(n): direct n·A, node proxies n, with pools ⌈n / ${EXTRAPOLATE.nodesPerPool}⌉ (1 in the bench). Apiserver watches = c(N)·R. Sync bytes (every client's initial list), the steady-state byte rate (the window's writes fanned out to every watch) and apiserver CPU above idle are taken as linear in the upstream clients: X(N) = X(bench) / c(bench) × c(N) — each upstream client lists and watches the same objects, so its share is the same; this holds for the bench's object counts and write rate (a cluster-wide Service patch every 0.5 s), and grows with them (more Services or churn multiply every row alike).`,
       '',
       table(
-        ['row', 'c(N)', 'apiserver watches', 'upstream GiB', 'apiserver CPU s above idle', 'vs direct'],
+        [
+          'row',
+          'c(N)',
+          'apiserver watches',
+          'sync GiB',
+          'steady MiB/s',
+          'apiserver CPU s above idle',
+          'vs direct',
+        ],
         r.rows.map((x) => {
           const cb = upstreamClients(x, p.nodes, p.agentsPerNode, true);
           const cn = upstreamClients(x, N, p.agentsPerNode, false);
@@ -108,7 +116,8 @@ export function renderNodeLocal(r: NodeLocalReport | (NodeLocalResults & Partial
             x.mode,
             `${x.mode === 'direct' ? `N·A = ${cn.toLocaleString('en-US')}` : x.mode === 'node proxies' ? `N = ${cn.toLocaleString('en-US')}` : `P = ${cn}`}`,
             (cn * 3).toLocaleString('en-US'),
-            fmt(((x.upstreamMiB / cb) * cn) / 1024, 2),
+            fmt((((x.syncMiB ?? x.upstreamMiB) / cb) * cn) / 1024, 2),
+            x.steadyS ? fmt((x.steadyMiB / x.steadyS / cb) * cn, 2) : '–',
             fmt(cpu, 0),
             directCpu > 0 ? `${fmt((cpu / directCpu) * 100, 2)} % CPU` : '–',
           ];

@@ -109,6 +109,11 @@ export interface NodeLocalRow {
   upstreamConnections: number;
   /** Bytes apiserver → its clients over the row, MiB (relay). */
   upstreamMiB: number;
+  /** The same until every agent synced (proxies' and agents' initial lists), and in the steady window. */
+  syncMiB: number;
+  steadyMiB: number;
+  /** The steady window, s (writes, then 1 s for deliveries). */
+  steadyS: number;
   /** kube-apiserver CPU seconds over the row; etcd's separately. */
   apiserverCpuS: number;
   /** The same minus the idle apiserver's rate ({@link NodeLocalResults.idleApiserverCores}) × the row's duration. */
@@ -496,6 +501,8 @@ async function runRow(
     }
     await Promise.all(agents.map((a) => a.ready));
     const syncS = (performance.now() - tSync) / 1000;
+    const syncBytes = relay.bytes().down;
+    const tSteady = performance.now();
     log(`node-local ${mode}: ${agents.length} agent workers synced in ${round(syncS)} s`);
     const half = (p.steadyS * 1000) / 2;
     let writes = await writeFor(up, p, half);
@@ -503,6 +510,8 @@ async function runRow(
     writes += await writeFor(up, p, half);
     // Deliveries in flight.
     await new Promise((r) => setTimeout(r, 1000));
+    const steadyBytes = relay.bytes().down - syncBytes;
+    const steadyS = (performance.now() - tSteady) / 1000;
     const results = await Promise.all(agents.map((a) => a.stop()));
     agents.length = 0;
     const after = await apiserverCounters(up);
@@ -525,6 +534,9 @@ async function runRow(
       apiserverWatches: mid.watches - before.watches,
       upstreamConnections: relay.connections(),
       upstreamMiB: round(relay.bytes().down / MiB, 2),
+      syncMiB: round(syncBytes / MiB, 2),
+      steadyMiB: round(steadyBytes / MiB, 3),
+      steadyS: round(steadyS, 1),
       apiserverCpuS: round(cpuSeconds(apiPid) - cpu0.api, 2),
       apiserverCpuAboveIdleS: round(
         cpuSeconds(apiPid) - cpu0.api - idleCores * ((performance.now() - t0) / 1000),
