@@ -93,13 +93,14 @@ export function renderNodeLocal(r: NodeLocalReport | (NodeLocalResults & Partial
   const P = Math.ceil(N / EXTRAPOLATE.nodesPerPool);
   if (r.rows.length) {
     out.push(
-      `**Extrapolation to N = ${N.toLocaleString('en-US')} nodes** (pools of ${EXTRAPOLATE.nodesPerPool} nodes: P = ${P}). Upstream clients c(n): direct n·A, node proxies n, with pools ⌈n / ${EXTRAPOLATE.nodesPerPool}⌉ (1 in the bench). Apiserver watches = c(N)·R. Sync bytes (every client's initial list), the steady-state byte rate (the window's writes fanned out to every watch) and apiserver CPU above idle are taken as linear in the upstream clients: X(N) = X(bench) / c(bench) × c(N) — each upstream client lists and watches the same objects, so its share is the same; this holds for the bench's object counts and write rate (a cluster-wide Service patch every 0.5 s), and grows with them (more Services or churn multiply every row alike).`,
+      `**Extrapolation to N = ${N.toLocaleString('en-US')} nodes** (pools of ${EXTRAPOLATE.nodesPerPool} nodes: P = ${P}). Upstream clients c(n): direct n·A, node proxies n, with pools ⌈n / ${EXTRAPOLATE.nodesPerPool}⌉ (1 in the bench). Apiserver watches = c(N)·R. Sync bytes (every client's initial list), the steady-state byte rate (the window's writes fanned out to every watch) and apiserver CPU above idle are taken as linear in the upstream clients: X(N) = X(bench) / c(bench) × c(N) — each upstream client lists and watches the same objects, so its share is the same; this holds for the bench's object counts and write rate (a cluster-wide Service patch every 0.5 s), and grows with them (more Services or churn multiply every row alike). Except for the pool's pods: a pool caches every pod of the cluster (a field selector cannot name a set of nodes), so its pods grow with N (pods listed at sync: direct N·A·${p.podsPerNode}, node proxies N·${p.podsPerNode}, pools P·N·${p.podsPerNode}) and the pool row is a lower bound (≥).`,
       '',
       table(
         [
           'row',
           'c(N)',
           'apiserver watches',
+          'pods listed at sync',
           'sync GiB',
           'steady MiB/s',
           'apiserver CPU s above idle',
@@ -111,15 +112,21 @@ export function renderNodeLocal(r: NodeLocalReport | (NodeLocalResults & Partial
           const direct = r.rows.find((d) => d.mode === 'direct');
           const above = (y: NodeLocalRow) => Math.max(0, y.apiserverCpuAboveIdleS ?? y.apiserverCpuS);
           const cpu = (above(x) / cb) * cn;
+          // A pool caches every pod of the cluster (no field selector names a set of nodes):
+          // its pods grow with N, which the linear model does not see, hence "≥".
+          const pool = x.mode === 'node proxies + pool';
+          const ge = pool ? '≥ ' : '';
+          const podsListed = cn * (pool ? N * p.podsPerNode : p.podsPerNode);
           const directCpu = direct ? (above(direct) / (p.nodes * p.agentsPerNode)) * N * p.agentsPerNode : 0;
           return [
             x.mode,
             `${x.mode === 'direct' ? `N·A = ${cn.toLocaleString('en-US')}` : x.mode === 'node proxies' ? `N = ${cn.toLocaleString('en-US')}` : `P = ${cn}`}`,
             (cn * 3).toLocaleString('en-US'),
-            fmt((((x.syncMiB ?? x.upstreamMiB) / cb) * cn) / 1024, 2),
-            x.steadyS ? fmt((x.steadyMiB / x.steadyS / cb) * cn, 2) : '–',
-            fmt(cpu, 0),
-            directCpu > 0 ? `${fmt((cpu / directCpu) * 100, 2)} % CPU` : '–',
+            podsListed.toLocaleString('en-US'),
+            ge + fmt((((x.syncMiB ?? x.upstreamMiB) / cb) * cn) / 1024, 2),
+            x.steadyS ? ge + fmt((x.steadyMiB / x.steadyS / cb) * cn, 2) : '–',
+            ge + fmt(cpu, 0),
+            directCpu > 0 ? `${ge}${fmt((cpu / directCpu) * 100, 2)} % CPU` : '–',
           ];
         }),
       ),
