@@ -19,6 +19,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { acceptsPlainJson } from '../apimachinery/accept.ts';
 import { type ListOptions, parseResourceVersion } from '../apimachinery/list-options.ts';
 import { isWatchParam, parseResourcePath, type ResourceRequest } from '../apimachinery/request-info.ts';
+import { withinScope } from '../apimachinery/resource-scope.ts';
 import type { CacheCodec, ContinueFrom, ServedCache } from './cache-api.ts';
 import type { CacheRegistry } from './cache-registry.ts';
 
@@ -64,15 +65,16 @@ export const UPSTREAM_REASONS = [
   'single-object-watch',
   /** The resource does not offer the verb (`get`, `list` or `watch`) in discovery. */
   'verb-not-supported',
+  /**
+   * A scoped cache (`--resources pods[fieldSelector=…]`): a LIST/WATCH whose selectors do not
+   * contain every requirement of the scope (decided in `delegate`), or a GET by name of an object
+   * the scoped cache does not hold (serve-cache.ts: the cache cannot prove a 404, the object may
+   * exist outside the scope).
+   */
+  'outside-scope',
   // 2. Its options (listRead, getRead, watchRead; the field selector in the handlers).
   /** A field selector on a field the cache does not index (only the apiserver knows them all). */
   'field-selector-unknown',
-  /**
-   * A scoped cache (`--resources pods[fieldSelector=…]`): the request's selectors do not contain
-   * every requirement of the scope, or a GET by name of an object the scoped cache does not hold
-   * (the cache cannot prove a 404: the object may exist outside the scope).
-   */
-  'outside-scope',
   /** A resourceVersion that is not a canonical decimal uint64 (the apiserver words the error). */
   'rv-unparsable',
   /** `continue` together with `resourceVersion=N` (the apiserver answers 400). */
@@ -154,7 +156,13 @@ export function delegate(
     return r.verbs.includes('get') ? { kind: 'cache', verb: 'get', cache, info } : up('verb-not-supported');
   }
   const verb: CacheVerb = watch ? 'watch' : 'list';
-  return r.verbs.includes(verb) ? { kind: 'cache', verb, cache, info } : up('verb-not-supported');
+  if (!r.verbs.includes(verb)) return up('verb-not-supported');
+  // A scoped cache: decided here, before any SubjectAccessReview or cache slot is spent on a
+  // request the cache cannot answer. A selector that does not parse is outside too (the
+  // apiserver words its 400).
+  if (!withinScope(r.scope, query.get('labelSelector') ?? '', query.get('fieldSelector') ?? ''))
+    return up('outside-scope');
+  return { kind: 'cache', verb, cache, info };
 }
 
 /**

@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import { type ListOptions, parseListOptions } from '../apimachinery/list-options.ts';
 import type { ResourceRequest } from '../apimachinery/request-info.ts';
-import { isScoped, withinScope } from '../apimachinery/resource-scope.ts';
+import { isScoped } from '../apimachinery/resource-scope.ts';
 import { notFound, StatusError, tooManyRequests } from '../apimachinery/status.ts';
 import type { Clock, TimerHandle } from '../util/clock.ts';
 import type { CacheCodec, FieldSelector, LabelSelector, ListPage, ServedCache } from './cache-api.ts';
@@ -217,9 +217,9 @@ function writeChunks(res: ServerResponse, cache: ServedCache, chunks: Buffer[]):
 }
 
 /**
- * LIST from the cache; the reason when it must go upstream instead. A scoped cache serves only
- * requests whose selectors contain its scope's requirements (`outside-scope` otherwise); the
- * request's full selectors are then applied as for any cache.
+ * LIST from the cache; the reason when it must go upstream instead. For a scoped cache
+ * `delegate` already checked that the request's selectors contain the scope's requirements; the
+ * request's full selectors are applied as for any cache.
  */
 export async function serveList(
   cache: ServedCache,
@@ -231,7 +231,6 @@ export async function serveList(
 ): Promise<UpstreamReason | undefined> {
   const { opts, sel } = decodeWithSelectors(query, cache, ctx.codec);
   if (sel.field === undefined) return 'field-selector-unknown';
-  if (!withinScope(cache.resource.scope, opts.labelSelector, opts.fieldSelector)) return 'outside-scope';
   const read = listRead(opts, ctx.codec);
   if (typeof read === 'string') return read;
   const notReadable = await readable(cache, info, read, ctx, signal);
@@ -311,7 +310,6 @@ export async function serveWatch(
 ): Promise<UpstreamReason | undefined> {
   const { opts, sel } = decodeWithSelectors(query, cache, ctx.codec);
   if (sel.field === undefined) return 'field-selector-unknown';
-  if (!withinScope(cache.resource.scope, opts.labelSelector, opts.fieldSelector)) return 'outside-scope';
   const read = watchRead(opts);
   if (typeof read === 'string') return read;
   const notReadable = await readable(cache, info, read, ctx, signal);

@@ -376,6 +376,12 @@ describe('issue 13: a node-scoped cache (pods[fieldSelector=spec.nodeName=n1]) i
           ['configmaps', '[fieldSelector=spec.nodeName=n1]', false],
         ],
       );
+      const metrics = await (await fetch(`${proxy.ops}/metrics`)).text();
+      assert.match(
+        metrics,
+        /^kube_cache_proxy_watch_cache_scope_info\{group="",resource="pods",scope="\[fieldSelector=spec\.nodeName=n1\]"\} 1$/m,
+      );
+      assert.match(metrics, /^kube_cache_proxy_reflector_synced\{group="",resource="configmaps"\} 0$/m);
       // The apiserver's own 400 for a field selector a kind does not support, checked side by side.
       const direct = await request(`${f.server}/api/v1/configmaps?fieldSelector=spec.nodeName%3Dn1`, {
         dispatcher: new Agent({ connect: { ca: f.caPem } }),

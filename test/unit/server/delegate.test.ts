@@ -211,7 +211,6 @@ const cases: Record<UpstreamReason, Case> = {
     url: '/api/v1/namespaces/a/pods/p1',
     over: { caches: [new FakeCache(resourceInfo('v1', 'pods', 'Pod', { verbs: ['list', 'watch'] }))] },
   },
-  'field-selector-unknown': { url: '/api/v1/pods?resourceVersion=0&fieldSelector=spec.nodeName%3Dn1' },
   // A scoped cache (issue 13) and a LIST whose selectors do not contain the scope's requirement.
   'outside-scope': {
     url: '/api/v1/pods?resourceVersion=0&labelSelector=app%3Dy',
@@ -219,6 +218,7 @@ const cases: Record<UpstreamReason, Case> = {
       caches: [new FakeCache({ ...resourceInfo('v1', 'pods', 'Pod'), scope: { labelSelector: 'app=x' } })],
     },
   },
+  'field-selector-unknown': { url: '/api/v1/pods?resourceVersion=0&fieldSelector=spec.nodeName%3Dn1' },
   'rv-unparsable': { url: '/api/v1/pods?resourceVersion=007' },
   'continue-with-rv': {
     url: `/api/v1/pods?limit=1&continue=${encodeContinue('a/p1', 9n)}&resourceVersion=5`,
