@@ -6,6 +6,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { MemoryRow } from './memory.ts';
+import type { NodeLocalResults } from './node-local.ts';
+import { renderNodeLocal } from './node-local-report.ts';
 import type { PassthroughRow } from './passthrough.ts';
 import type { FailedRow } from './rows.ts';
 
@@ -104,6 +106,8 @@ export interface BenchResults {
     ttlS: Num;
     durationS: Num;
   }>;
+  /** Issue 13's node-local rows (bench/node-local.ts); absent in older results. */
+  nodeLocal?: NodeLocalResults;
   /** exec round trip and port-forward throughput (bench/streams.ts); absent in older results. */
   streams?: Array<{
     scenario: string;
@@ -544,6 +548,13 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
       ),
     );
   }
+  if (r.nodeLocal)
+    out.push(
+      '',
+      '**Node-local cache** (issue 13, bench/node-local.ts: agents direct vs through a proxy per node vs node proxies behind one pool proxy)',
+      '',
+      renderNodeLocal(r.nodeLocal),
+    );
   return out.join('\n');
 }
 

@@ -25,6 +25,7 @@ import { diffUpstream, upstreamCounters } from './apiserver-metrics.ts';
 import { identityScenario } from './identity.ts';
 import { clientHeaders, type LoadResult, runLoad } from './load.ts';
 import { listSize, type MemoryRow, measureProxy, memoryRow, seedWidgets, WIDGETS } from './memory.ts';
+import { NODE_LOCAL_FULL, NODE_LOCAL_QUICK, nodeLocalScenario } from './node-local.ts';
 import { type PassthroughRun, passthroughScenario, startKubectlProxy } from './passthrough.ts';
 import { cpuMeter, cpuSeconds, peakRssBytes, pin, round, rssBytes } from './proc.ts';
 import { DIST_CLI, type ProxyProcess, startProxy } from './proxy-process.ts';
@@ -661,6 +662,21 @@ async function main(): Promise<void> {
       )) ?? [];
     r.upstream = await upstreamScenario(f, u, apiPids, proxyKubeconfig);
     r.cold = await coldScenario(f, u, ns);
+    // Issue 13 (bench/node-local.ts): kube-apiserver + etcd alone on CPU 0, the rest on CPU 1.
+    pin(process.pid, PROXY_CPU);
+    try {
+      const nl = await nodeLocalScenario(
+        f,
+        u,
+        quick ? NODE_LOCAL_QUICK : NODE_LOCAL_FULL,
+        { apiserver: APISERVER_CPU, other: PROXY_CPU },
+        log,
+      );
+      r.nodeLocal = nl;
+      failures.rows.push(...nl.failures.map((x) => ({ ...x, scenario: `node-local: ${x.scenario}` })));
+    } finally {
+      pin(process.pid, APISERVER_CPU);
+    }
     // On its own fixture that runs pods (the main one is idle from here on).
     r.streams =
       (await failures.attempt('streams', 'exec and port-forward', () =>

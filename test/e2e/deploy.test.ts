@@ -6,14 +6,17 @@
  * the ServiceAccount).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { eventually } from '../support/eventually.ts';
+import { spawnProxyCli } from '../support/proxy.ts';
 import { cacheRbacRules } from '../support/rbac-rules.ts';
 
 const deployDir = fileURLToPath(new URL('../../deploy/', import.meta.url));
@@ -27,8 +30,58 @@ interface Rendered {
   yaml: string;
   objects: Obj[];
   byKind(kind: string): Obj;
+  /** The kube-cache-proxy container: the Deployment's native sidecar, or the DaemonSet's container. */
   sidecar: Obj;
   resourcesArg: string;
+}
+
+/**
+ * A serving CA and certificate the way an operator (or cert-manager) makes them, distinct from the
+ * cluster's CA: files `ca.crt`, `tls.crt` (SAN IP:127.0.0.1, DNS:localhost), `tls.key` in `dir`.
+ */
+function mintServingCert(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  const ssl = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  ssl([
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=node-local-ca',
+  ]);
+  writeFileSync(join(dir, 'ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+  ssl(['req', ...ec, '-keyout', 'tls.key', '-out', 'tls.csr', '-subj', '/CN=kube-cache-proxy-node-local']);
+  ssl([
+    'x509',
+    '-req',
+    '-in',
+    'tls.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'tls.crt',
+    '-days',
+    '1',
+    '-extfile',
+    'ext',
+  ]);
+}
+
+/** Expands `$(VAR)` the way the kubelet expands container args (`$$` is a literal `$`). */
+function kubeletExpand(arg: string, env: Record<string, string>): string {
+  return arg.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string | undefined) =>
+    v === undefined ? '$' : (env[v] ?? m),
+  );
 }
 
 describe('deploy/ manifests against the fixture apiserver', () => {
@@ -64,7 +117,12 @@ describe('deploy/ manifests against the fixture apiserver', () => {
       assert.equal(found.length, 1, `exactly one ${kind}`);
       return found[0];
     };
-    const sidecar = byKind('Deployment').spec.template.spec.initContainers[0];
+    const workload = objects.find((o) => o.kind === 'Deployment' || o.kind === 'DaemonSet');
+    const podSpec = workload.spec.template.spec;
+    const sidecar =
+      workload.kind === 'Deployment'
+        ? podSpec.initContainers[0]
+        : podSpec.containers.find((c: Obj) => c.name === 'kube-cache-proxy');
     const resourcesArg =
       (sidecar.args as string[]).find((a) => a.startsWith('--resources='))?.slice(12) ?? '';
     return { namespace, prefix, yaml: r.stdout, objects, byKind, sidecar, resourcesArg };
@@ -80,8 +138,9 @@ describe('deploy/ manifests against the fixture apiserver', () => {
     verb: string,
     resource: string,
     namespace = m.namespace,
+    serviceAccount = `${m.prefix}controller`,
   ): Promise<boolean> {
-    const sa = `system:serviceaccount:${m.namespace}:${m.prefix}controller`;
+    const sa = `system:serviceaccount:${m.namespace}:${serviceAccount}`;
     const r = await f.kubectl(['auth', 'can-i', verb, resource, '-n', namespace, '--as', sa]);
     assert.ok(r.stdout.trim() === 'yes' || r.stdout.trim() === 'no', `can-i: ${r.stdout} ${r.stderr}`);
     return r.stdout.trim() === 'yes';
@@ -199,7 +258,7 @@ describe('deploy/ manifests against the fixture apiserver', () => {
   ];
 
   /** Applies the overlay's ServiceAccount and RBAC for real; returns a token of the ServiceAccount. */
-  async function applyRbac(m: Rendered): Promise<string> {
+  async function applyRbac(m: Rendered, serviceAccount = `${m.prefix}controller`): Promise<string> {
     const rbac = m.objects.filter((o) =>
       ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind),
     );
@@ -207,7 +266,7 @@ describe('deploy/ manifests against the fixture apiserver', () => {
       if (o.kind !== 'ServiceAccount') clusterScoped.push(`${o.kind.toLowerCase()}/${o.metadata.name}`);
     const r = await f.kubectl(['apply', '-f', '-'], { input: rbac.map((o) => stringify(o)).join('---\n') });
     assert.equal(r.code, 0, r.stderr);
-    const t = await f.kubectl(['create', 'token', `${m.prefix}controller`, '-n', m.namespace]);
+    const t = await f.kubectl(['create', 'token', serviceAccount, '-n', m.namespace]);
     assert.equal(t.code, 0, t.stderr);
     return t.stdout.trim();
   }
@@ -301,5 +360,280 @@ describe('deploy/ manifests against the fixture apiserver', () => {
     ]);
     const dry = await dryRun(m);
     assert.equal(dry.code, 0, dry.stderr);
+  });
+
+  /** The kinds/names the node-local overlay renders. */
+  const nodeLocalObjects = (prefix: string) => [
+    `ClusterRole/${prefix}kube-cache-proxy-node-local`,
+    `ClusterRoleBinding/${prefix}kube-cache-proxy-node-local`,
+    `ClusterRoleBinding/${prefix}kube-cache-proxy-node-local-auth-delegator`,
+    `ConfigMap/${prefix}kube-cache-proxy-node-local-kubeconfig`,
+    `DaemonSet/${prefix}kube-cache-proxy-node-local`,
+    `ServiceAccount/${prefix}kube-cache-proxy-node-local`,
+  ];
+
+  /** The operator's Secret, made with the command deploy/README.md gives. */
+  async function tlsSecret(namespace: string, dir: string, keys = ['tls.crt', 'tls.key', 'ca.crt']) {
+    return f.kubectl([
+      'create',
+      'secret',
+      'generic',
+      'kube-cache-proxy-node-local-tls',
+      '--type=kubernetes.io/tls',
+      '-n',
+      namespace,
+      ...keys.map((k) => `--from-file=${k}=${join(dir, k)}`),
+      '--dry-run=client',
+      '-o',
+      'yaml',
+    ]);
+  }
+
+  it('node-local overlay: renders the DaemonSet, RBAC exactly list/watch on the scoped --resources, no impersonation', async () => {
+    const m = await render('overlays/node-local');
+    assert.deepEqual(m.objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), nodeLocalObjects(m.prefix));
+    const ds = m.byKind('DaemonSet');
+    assert.equal(ds.spec.template.spec.hostNetwork, true);
+    assert.equal(ds.spec.template.spec.serviceAccountName, `${m.prefix}kube-cache-proxy-node-local`);
+    // The Secret is the operator's: its name is not prefixed.
+    assert.equal(ds.spec.template.spec.volumes[0].secret.secretName, 'kube-cache-proxy-node-local-tls');
+    assert.equal(
+      m.resourcesArg,
+      'pods[fieldSelector=spec.nodeName=$(NODE_NAME)],nodes[fieldSelector=metadata.name=$(NODE_NAME)],services,endpointslices.discovery.k8s.io',
+    );
+    assert.deepEqual(m.byKind('ClusterRole').rules, [
+      { apiGroups: [''], resources: ['nodes', 'pods', 'services'], verbs: ['list', 'watch'] },
+      { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+    ]);
+    assert.deepEqual(m.byKind('ClusterRole').rules, cacheRbacRules(m.resourcesArg));
+    const delegator = m.objects.find(
+      (o) => o.metadata.name === `${m.prefix}kube-cache-proxy-node-local-auth-delegator`,
+    );
+    assert.equal(delegator.roleRef.name, 'system:auth-delegator');
+    for (const b of m.objects.filter((o) => o.kind === 'ClusterRoleBinding'))
+      assert.deepEqual(b.subjects, [
+        { kind: 'ServiceAccount', name: `${m.prefix}kube-cache-proxy-node-local`, namespace: m.namespace },
+      ]);
+    assert.doesNotMatch(m.yaml, /impersonat/);
+  });
+
+  it("node-local overlay: server-side dry-run clean with the operator's kubernetes.io/tls Secret; a Secret without tls.key is refused", async () => {
+    const m = await render('overlays/node-local');
+    const certs = join(mkdtempSync(join(tmp, 'certs-')), 'tls');
+    mintServingCert(certs);
+    const secret = await tlsSecret(m.namespace, certs);
+    assert.equal(secret.code, 0, secret.stderr);
+    const dry = await dryRun(m, `${m.yaml}---\n${secret.stdout}`);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.deepEqual(dry.stdout.trim().split('\n').sort(), [
+      `clusterrole.rbac.authorization.k8s.io/${m.prefix}kube-cache-proxy-node-local created (server dry run)`,
+      `clusterrolebinding.rbac.authorization.k8s.io/${m.prefix}kube-cache-proxy-node-local created (server dry run)`,
+      `clusterrolebinding.rbac.authorization.k8s.io/${m.prefix}kube-cache-proxy-node-local-auth-delegator created (server dry run)`,
+      `configmap/${m.prefix}kube-cache-proxy-node-local-kubeconfig created (server dry run)`,
+      `daemonset.apps/${m.prefix}kube-cache-proxy-node-local created (server dry run)`,
+      'secret/kube-cache-proxy-node-local-tls created (server dry run)',
+      `serviceaccount/${m.prefix}kube-cache-proxy-node-local created (server dry run)`,
+    ]);
+    const broken = await tlsSecret(m.namespace, certs, ['tls.crt', 'ca.crt']);
+    const refused = await dryRun(m, broken.stdout);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /tls\.key/);
+  });
+
+  it('node-local overlay, applied: list/watch of the cached resources, the review APIs, nothing else', async () => {
+    const m = await render('overlays/node-local');
+    await applyRbac(m, `${m.prefix}kube-cache-proxy-node-local`);
+    const sa = `${m.prefix}kube-cache-proxy-node-local`;
+    for (const resource of ['pods', 'nodes', 'services', 'endpointslices.discovery.k8s.io']) {
+      for (const verb of ['list', 'watch'])
+        assert.equal(await canI(m, verb, resource, 'kube-system', sa), true, `${verb} ${resource}`);
+      for (const verb of ['get', 'create', 'update', 'delete'])
+        assert.equal(
+          await canI(m, verb, resource, 'kube-system', sa),
+          false,
+          `${verb} ${resource} must be denied`,
+        );
+    }
+    assert.equal(await canI(m, 'create', 'tokenreviews.authentication.k8s.io', m.namespace, sa), true);
+    assert.equal(await canI(m, 'create', 'subjectaccessreviews.authorization.k8s.io', m.namespace, sa), true);
+    assert.equal(await canI(m, 'list', 'secrets', 'kube-system', sa), false);
+    assert.equal(await canI(m, 'list', 'configmaps', 'kube-system', sa), false);
+    assert.equal(await canI(m, 'impersonate', 'users', m.namespace, sa), false);
+    assert.equal(
+      await canI(m, 'impersonate:arbitrary-node', 'nodes.authentication.k8s.io', m.namespace, sa),
+      false,
+    );
+  });
+
+  it("node-local overlay, run: the DaemonSet's own args sync with only its RBAC; an agent with the ConfigMap's kubeconfig reads through it over TLS", async () => {
+    const m = await render('overlays/node-local');
+    const sa = `${m.prefix}kube-cache-proxy-node-local`;
+    const proxyToken = await applyRbac(m, sa);
+    // The node: a plain Node object and a pod bound to it, and one pod on another node.
+    const node = `${m.namespace}-node`;
+    clusterScoped.push(`node/${node}`);
+    const pod = (name: string, nodeName: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: m.namespace },
+      spec: { nodeName, containers: [{ name: 'c', image: 'registry.invalid/none' }] },
+    });
+    const objs = [
+      { apiVersion: 'v1', kind: 'Node', metadata: { name: node } },
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'agent', namespace: m.namespace } },
+      // No controller-manager in the fixture: the pods' ServiceAccount must be created.
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: m.namespace } },
+      pod('on-this-node', node),
+      pod('elsewhere', `${node}-other`),
+    ];
+    const created = await f.kubectl(['apply', '-f', '-'], {
+      input: objs.map((o) => stringify(o)).join('---\n'),
+    });
+    assert.equal(created.code, 0, created.stderr);
+    // The agent: its own ServiceAccount, allowed to read what a kube-proxy-like agent reads.
+    clusterScoped.push(`clusterrole/${m.prefix}agent`, `clusterrolebinding/${m.prefix}agent`);
+    for (const args of [
+      [
+        'clusterrole',
+        `${m.prefix}agent`,
+        '--verb=get,list,watch',
+        '--resource=pods,nodes,services,endpointslices.discovery.k8s.io',
+      ],
+      [
+        'clusterrolebinding',
+        `${m.prefix}agent`,
+        `--clusterrole=${m.prefix}agent`,
+        `--serviceaccount=${m.namespace}:agent`,
+      ],
+    ]) {
+      const r = await f.kubectl(['create', ...args]);
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const agentToken = await f.kubectl(['create', 'token', 'agent', '-n', m.namespace]);
+    assert.equal(agentToken.code, 0, agentToken.stderr);
+
+    // The pod's files: the Secret's keys at the mount path, the proxy's ServiceAccount token.
+    const root = mkdtempSync(join(tmp, 'node-'));
+    const tlsDir = join(root, 'etc/kube-cache-proxy-tls');
+    mintServingCert(tlsDir);
+    const proxyKubeconfig = join(root, 'proxy.kubeconfig');
+    writeFileSync(
+      proxyKubeconfig,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: f.server, 'certificate-authority': f.caFile } }],
+        users: [{ name: 'u', user: { token: proxyToken } }],
+        contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'c',
+      }),
+    );
+    // The container's args as the kubelet passes them. Changed for the test only: the files'
+    // root, ephemeral ports (tests run in parallel), the upstream (in-cluster in a pod).
+    const env = { NODE_NAME: node, HOST_IP: '127.0.0.1', POD_IP: '127.0.0.1' };
+    const args = (m.sidecar.args as string[])
+      .map((a) => kubeletExpand(a, env))
+      .map((a) => a.replaceAll('/etc/kube-cache-proxy-tls/', `${tlsDir}/`))
+      .map((a) => (a.startsWith('--listen=') ? '--listen=127.0.0.1:0' : a))
+      .map((a) => (a.startsWith('--ops-listen=') ? '--ops-listen=127.0.0.1:0' : a));
+    assert.ok(
+      args.includes(
+        `--resources=pods[fieldSelector=spec.nodeName=${node}],nodes[fieldSelector=metadata.name=${node}],services,endpointslices.discovery.k8s.io`,
+      ),
+    );
+    const proxy = spawnProxyCli([...args, `--kubeconfig=${proxyKubeconfig}`], env);
+    try {
+      const { address, ops } = await proxy.listening();
+      assert.match(address, /^https:\/\/127\.0\.0\.1:\d+$/);
+      // Ready = every resource synced: list and watch suffice with exactly this ClusterRole.
+      await eventually("the node proxy's /readyz 200 (every resource synced)", 30_000, async () => {
+        const r = await request(`${ops}/readyz`);
+        await r.body.dump();
+        return r.statusCode === 200 ? true : undefined;
+      });
+
+      // The agent's side: the ConfigMap mounted as a directory, the CA filled in from the
+      // Secret's ca.crt, its own token at the projected path (here: a file).
+      const agentDir = join(root, 'agent-kubeconfig');
+      mkdirSync(agentDir);
+      const cm = m.byKind('ConfigMap');
+      const kc = parse(cm.data.kubeconfig);
+      const port = new URL(address).port;
+      assert.equal(kc.clusters[0].cluster.server, 'https://127.0.0.1:6446');
+      kc.clusters[0].cluster.server = `https://127.0.0.1:${port}`;
+      const tokenFile = join(root, 'agent-token');
+      writeFileSync(tokenFile, agentToken.stdout.trim());
+      kc.users[0].user.tokenFile = tokenFile;
+      writeFileSync(join(agentDir, 'kubeconfig'), stringify(kc));
+      writeFileSync(join(agentDir, 'ca.crt'), readFileSync(join(tlsDir, 'ca.crt')));
+      const agentKc = join(agentDir, 'kubeconfig');
+      const directKc = join(root, 'agent-direct.kubeconfig');
+      writeFileSync(
+        directKc,
+        stringify({
+          ...kc,
+          clusters: [
+            { name: kc.clusters[0].name, cluster: { server: f.server, 'certificate-authority': f.caFile } },
+          ],
+        }),
+      );
+
+      const reads = [
+        ['get', 'pods', '-A', `--field-selector=spec.nodeName=${node}`, '-o', 'name'],
+        ['get', 'services', '-A', '-o', 'name'],
+        ['get', 'endpointslices.discovery.k8s.io', '-A', '-o', 'name'],
+        ['get', 'nodes', `--field-selector=metadata.name=${node}`, '-o', 'name'],
+      ];
+      for (const r of reads) {
+        const via = await f.kubectl(r, { kubeconfig: agentKc });
+        const direct = await f.kubectl(r, { kubeconfig: directKc });
+        assert.equal(via.code, 0, `${r.join(' ')}: ${via.stderr}`);
+        assert.equal(via.stdout, direct.stdout, r.join(' '));
+      }
+      const onNode = await f.kubectl(reads[0]!, { kubeconfig: agentKc });
+      assert.equal(onNode.stdout, `pod/on-this-node\n`);
+      // Served from the cache, for the agent's identity (TokenReview + SubjectAccessReview).
+      const metrics = await (await request(`${ops}/metrics`)).body.text();
+      for (const resource of ['pods', 'services', 'endpointslices', 'nodes']) {
+        const line = metrics
+          .split('\n')
+          .find(
+            (l) =>
+              l.startsWith('kube_cache_proxy_requests_total{') &&
+              l.includes(`resource="${resource}"`) &&
+              l.includes('verb="LIST"') &&
+              l.includes('served_from="cache"') &&
+              l.includes('code="200"'),
+          );
+        const seen = metrics
+          .split('\n')
+          .filter(
+            (l) => l.startsWith('kube_cache_proxy_requests_total{') && l.includes(`resource="${resource}"`),
+          );
+        assert.ok(
+          line && Number(line.split(' ').pop()) >= 1,
+          `${resource} LIST served from cache: ${seen.join('\n')}`,
+        );
+      }
+      // The TLS is the Secret's: the cluster's CA does not verify it.
+      const wrongCa = join(root, 'wrong-ca.kubeconfig');
+      writeFileSync(
+        wrongCa,
+        stringify({
+          ...kc,
+          clusters: [
+            {
+              name: kc.clusters[0].name,
+              cluster: { server: kc.clusters[0].cluster.server, 'certificate-authority': f.caFile },
+            },
+          ],
+        }),
+      );
+      const refused = await f.kubectl(['get', 'services', '-A'], { kubeconfig: wrongCa });
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, /certificate signed by unknown authority/);
+    } finally {
+      await proxy.stop();
+    }
   });
 });

@@ -6,17 +6,36 @@ export interface PolicyRule {
 }
 
 /**
+ * The entries of a `--resources` value: split at the commas outside a `[...]` scope, each
+ * entry's scope dropped (`pods[fieldSelector=spec.nodeName=n1],services` → `pods`, `services`).
+ */
+export function resourceNames(resources: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let cur = '';
+  for (const ch of `${resources},`) {
+    if (ch === '[') depth++;
+    if (ch === ']') depth--;
+    if (ch === ',' && depth === 0) {
+      const name = cur.replace(/\[.*\]$/s, '').trim();
+      if (name !== '') out.push(name);
+      cur = '';
+    } else cur += ch;
+  }
+  return out;
+}
+
+/**
  * The least-privilege rules the proxy needs for `--resources` (`pods,deployments.apps,…`, the
- * `resource.group` spelling of `kubectl`): `list` and `watch` only — the reflector's two verbs;
+ * `resource.group` spelling of `kubectl`, scopes such as `pods[fieldSelector=…]` allowed: RBAC
+ * cannot express a selector, so a scoped resource needs the same rule): `list` and `watch` only — the reflector's two verbs;
  * GET is answered from the cache and everything else is pass-through under the client's own RBAC.
  * One rule per API group, core ("") first then groups alphabetically, resources sorted.
  * Used by the deploy/ manifest tests, and the wording for "missing permission" hints.
  */
 export function cacheRbacRules(resources: string): PolicyRule[] {
   const byGroup = new Map<string, string[]>();
-  for (const r of resources.split(',')) {
-    const name = r.trim();
-    if (name === '') continue;
+  for (const name of resourceNames(resources)) {
     const dot = name.indexOf('.');
     const [resource, group] = dot < 0 ? [name, ''] : [name.slice(0, dot), name.slice(dot + 1)];
     byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);

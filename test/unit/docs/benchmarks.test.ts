@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { type NodeLocalReport, renderNodeLocal } from '../../../bench/node-local-report.ts';
 import {
   type BenchResults,
   renderHeadline,
@@ -39,6 +40,17 @@ describe('benchmark blocks of the documentation', () => {
   it("README.md holds the same run's headline", () => {
     assert.equal(block(read('README.md'), 'bench-headline'), renderHeadline(latest));
     assert.match(renderHeadline(latest), /^- LIST all pods \(RV=0\): proxy 22\.42× the req\/s/);
+  });
+
+  it('docs/benchmarks.md holds the node-local report of bench/results/node-local.json', () => {
+    const nl = JSON.parse(read('bench/results/node-local.json')) as NodeLocalReport;
+    assert.equal(
+      block(read('docs/benchmarks.md'), 'node-local'),
+      renderNodeLocal(nl),
+      'stale: rerun bench/node-local.ts',
+    );
+    assert.equal(nl.mode, 'full');
+    assert.equal(nl.params.nodes, 20);
   });
 
   it('replaceMarkedBlock rewrites only the text between the markers, and nothing without them', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { cacheRbacRules } from '../../support/rbac-rules.ts';
+import { cacheRbacRules, resourceNames } from '../../support/rbac-rules.ts';
 
 // Structural checks on the source manifests (no kubectl needed). test/e2e/deploy.test.ts renders
 // them with kustomize and applies them with a server-side dry-run against a real apiserver.
@@ -73,7 +73,134 @@ describe('deploy/overlays/namespaced', () => {
   });
 });
 
+describe('deploy/overlays/node-local', () => {
+  const ds = load('overlays/node-local/daemonset.yaml');
+  const spec = ds.spec.template.spec;
+  const proxy = spec.containers[0];
+  const args = proxy.args as string[];
+  const arg = (flag: string) => args.find((a) => a.startsWith(`${flag}=`))?.slice(flag.length + 1);
+
+  it('is a hostNetwork DaemonSet on every node, system-node-critical, tolerating every taint', () => {
+    assert.equal(ds.kind, 'DaemonSet');
+    assert.equal(spec.hostNetwork, true);
+    assert.equal(spec.dnsPolicy, 'ClusterFirstWithHostNet');
+    assert.equal(spec.priorityClassName, 'system-node-critical');
+    assert.deepEqual(spec.tolerations, [{ operator: 'Exists' }]);
+    // Two pods cannot bind the same host port: no surge.
+    assert.deepEqual(ds.spec.updateStrategy.rollingUpdate, { maxUnavailable: 1, maxSurge: 0 });
+  });
+
+  it("listens on the node's loopback with TLS and --delegated-auth, from the mounted Secret", () => {
+    assert.equal(arg('--listen'), '127.0.0.1:6446');
+    assert.ok(args.includes('--delegated-auth'));
+    assert.ok(args.includes('--host-network'));
+    assert.equal(arg('--tls-cert-file'), '/etc/kube-cache-proxy-tls/tls.crt');
+    assert.equal(arg('--tls-private-key-file'), '/etc/kube-cache-proxy-tls/tls.key');
+    assert.deepEqual(proxy.volumeMounts, [
+      { name: 'tls', mountPath: '/etc/kube-cache-proxy-tls', readOnly: true },
+    ]);
+    assert.equal(spec.volumes[0].secret.secretName, 'kube-cache-proxy-node-local-tls');
+    assert.equal(
+      args.some((a) => a.startsWith('--kubeconfig')),
+      false,
+      'in-cluster upstream',
+    );
+    assert.equal(args.includes('--impersonate-certificate-clients'), false);
+  });
+
+  it("caches this node's pods and Node (NODE_NAME from the downward API), Services and EndpointSlices", () => {
+    assert.equal(
+      arg('--resources'),
+      'pods[fieldSelector=spec.nodeName=$(NODE_NAME)],nodes[fieldSelector=metadata.name=$(NODE_NAME)],services,endpointslices.discovery.k8s.io',
+    );
+    const env = Object.fromEntries(
+      (proxy.env as Array<{ name: string; valueFrom?: { fieldRef: { fieldPath: string } } }>).map((e) => [
+        e.name,
+        e.valueFrom?.fieldRef.fieldPath,
+      ]),
+    );
+    assert.equal(env.NODE_NAME, 'spec.nodeName');
+    assert.equal(env.HOST_IP, 'status.hostIP');
+    assert.equal(env.POD_IP, 'status.podIP');
+  });
+
+  it('probes the ops listener, sets requests and limits and a non-root read-only security context', () => {
+    assert.equal(arg('--ops-listen'), '$(HOST_IP):6447');
+    assert.deepEqual(proxy.ports, [
+      { name: 'https', containerPort: 6446 },
+      { name: 'ops', containerPort: 6447 },
+    ]);
+    assert.equal(proxy.livenessProbe.httpGet.path, '/livez');
+    assert.equal(proxy.readinessProbe.httpGet.path, '/readyz');
+    assert.equal(proxy.startupProbe.httpGet.path, '/readyz');
+    for (const p of ['livenessProbe', 'readinessProbe', 'startupProbe'])
+      assert.equal(proxy[p].httpGet.port, 'ops');
+    for (const k of ['requests', 'limits'])
+      assert.ok(proxy.resources[k].cpu && proxy.resources[k].memory, `${k} cpu and memory`);
+    assert.equal(spec.securityContext.runAsNonRoot, true);
+    assert.deepEqual(proxy.securityContext, {
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ['ALL'] },
+    });
+  });
+
+  it('grants list/watch on exactly the cached resources, the review APIs, no impersonation', () => {
+    assert.deepEqual(load('overlays/node-local/clusterrole.yaml').rules, cacheRbacRules(arg('--resources')!));
+    assert.equal(
+      load('overlays/node-local/auth-delegator-clusterrolebinding.yaml').roleRef.name,
+      'system:auth-delegator',
+    );
+    const k = load('overlays/node-local/kustomization.yaml');
+    assert.equal(JSON.stringify(k).includes('impersonat'), false);
+  });
+
+  it("gives agents a kubeconfig for https://127.0.0.1:6446 with the proxy's CA and their own token", () => {
+    const cm = load('overlays/node-local/agent-kubeconfig-configmap.yaml');
+    const kc = parse(cm.data.kubeconfig);
+    assert.deepEqual(kc.clusters[0].cluster, {
+      server: `https://${arg('--listen')}`,
+      'certificate-authority': 'ca.crt',
+    });
+    assert.deepEqual(Object.keys(cm.data), ['kubeconfig'], "the CA is the operator's ConfigMap");
+    assert.deepEqual(kc.users[0].user, { tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' });
+  });
+
+  it('cert-manager: the Certificate writes the mounted Secret, with the IP SAN 127.0.0.1, from a CA Issuer', () => {
+    const docs = readFileSync(
+      new URL('../../../deploy/overlays/node-local/cert-manager/certificates.yaml', import.meta.url),
+      'utf8',
+    )
+      .split(/^---$/m)
+      .map((d) => parse(d));
+    const serving = docs.find((d) => d.metadata.name === 'kube-cache-proxy-node-local-tls');
+    assert.equal(serving.spec.secretName, spec.volumes[0].secret.secretName);
+    assert.deepEqual(serving.spec.ipAddresses, ['127.0.0.1']);
+    assert.ok(serving.spec.usages.includes('server auth'));
+    assert.equal(serving.spec.issuerRef.name, 'kube-cache-proxy-node-local-ca');
+    const ca = docs.find((d) => d.metadata.name === 'kube-cache-proxy-node-local-ca');
+    assert.equal(ca.spec.isCA, true);
+  });
+});
+
 describe('cacheRbacRules', () => {
+  it('reads the scoped syntax: scopes dropped, commas inside [...] do not split', () => {
+    assert.deepEqual(
+      resourceNames(
+        'pods[fieldSelector=spec.nodeName=n1;labelSelector=a in (x,y)],nodes[fieldSelector=metadata.name=n1],services',
+      ),
+      ['pods', 'nodes', 'services'],
+    );
+    assert.deepEqual(
+      cacheRbacRules('pods[fieldSelector=spec.nodeName=$(NODE_NAME)],endpointslices.discovery.k8s.io'),
+      [
+        { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+        { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+      ],
+    );
+  });
+
   it('groups resources by API group, core first, deduplicated', () => {
     assert.deepEqual(cacheRbacRules('pods,deployments.apps, configmaps,widgets.example.com,pods,'), [
       { apiGroups: [''], resources: ['configmaps', 'pods'], verbs: ['list', 'watch'] },
