@@ -33,7 +33,7 @@
  * is recorded (bench/rows.ts), not thrown.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,7 +45,7 @@ import { startByteRelay } from './byte-relay.ts';
 import { measureProxy } from './memory.ts';
 import { renderNodeLocal } from './node-local-report.ts';
 import { cpuSeconds, pin, round, rssBytes } from './proc.ts';
-import { type ProxyProcess, startProxy } from './proxy-process.ts';
+import { DIST_CLI, type ProxyProcess, startProxy } from './proxy-process.ts';
 import { replaceMarkedBlock } from './report.ts';
 import { type FailedRow, RowFailures } from './rows.ts';
 import { fillerText, parallel } from './seed.ts';
@@ -593,8 +593,10 @@ async function memoryRow(
     services: await count('/api/v1/services'),
     endpointSlices: await count('/apis/discovery.k8s.io/v1/endpointslices'),
   };
+  // The built CLI when the run built it (what the image runs: ~30 MiB less than type stripping).
+  const cli = existsSync(DIST_CLI) ? { cli: DIST_CLI } : {};
   const measure = (resource: string) =>
-    measureProxy({ kubeconfig: f.kubeconfigs.adminToken, resource, cpu, heapSnapshot: false });
+    measureProxy({ kubeconfig: f.kubeconfigs.adminToken, resource, cpu, heapSnapshot: false, ...cli });
   const idle = await measure('limitranges');
   const share = await measure(
     `pods[fieldSelector=spec.nodeName=${MEM_NODE}],services,endpointslices.discovery.k8s.io`,

@@ -12,6 +12,7 @@
  * below. Proxy logs (pino JSON) go to stderr so stdout keeps the instructions.
  */
 import { join } from 'node:path';
+import { scopeString } from '../src/apimachinery/resource-scope.ts';
 import { type Config, loadConfig, renderHelp } from '../src/config.ts';
 import { createParts, EXIT_CONFIG, EXIT_FAILURE, type RunningProxy, runProxy } from '../src/main.ts';
 import { createMetrics } from '../src/ops/metrics.ts';
@@ -81,7 +82,7 @@ try {
       '',
       `kube-apiserver ${fixture.version} (fixture) is ready at ${fixture.server}`,
       `kube-cache-proxy is listening at ${proxy.address} (ops: ${proxy.opsAddress}/metrics, /readyz, /debug/cache)`,
-      `caching: ${config.resources.join(', ')}`,
+      `caching: ${config.resources.map((r) => `${r.name}${scopeString(r)}`).join(', ')}`,
       `kubeconfig for kubectl (through the proxy): ${kubeconfig}`,
       '',
       `  export ${k}`,
