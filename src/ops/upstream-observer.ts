@@ -83,7 +83,13 @@ export function observeUpstream(dispatcher: Dispatcher, opts: UpstreamObserverOp
     lastForbiddenLog.set(key, now);
     const gr = l.group === '' ? resource : `${resource}.${l.group}`;
     const where = l.namespace !== undefined ? `in namespace ${l.namespace}` : 'cluster-wide';
-    const what = l.resource === '' ? `${rbacVerb} ${l.path}` : `${rbacVerb} ${gr} ${where}`;
+    // Discovery (/api, /apis, /version) is allowed to every authenticated user by the
+    // bootstrap ClusterRole system:discovery: a 403 there means the request went out without
+    // credentials (system:anonymous), e.g. a kubeconfig user whose token key was not read.
+    const msg =
+      l.resource === ''
+        ? `forbidden: the proxy's identity may not ${rbacVerb} ${l.path}, which every authenticated user may (system:discovery): check the credentials of the proxy's kubeconfig user (a request without them is system:anonymous)`
+        : `missing RBAC permission: the proxy's identity may not ${rbacVerb} ${gr} ${where}; grant list and watch on every cached resource (see deploy/)`;
     log.error(
       {
         verb: rbacVerb,
@@ -93,7 +99,7 @@ export function observeUpstream(dispatcher: Dispatcher, opts: UpstreamObserverOp
         path: l.path,
         code: 403,
       },
-      `missing RBAC permission: the proxy's identity may not ${what}; grant list and watch on every cached resource (see deploy/)`,
+      msg,
     );
   };
   const interceptor =

@@ -72,33 +72,43 @@ export function loadKubeConfig(src: KubeConfigSource = {}): LoadedKubeConfig {
 }
 
 /**
- * client-node reads `token-file` while parsing, relative to the process's cwd; kubectl resolves
- * every path relative to the kubeconfig file. Make token-file absolute first.
+ * The user's token file: `tokenFile` is the key of client-go's kubeconfig (clientcmd/api/v1
+ * `AuthInfo.TokenFile`, what kubectl reads and writes); `token-file` is the only one client-node
+ * reads, kept for files written for it. Relative to the kubeconfig's directory, as kubectl does.
+ */
+function userTokenFile(user: Record<string, unknown> | undefined, dir: string): string | undefined {
+  const tf = user?.tokenFile ?? user?.['token-file'];
+  if (typeof tf !== 'string' || tf === '') return undefined;
+  return path.isAbsolute(tf) ? tf : path.join(dir, tf);
+}
+
+/**
+ * client-node reads only `token-file` while parsing, relative to the process's cwd, and ignores
+ * client-go's `tokenFile` (the request would go out anonymous); kubectl resolves every path
+ * relative to the kubeconfig file. Pass client-node the token file as an absolute `token-file`.
  */
 function loadFile(kc: KubeConfig, file: string): void {
   const dir = path.dirname(path.resolve(file));
   const raw = parse(readFileSync(file, 'utf8')) as { users?: { user?: Record<string, unknown> }[] } | null;
   for (const u of raw?.users ?? []) {
-    const tf = u.user?.['token-file'];
-    if (typeof tf === 'string' && !path.isAbsolute(tf)) u.user!['token-file'] = path.join(dir, tf);
+    const tf = userTokenFile(u.user, dir);
+    if (tf !== undefined) u.user!['token-file'] = tf;
   }
   kc.loadFromString(stringify(raw ?? {}));
   kc.makePathsAbsolute(dir);
 }
 
-/** The current user's `token-file` from the raw kubeconfig (relative paths resolved against it). */
+/** The current user's `tokenFile` / `token-file` from the raw kubeconfig (relative paths resolved against it). */
 function findTokenFile(file: string, kc: KubeConfig, context: string | undefined): string | undefined {
   try {
     const raw = parse(readFileSync(file, 'utf8')) as {
       'current-context'?: string;
       contexts?: { name: string; context?: { user?: string } }[];
-      users?: { name: string; user?: { 'token-file'?: string } }[];
+      users?: { name: string; user?: Record<string, unknown> }[];
     };
     const ctxName = context ?? kc.getCurrentContext();
     const userName = raw.contexts?.find((c) => c.name === ctxName)?.context?.user;
-    const tf = raw.users?.find((u) => u.name === userName)?.user?.['token-file'];
-    if (!tf) return undefined;
-    return path.isAbsolute(tf) ? tf : path.join(path.dirname(path.resolve(file)), tf);
+    return userTokenFile(raw.users?.find((u) => u.name === userName)?.user, path.dirname(path.resolve(file)));
   } catch {
     return undefined;
   }

@@ -92,6 +92,24 @@ describe('issue 11: the cache answers like the apiserver', () => {
     }
   });
 
+  test("a GET by name from the cache is the apiserver's body byte for byte (ending in a newline)", async () => {
+    // Regression: the cache wrote the object without the `\n` the apiserver's JSON encoder ends
+    // every answer with (`curl` showed the GET one byte short; LISTs had it).
+    for (const q of [
+      `/api/v1/namespaces/${ns}/configmaps/a?resourceVersion=0`,
+      `/api/v1/namespaces/${ns}/configmaps/a`,
+      '/api/v1/namespaces/default?resourceVersion=0',
+    ]) {
+      const d = await direct(q);
+      assert.equal(d.status, 200, d.body);
+      assert.ok(d.body.endsWith('}\n'), `apiserver ${q}`);
+      const p = await via(proxy, q);
+      assert.ok(fromCache(p), `${q}: served from the cache`);
+      assert.equal(p.body, d.body, q);
+      assert.equal(p.headers['content-length'], String(Buffer.byteLength(d.body)), q);
+    }
+  });
+
   test('issue 11 item 4: field labels the apiserver rejects are passed upstream (400), accepted ones served', async () => {
     const cases: [string, string, boolean][] = [
       ['/api/v1/namespaces', 'metadata.namespace=x', false],

@@ -151,4 +151,30 @@ describe('observeUpstream', () => {
     assert.equal(logged[0]!.group, 'apps');
     await agent.close();
   });
+
+  it('a 403 on discovery names missing credentials, not RBAC on resources', async () => {
+    // Regression: a kubeconfig whose `tokenFile` was not read sent discovery as system:anonymous,
+    // logged as "grant list and watch on every cached resource", which cannot fix it.
+    const m = createMetrics({ processMetrics: false });
+    const lines: string[] = [];
+    const logger = createLogger({
+      destination: new Writable({
+        write(chunk, _enc, cb) {
+          lines.push(String(chunk));
+          cb();
+        },
+      }),
+    });
+    const agent = new Agent();
+    const d = observeUpstream(agent, { metrics: m, clock: new FakeClock(0), forbiddenLogger: logger });
+    await (await request(`${base}/api?x=forbidden`, { dispatcher: d })).body.text();
+    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.equal(logged.length, 1);
+    assert.equal(
+      logged[0]!.msg,
+      "forbidden: the proxy's identity may not get /api, which every authenticated user may (system:discovery): check the credentials of the proxy's kubeconfig user (a request without them is system:anonymous)",
+    );
+    assert.equal(logged[0]!.path, '/api');
+    await agent.close();
+  });
 });

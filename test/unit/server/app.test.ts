@@ -369,11 +369,12 @@ describe('serving from the cache', () => {
     }
   });
 
-  it('GET answers the object bytes verbatim, or the apiserver-shaped 404', async () => {
+  it('GET answers the object bytes verbatim and a newline, or the apiserver-shaped 404', async () => {
     const { app, cache } = setup();
     const r = await app.inject({ url: '/api/v1/namespaces/a/pods/p1' });
     assert.equal(r.statusCode, 200);
-    assert.equal(r.body, cache.objects[0]!.raw.toString());
+    // The object's bytes plus the `\n` the apiserver's JSON serializer ends every answer with.
+    assert.equal(r.body, `${cache.objects[0]!.raw.toString()}\n`);
     const n = await app.inject({ url: '/api/v1/namespaces/a/pods/nope' });
     assert.equal(n.statusCode, 404);
     // Byte-identical to the apiserver's answer (key order included; no `group` for core).

@@ -43,6 +43,40 @@ current-context: x
     }
   });
 
+  it("reads client-go's tokenFile key (what kubectl uses), not only client-node's token-file", async () => {
+    // Regression: the deploy/README tiering kubeconfig (`tokenFile:`, client-go's key) made the
+    // proxy call the apiserver as system:anonymous, since client-node reads only `token-file`.
+    const dir = mkdtempSync(path.join(tmpdir(), 'kcp-kc-'));
+    try {
+      writeFileSync(path.join(dir, 'tok'), 'sa-token');
+      const file = path.join(dir, 'config');
+      writeFileSync(
+        file,
+        `apiVersion: v1
+kind: Config
+clusters:
+- name: pool
+  cluster: {server: 'https://127.0.0.1:8443', insecure-skip-tls-verify: true}
+users:
+- name: node-proxy
+  user:
+    tokenFile: tok
+contexts:
+- name: pool
+  context: {cluster: pool, user: node-proxy}
+current-context: pool
+`,
+      );
+      const loaded = loadKubeConfig({ kubeconfig: file });
+      assert.equal(loaded.tokenFile, path.join(dir, 'tok'));
+      const up = await createUpstream({ loaded });
+      assert.equal(await up.authorization(), 'Bearer sa-token');
+      await up.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('client-certificate users send no Authorization header', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'kcp-kc-'));
     try {
