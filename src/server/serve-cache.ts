@@ -295,9 +295,12 @@ export async function serveGet(
   if (!obj && isScoped(cache.resource.scope)) return 'outside-scope';
   if (!obj) throw notFound(cache.resource.gvr.group, cache.resource.gvr.resource, name);
   if (signal.aborted) return undefined;
-  writeChunks(res, cache, obj.wire, ctx);
+  writeChunks(res, cache, [...obj.wire, NEWLINE], ctx);
   return undefined;
 }
+
+/** The apiserver's JSON serializer ends a GET answer with a newline (Go `json.Encoder.Encode`). */
+const NEWLINE = Buffer.from('\n');
 
 /** Writes one watch event (a Buffer, or the chunks of one line, corked: one writev); false = backpressure. */
 function writeLine(res: ServerResponse, line: Buffer | readonly Buffer[]): boolean {
