@@ -59,6 +59,10 @@ export class WindowExtender {
         this.#onResult?.(rv, start, ok);
         // A snapshot or an eviction meanwhile changed what "start" means: prove again next time.
         if (h.epoch !== epoch) return;
+        // Cut short by its client's disconnect, the proof showed nothing: no failure recorded
+        // (it refused every later resume at or below rv until the next snapshot), and a client
+        // that waited for it asks again.
+        if (!ok && signal?.aborted) return;
         if (!ok || !h.extendBack(rv, start)) {
           if (!ok && (!this.#failed || this.#failed.epoch !== epoch || this.#failed.rv < rv))
             this.#failed = { epoch, rv };

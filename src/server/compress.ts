@@ -28,16 +28,25 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
  * Writes `chunks` as one gzip member with `headers` (200, without content-length: chunked, as
  * the apiserver). Input is batched and handed to zlib as it drains, so at most a few batches
  * are copied at a time. The response is destroyed if zlib fails; zlib stops when it closes.
+ * Resolves when the response closed (written, or the client left): the caller holds its
+ * `--max-inflight` slot until then, as the apiserver holds its seat while it writes. Without
+ * that, slow clients each kept a zlib stream and its buffers (about 0.8 MB measured) outside any
+ * limit: 200 clients not reading a 3.4 MB LIST raised the proxy's RSS from 170 to 333 MB.
  */
 export function writeGzip(
   res: ServerResponse,
   headers: Record<string, string | number | string[]>,
   chunks: readonly Buffer[],
-): void {
+): Promise<void> {
   res.writeHead(200, { ...headers, 'content-encoding': 'gzip', vary: 'Accept-Encoding' });
   const gz = createGzip({ level: 1, chunkSize: 64 * 1024, flush: constants.Z_NO_FLUSH });
   gz.on('error', (err) => res.destroy(err));
-  res.on('close', () => gz.destroy());
+  const closed = new Promise<void>((resolve) => {
+    res.on('close', () => {
+      gz.destroy();
+      resolve();
+    });
+  });
   gz.pipe(res);
   let i = 0;
   const feed = (): void => {
@@ -57,4 +66,5 @@ export function writeGzip(
     gz.end();
   };
   feed();
+  return closed;
 }

@@ -36,7 +36,9 @@ describe('acceptsPlainJson', () => {
       'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json',
       false,
     ],
-    ['application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json', false],
+    // The apiserver drops a protobuf Table clause (Table is JSON/YAML only) and answers plain
+    // JSON (checked on v1.37.2): the cache may too.
+    ['application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json', true],
     ['application/vnd.kubernetes.protobuf,application/json;as=Table;g=meta.k8s.io;v=v1', false],
     ['application/vnd.kubernetes.protobuf,application/*', true],
     ['application/yaml,application/json', true],
@@ -58,5 +60,43 @@ describe('attack: Accept media types are case-sensitive like the apiserver', () 
     assert.equal(acceptsPlainJson('application/json'), true);
     // Parameter names stay case-insensitive (`Q=0` is q=0 there too).
     assert.equal(acceptsPlainJson('application/json;AS=Table;g=meta.k8s.io;v=v1'), false);
+  });
+});
+
+describe('attack: clauses the apiserver answers 406 or otherwise (side by side on v1.37.2)', () => {
+  // Each was served 200 from the cache while the apiserver answered 406 Not Acceptable.
+  const notAcceptable = [
+    'application',
+    '*',
+    '*/json',
+    'text/plain, application',
+    'application/json;v=v1',
+    'application/json;g=meta.k8s.io',
+    'application/json; v = v1',
+    'application/json;as=Table',
+    'application/json;stream=bogus',
+    'application/yaml;stream=watch',
+    'application/json/x',
+  ];
+  for (const h of notAcceptable) it(`${h}: upstream`, () => assert.equal(acceptsPlainJson(h), false));
+  it('`pretty=1` on the chosen clause: the apiserver indents, so upstream', () => {
+    assert.equal(acceptsPlainJson('application/json;pretty=1'), false);
+    assert.equal(acceptsPlainJson('application/json;pretty=true'), true);
+  });
+  it('names are case-sensitive and q is a Go float: `V=v1`, `Q=0` are unknown parameters', () => {
+    assert.equal(acceptsPlainJson('application/json;V=v1'), true);
+    assert.equal(acceptsPlainJson('application/json;Q=0'), true);
+    // `q= 0.5` does not parse in Go (0): YAML (q=0.4) is chosen, the apiserver answers YAML.
+    assert.equal(acceptsPlainJson('application/json;q= 0.5, application/yaml;q=0.4'), false);
+  });
+  it('a clause the apiserver drops does not decide: the next one does', () => {
+    assert.equal(acceptsPlainJson('application/json;stream=bogus, application/json'), true);
+    assert.equal(acceptsPlainJson('application/json;as=Bogus;g=meta.k8s.io;v=v1, application/json'), true);
+  });
+  it('a huge Accept header stays linear-ish (no quadratic sort past 12 clauses)', () => {
+    const h = Array.from({ length: 4000 }, () => 'text/x').join(',');
+    const t0 = performance.now();
+    assert.equal(acceptsPlainJson(`${h},application/json`), true);
+    assert.ok(performance.now() - t0 < 500);
   });
 });

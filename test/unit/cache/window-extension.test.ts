@@ -58,4 +58,29 @@ describe('WatchCache.extendWindowBack (cache/window-extension.ts)', () => {
     assert.equal(await plain.extendWindowBack(40n), false);
     assert.equal(await newCache({ gapProver: async () => true }).cache.extendWindowBack(1n), false);
   });
+
+  it('attack: a client leaving during the proof does not make later resumes 410', async () => {
+    const calls: Array<[bigint, bigint]> = [];
+    const { cache } = newCache({
+      // Like proveNoEventsBetween: an aborted proof answers false.
+      gapProver: async (from, to, signal) => {
+        calls.push([from, to]);
+        await new Promise((r) => setImmediate(r));
+        return !signal?.aborted;
+      },
+    });
+    cache.replace([pod('a', 'p1', 5)], '50');
+    const gone = new AbortController();
+    const first = cache.extendWindowBack(40n, gone.signal);
+    // A second client resumes at the same RV while the first one's proof is in flight.
+    const second = cache.extendWindowBack(40n);
+    gone.abort();
+    assert.equal(await first, false);
+    assert.equal(await second, true);
+    assert.deepEqual(calls, [
+      [40n, 50n],
+      [40n, 50n],
+    ]);
+    assert.equal(cache.stats().oldestRV, '40');
+  });
 });
