@@ -63,11 +63,16 @@ export function splitResourceEntries(value: string): string[] {
   return out;
 }
 
+/** Characters that would change a selector's structure if a variable's value carried them. */
+const SELECTOR_SYNTAX = /[\s,;[\]()=!]/;
+
 /**
  * Expands `$(VAR)` from `env` like the kubelet expands container args
  * (`third_party/forked/golang/expansion`): `$$` is a literal `$`, a `$` before anything else
  * stays as it is. Unlike the kubelet, an unset variable is an error (a scope silently built
- * from the text `$(NODE_NAME)` would cache nothing).
+ * from the text `$(NODE_NAME)` would cache nothing), and so are an empty value and one with
+ * selector syntax in it: `spec.nodeName=` would silently cache every unscheduled pod instead of
+ * the node's, and `n1,metadata.namespace!=x` would add requirements nobody wrote.
  * @throws ResourceSpecError naming the variable.
  */
 export function expandVariables(s: string, env: Readonly<Record<string, string | undefined>>): string {
@@ -88,6 +93,11 @@ export function expandVariables(s: string, env: Readonly<Record<string, string |
       const name = s.slice(i + 2, end);
       const v = env[name];
       if (v === undefined) throw new ResourceSpecError(`environment variable ${name} is not set`);
+      if (v === '') throw new ResourceSpecError(`environment variable ${name} is empty`);
+      if (SELECTOR_SYNTAX.test(v))
+        throw new ResourceSpecError(
+          `environment variable ${name} is ${JSON.stringify(v)}: a value may not contain spaces or any of , ; [ ] ( ) = !`,
+        );
       out += v;
       i = end;
     } else out += c;

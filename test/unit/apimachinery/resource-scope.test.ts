@@ -24,6 +24,20 @@ describe('resource scopes (--resources entries)', () => {
     assert.equal(expandVariables('a=$(X),b=$$(X),c=$y,d=$', { X: 'n1' }), 'a=n1,b=$(X),c=$y,d=$');
     assert.throws(() => expandVariables('$(NODE_NAME)', {}), /environment variable NODE_NAME is not set/);
     assert.throws(() => expandVariables('$(NODE', { NODE: 'x' }), /unterminated/);
+    // Found by the pre-release attack: an empty NODE_NAME made `spec.nodeName=` (every unscheduled
+    // pod), a value with a comma added a requirement nobody wrote.
+    assert.throws(
+      () => expandVariables('spec.nodeName=$(NODE_NAME)', { NODE_NAME: '' }),
+      /NODE_NAME is empty/,
+    );
+    assert.throws(
+      () => expandVariables('spec.nodeName=$(NODE_NAME)', { NODE_NAME: 'n1,metadata.namespace!=x' }),
+      /NODE_NAME is "n1,metadata.namespace!=x": a value may not contain/,
+    );
+    assert.equal(
+      expandVariables('spec.nodeName=$(NODE_NAME)', { NODE_NAME: 'ip-10-0-0-1.ec2.internal' }),
+      'spec.nodeName=ip-10-0-0-1.ec2.internal',
+    );
   });
 
   it('parses a scope and prints it back', () => {
