@@ -16,6 +16,7 @@ import { createUpstream, type Upstream } from '../../src/upstream/connection.ts'
 import { type Fixture, sharedFixture, writeKubeconfig } from '../fixture/index.ts';
 import { startProbe } from '../support/informer-probe.ts';
 import { startProxy } from '../support/proxy.ts';
+import { createMany } from '../support/seed-objects.ts';
 
 /** A loopback TCP relay to `target` (host:port) counting the bytes sent back to its clients. */
 async function countingRelay(
@@ -59,25 +60,17 @@ describe('upstream bytes of one cold sync: gzip like client-go', () => {
     f = await sharedFixture();
     up = await createUpstream({ kubeconfig: f.kubeconfigs.adminToken });
     ns = await f.newNamespace('gzip');
-    const auth = await up.authorization();
-    let next = 0;
     // ~300 JSON bytes each, 48 of them random (not trivially compressible, as real data is not).
-    const worker = async () => {
-      for (let i = next++; i < N; i = next++) {
-        const res = await request(`${up.baseUrl}/api/v1/namespaces/${ns}/configmaps`, {
-          method: 'POST',
-          dispatcher: up.dispatcher,
-          headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
-          body: JSON.stringify({
-            metadata: { name: `cm-${String(i).padStart(5, '0')}`, labels: { app: `a${i % 10}` } },
-            data: { i: String(i), r: randomBytes(36).toString('base64') },
-          }),
-        });
-        const text = await res.body.text();
-        assert.equal(res.statusCode, 201, text);
-      }
-    };
-    await Promise.all(Array.from({ length: 32 }, worker));
+    await createMany(
+      up,
+      `/api/v1/namespaces/${ns}/configmaps`,
+      N,
+      (i) => ({
+        metadata: { name: `cm-${String(i).padStart(5, '0')}`, labels: { app: `a${i % 10}` } },
+        data: { i: String(i), r: randomBytes(36).toString('base64') },
+      }),
+      32,
+    );
   });
   after(async () => {
     await up?.close();

@@ -19,6 +19,7 @@ import { createUpstream, type Upstream } from '../../src/upstream/connection.ts'
 import { type Fixture, runProbe, sharedFixture } from '../fixture/index.ts';
 import { gzipMembers } from '../support/gzip-members.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
+import { createMany } from '../support/seed-objects.ts';
 
 const run = promisify(execFile);
 /** ConfigMaps of ~1 KB: the namespace's LIST is ~0.6 MB, far above the 128 KiB threshold. */
@@ -34,23 +35,10 @@ describe('--response-compression=gzip: large cache answers gzip-compressed like 
     f = await sharedFixture();
     up = await createUpstream({ kubeconfig: f.kubeconfigs.adminToken });
     ns = await f.newNamespace('rgzip');
-    const auth = await up.authorization();
-    let next = 0;
-    const worker = async () => {
-      for (let i = next++; i < N; i = next++) {
-        const res = await request(`${up.baseUrl}/api/v1/namespaces/${ns}/configmaps`, {
-          method: 'POST',
-          dispatcher: up.dispatcher,
-          headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
-          body: JSON.stringify({
-            metadata: { name: `cm-${String(i).padStart(4, '0')}` },
-            data: { r: randomBytes(300).toString('base64'), i: String(i).repeat(50) },
-          }),
-        });
-        assert.equal(res.statusCode, 201, await res.body.text());
-      }
-    };
-    await Promise.all(Array.from({ length: 16 }, worker));
+    await createMany(up, `/api/v1/namespaces/${ns}/configmaps`, N, (i) => ({
+      metadata: { name: `cm-${String(i).padStart(4, '0')}` },
+      data: { r: randomBytes(300).toString('base64'), i: String(i).repeat(50) },
+    }));
     proxy = await startProxy(f, {
       resources: 'configmaps',
       args: ['--response-compression', 'gzip'],
