@@ -304,7 +304,12 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
       '',
       table(
         ['scenario', 'row', 'at s', 'error'],
-        failed.map((x) => [x.scenario, x.row, fmt(x.atS, 0), x.error.replaceAll('|', '\\|')]),
+        failed.map((x) => [
+          x.scenario,
+          x.row,
+          fmt(x.atS, 0),
+          x.error.replaceAll('|', '\\|').replace(/\s+/g, ' ').trim(),
+        ]),
       ),
     );
 
