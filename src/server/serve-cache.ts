@@ -6,6 +6,7 @@
  * written to the response then), undefined when it answered.
  */
 import type { ServerResponse } from 'node:http';
+import type { MetadataVersion } from '../apimachinery/accept.ts';
 import { type ListOptions, parseListOptions } from '../apimachinery/list-options.ts';
 import type { ResourceRequest } from '../apimachinery/request-info.ts';
 import { isScoped } from '../apimachinery/resource-scope.ts';
@@ -13,7 +14,14 @@ import { notFound, StatusError, tooManyRequests } from '../apimachinery/status.t
 import type { Clock, TimerHandle } from '../util/clock.ts';
 import type { CacheCodec, FieldSelector, LabelSelector, ListPage, ServedCache } from './cache-api.ts';
 import { acceptsGzip, GZIP_THRESHOLD_BYTES, writeGzip } from './compress.ts';
-import { type CacheRead, getRead, listRead, type UpstreamReason, watchRead } from './delegate.ts';
+import {
+  type CacheRead,
+  getRead,
+  listRead,
+  requestForm,
+  type UpstreamReason,
+  watchRead,
+} from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import { writeStatus } from './send-status.ts';
 import { type PendingDelete, type WriteTracker, writeKey } from './write-tracker.ts';
@@ -234,6 +242,15 @@ function writeChunks(
 }
 
 /**
+ * The meta.k8s.io version of the PartialObjectMetadata(List) the request asks for (issue 15:
+ * `delegate` already checked the kind fits the verb), or undefined for whole objects.
+ */
+function metadataVersion(res: ServerResponse): MetadataVersion | undefined {
+  const form = requestForm(res.req.headers);
+  return form?.form === 'metadata' ? form.version : undefined;
+}
+
+/**
  * LIST from the cache; the reason when it must go upstream instead. For a scoped cache
  * `delegate` already checked that the request's selectors contain the scope's requirements; the
  * request's full selectors are applied as for any cache.
@@ -252,6 +269,7 @@ export async function serveList(
   if (typeof read === 'string') return read;
   const notReadable = await readable(cache, info, read, ctx, signal);
   if (notReadable) return notReadable;
+  const metadata = metadataVersion(res);
   let result: ListPage;
   try {
     const q: Parameters<ServedCache['list']>[0] = { labelSelector: sel.label, fieldSelector: sel.field };
@@ -259,6 +277,7 @@ export async function serveList(
     if (read.mode === 'exact') q.exactRV = read.rv;
     if (read.limit > 0) q.limit = read.limit;
     if (read.mode === 'continue') q.continueFrom = read.from;
+    if (metadata !== undefined) q.metadata = metadata;
     result = cache.list(q);
   } catch (err) {
     // Outside the window: etcd may still have that RV; the apiserver answers for itself.
@@ -269,7 +288,11 @@ export async function serveList(
     throw err;
   }
   if (signal.aborted) return undefined;
-  await writeChunks(res, cache, ctx.codec.encodeList(cache.resource, result), ctx);
+  const body =
+    metadata === undefined
+      ? ctx.codec.encodeList(cache.resource, result)
+      : ctx.codec.encodeMetadataList(metadata, result);
+  await writeChunks(res, cache, body, ctx);
   return undefined;
 }
 
@@ -295,7 +318,13 @@ export async function serveGet(
   if (!obj && isScoped(cache.resource.scope)) return 'outside-scope';
   if (!obj) throw notFound(cache.resource.gvr.group, cache.resource.gvr.resource, name);
   if (signal.aborted) return undefined;
-  await writeChunks(res, cache, [...obj.wire, NEWLINE], ctx);
+  const metadata = metadataVersion(res);
+  await writeChunks(
+    res,
+    cache,
+    metadata === undefined ? [...obj.wire, NEWLINE] : obj.metadataWire(metadata),
+    ctx,
+  );
   return undefined;
 }
 
@@ -372,6 +401,8 @@ export async function serveWatch(
   if (info.namespace !== undefined) q.namespace = info.namespace;
   if (read.mode !== 'consistent' && read.mode !== 'continue') q.resourceVersion = read.rv;
   if (opts.sendInitialEvents !== undefined) q.sendInitialEvents = opts.sendInitialEvents;
+  const metadata = metadataVersion(res);
+  if (metadata !== undefined) q.metadata = metadata;
   let w: ReturnType<ServedCache['watch']>;
   try {
     w = cache.watch(q);
