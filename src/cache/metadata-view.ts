@@ -11,7 +11,6 @@
 import type { MetadataVersion } from '../apimachinery/accept.ts';
 import { topLevelValueSpan } from '../apimachinery/json-span.ts';
 import { eventLine, type WatchEventType } from '../apimachinery/watch-event.ts';
-import type { ListResult } from './encoding.ts';
 
 const HEADS: Record<MetadataVersion, Buffer> = {
   v1: Buffer.from('{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":'),
@@ -62,7 +61,10 @@ export function metadataLine(type: WatchEventType, version: MetadataVersion, obj
  * [,"remainingItemCount":…]},"items":[…]}\n` (typed ListMeta order, for built-in and custom
  * resources alike). `r.items` are the items' `metadata` values (views of the stored bytes).
  */
-export function encodeMetadataList(version: MetadataVersion, r: ListResult): Buffer[] {
+export function encodeMetadataList(
+  version: MetadataVersion,
+  r: { resourceVersion: string; items: readonly Buffer[]; continue?: string; remainingItemCount?: number },
+): Buffer[] {
   const rv = JSON.stringify(r.resourceVersion);
   const cont = r.continue ? `,"continue":${JSON.stringify(r.continue)}` : '';
   const remaining = r.remainingItemCount !== undefined ? `,"remainingItemCount":${r.remainingItemCount}` : '';

@@ -98,10 +98,11 @@ export interface CacheCodec {
   parseLabelSelector(s: string): LabelSelector;
   /** undefined = the cache cannot evaluate it (unknown field): pass upstream. @throws StatusError 400 */
   parseFieldSelector(s: string, resource: ResourceInfo): FieldSelector | undefined;
-  /** LIST body chunks (`{"kind":"PodList",…,"items":[…]}`). */
-  encodeList(resource: ResourceInfo, r: ListPage): Buffer[];
-  /** PartialObjectMetadataList body chunks from a `metadata` read's page (items: `metadata` values). */
-  encodeMetadataList(version: MetadataVersion, r: ListPage): Buffer[];
+  /**
+   * LIST body chunks (`{"kind":"PodList",…,"items":[…]}`); with `metadata`, the
+   * PartialObjectMetadataList of a `metadata` read's page (its items: `metadata` values).
+   */
+  encodeList(resource: ResourceInfo, r: ListPage, metadata?: MetadataVersion): Buffer[];
   /**
    * Decodes a `continue` token as the apiserver does (tokens are interchangeable with its own).
    * undefined = malformed in a way only the apiserver words exactly: pass upstream.

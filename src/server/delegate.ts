@@ -16,7 +16,7 @@
  *    after the bounded waits for it.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { type CacheForm, cacheForm } from '../apimachinery/accept.ts';
+import { type CacheForm, cacheForm, type MetadataVersion } from '../apimachinery/accept.ts';
 import { type ListOptions, parseResourceVersion } from '../apimachinery/list-options.ts';
 import { isWatchParam, parseResourcePath, type ResourceRequest } from '../apimachinery/request-info.ts';
 import { withinScope } from '../apimachinery/resource-scope.ts';
@@ -183,6 +183,15 @@ export function delegate(
 export function requestForm(headers: IncomingHttpHeaders): CacheForm | undefined {
   const accept = headers.accept;
   return cacheForm(Array.isArray(accept) ? accept.join(',') : accept);
+}
+
+/**
+ * The meta.k8s.io version of the PartialObjectMetadata(List) a cache-served request asks for
+ * (issue 15: {@link delegate} already checked the kind fits the verb) as `{ metadata }`; `{}` for whole objects.
+ */
+export function askedMetadata(headers: IncomingHttpHeaders): { metadata?: MetadataVersion } {
+  const form = requestForm(headers);
+  return form?.form === 'metadata' ? { metadata: form.version } : {};
 }
 
 /**

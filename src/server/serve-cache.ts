@@ -6,7 +6,6 @@
  * written to the response then), undefined when it answered.
  */
 import type { ServerResponse } from 'node:http';
-import type { MetadataVersion } from '../apimachinery/accept.ts';
 import { type ListOptions, parseListOptions } from '../apimachinery/list-options.ts';
 import type { ResourceRequest } from '../apimachinery/request-info.ts';
 import { isScoped } from '../apimachinery/resource-scope.ts';
@@ -15,10 +14,10 @@ import type { Clock, TimerHandle } from '../util/clock.ts';
 import type { CacheCodec, FieldSelector, LabelSelector, ListPage, ServedCache } from './cache-api.ts';
 import { acceptsGzip, GZIP_THRESHOLD_BYTES, writeGzip } from './compress.ts';
 import {
+  askedMetadata,
   type CacheRead,
   getRead,
   listRead,
-  requestForm,
   type UpstreamReason,
   watchRead,
 } from './delegate.ts';
@@ -242,15 +241,6 @@ function writeChunks(
 }
 
 /**
- * The meta.k8s.io version of the PartialObjectMetadata(List) the request asks for (issue 15:
- * `delegate` already checked the kind fits the verb), or undefined for whole objects.
- */
-function metadataVersion(res: ServerResponse): MetadataVersion | undefined {
-  const form = requestForm(res.req.headers);
-  return form?.form === 'metadata' ? form.version : undefined;
-}
-
-/**
  * LIST from the cache; the reason when it must go upstream instead. For a scoped cache
  * `delegate` already checked that the request's selectors contain the scope's requirements; the
  * request's full selectors are applied as for any cache.
@@ -269,7 +259,7 @@ export async function serveList(
   if (typeof read === 'string') return read;
   const notReadable = await readable(cache, info, read, ctx, signal);
   if (notReadable) return notReadable;
-  const metadata = metadataVersion(res);
+  const { metadata } = askedMetadata(res.req.headers);
   let result: ListPage;
   try {
     const q: Parameters<ServedCache['list']>[0] = { labelSelector: sel.label, fieldSelector: sel.field };
@@ -288,11 +278,7 @@ export async function serveList(
     throw err;
   }
   if (signal.aborted) return undefined;
-  const body =
-    metadata === undefined
-      ? ctx.codec.encodeList(cache.resource, result)
-      : ctx.codec.encodeMetadataList(metadata, result);
-  await writeChunks(res, cache, body, ctx);
+  await writeChunks(res, cache, ctx.codec.encodeList(cache.resource, result, metadata), ctx);
   return undefined;
 }
 
@@ -318,13 +304,8 @@ export async function serveGet(
   if (!obj && isScoped(cache.resource.scope)) return 'outside-scope';
   if (!obj) throw notFound(cache.resource.gvr.group, cache.resource.gvr.resource, name);
   if (signal.aborted) return undefined;
-  const metadata = metadataVersion(res);
-  await writeChunks(
-    res,
-    cache,
-    metadata === undefined ? [...obj.wire, NEWLINE] : obj.metadataWire(metadata),
-    ctx,
-  );
+  const { metadata: m } = askedMetadata(res.req.headers);
+  await writeChunks(res, cache, m ? obj.metadataWire(m) : [...obj.wire, NEWLINE], ctx);
   return undefined;
 }
 
@@ -397,12 +378,11 @@ export async function serveWatch(
     // The cache needs the deadline to send its bookmark 2 s before it, so the client resumes
     // from a fresh RV instead of an old one that may have left the window.
     timeoutMs,
+    ...askedMetadata(res.req.headers),
   };
   if (info.namespace !== undefined) q.namespace = info.namespace;
   if (read.mode !== 'consistent' && read.mode !== 'continue') q.resourceVersion = read.rv;
   if (opts.sendInitialEvents !== undefined) q.sendInitialEvents = opts.sendInitialEvents;
-  const metadata = metadataVersion(res);
-  if (metadata !== undefined) q.metadata = metadata;
   let w: ReturnType<ServedCache['watch']>;
   try {
     w = cache.watch(q);

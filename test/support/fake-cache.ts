@@ -133,14 +133,17 @@ export const fakeCodec: CacheCodec = {
       ? sel
       : undefined;
   },
-  encodeList: (r, { resourceVersion, items }) => [
-    Buffer.from(
-      `{"kind":"${r.listKind}","apiVersion":"${r.apiVersion}","metadata":{"resourceVersion":"${resourceVersion}"},"items":[`,
-    ),
-    Buffer.from(items.map((b) => b.toString()).join(',')),
-    Buffer.from(']}'),
-  ],
-  encodeMetadataList,
+  encodeList: (r, page, metadata) => {
+    if (metadata) return encodeMetadataList(metadata, page);
+    const { resourceVersion, items } = page;
+    return [
+      Buffer.from(
+        `{"kind":"${r.listKind}","apiVersion":"${r.apiVersion}","metadata":{"resourceVersion":"${resourceVersion}"},"items":[`,
+      ),
+      Buffer.from(items.map((b) => b.toString()).join(',')),
+      Buffer.from(']}'),
+    ];
+  },
   decodeContinue,
 };
 
