@@ -5,9 +5,11 @@
  * (configmaps, namespaced; namespaces, cluster-scoped), JSON-equal for a custom resource.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
-import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { type Fixture, runProbe, sharedFixture, writeKubeconfig } from '../fixture/index.ts';
+import { parsePrometheus, sum } from '../support/prometheus-text.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 interface Answer {
@@ -251,5 +253,49 @@ describe('issue 15: metadata-only requests from the cache', () => {
             : e,
         );
     assert.deepEqual(events(aw.body), events(dw.body));
+  });
+
+  test('a real client: the metadata informer (client-go metadatainformer) ends with the same store, its LIST/WATCH from the cache', async () => {
+    const user = { token: f.tokens.admin };
+    const viaKc = await writeKubeconfig(join(f.dir, `meta-via-${ns}.kubeconfig`), {
+      server: proxy.url,
+      caFile: f.caFile,
+      user,
+    });
+    const dirKc = await writeKubeconfig(join(f.dir, `meta-direct-${ns}.kubeconfig`), {
+      server: f.server,
+      caFile: f.caFile,
+      user,
+    });
+    const counts = async () => {
+      const s = parsePrometheus(await (await fetch(`${proxy.ops}/metrics`)).text());
+      const n = (served_from: string) =>
+        ['LIST', 'WATCH'].reduce(
+          (a, verb) =>
+            a + sum(s, 'kube_cache_proxy_requests_total', { resource: 'configmaps', verb, served_from }),
+          0,
+        );
+      return { cache: n('cache'), upstream: n('upstream') };
+    };
+    for (const watchList of [true, false]) {
+      const before = await counts();
+      const common = { resource: 'configmaps', namespace: ns, metadata: true, watchList, quiet: true };
+      const [via, dir] = await Promise.all([
+        runProbe(f.bin.probe, { ...common, kubeconfig: viaKc }),
+        runProbe(f.bin.probe, { ...common, kubeconfig: dirKc }),
+      ]);
+      assert.equal(via.store.length, 3, `watchList=${watchList}`);
+      assert.deepEqual(
+        via.store.map((s) => `${s.key}@${s.rv}`),
+        dir.store.map((s) => `${s.key}@${s.rv}`),
+      );
+      const after = await counts();
+      assert.equal(
+        after.upstream - before.upstream,
+        0,
+        `watchList=${watchList}: no LIST/WATCH passed upstream`,
+      );
+      assert.ok(after.cache - before.cache > 0, `watchList=${watchList}: served from the cache`);
+    }
   });
 });
