@@ -1,13 +1,14 @@
 /**
- * Does the client accept the plain JSON the cache serves? Mirrors the apiserver's output
+ * Which JSON answer may the cache serve a client (plain, or PartialObjectMetadata)? Mirrors the apiserver's output
  * negotiation: `goautoneg.ParseAccept` (github.com/munnerz/goautoneg: clauses split on `,` and
  * `;`, case-sensitive names, a range without `/` dropped, `q` parsed as a Go float, sorted by its
  * `Less`) and `apiserver/pkg/endpoints/handlers/negotiation/negotiate.go`
  * (`NegotiateMediaTypeOptions`, `acceptMediaTypeOptions`: the first clause, in that order, that
  * a serializer accepts; `as`/`g`/`v` ask for a conversion, `stream` other than `watch` and
  * unknown conversions drop the clause). The clause the apiserver would pick must ask for no
- * conversion (`as=Table`, `as=PartialObjectMetadata[List]`) and no `pretty=1`, and some clause
- * must allow plain JSON, which the cache then answers (issue 13: protobuf-first clients).
+ * conversion, or for PartialObjectMetadata(List) (issue 15), and no `pretty=1`; some clause
+ * must allow the JSON form of that answer, which the cache then sends (issue 13:
+ * protobuf-first clients). `as=Table` goes upstream (the apiserver's printers).
  */
 
 interface Clause {
@@ -94,21 +95,39 @@ function options(c: Clause, s: Serializer): { convert: boolean } | undefined {
   return undefined;
 }
 
+/** The PartialObjectMetadata kinds the cache builds, and their meta.k8s.io versions. */
+export type MetadataKind = 'PartialObjectMetadata' | 'PartialObjectMetadataList';
+export type MetadataVersion = 'v1' | 'v1beta1';
+
 /**
- * True when the cache may answer `accept` with its plain JSON (`Content-Type: application/json`):
- * the clause and serializer the apiserver would pick ask for no conversion (Table,
- * PartialObjectMetadata[List]: the cache cannot build those) and no `pretty=1` (indented JSON),
- * and some clause with q > 0 takes the JSON serializer without either. So protobuf-first clients
- * (client-go `ContentType: protobuf` sends `application/vnd.kubernetes.protobuf, *\/*`; with
- * `AcceptContentTypes` `application/vnd.kubernetes.protobuf,application/json`) get JSON from the
- * cache: client-go picks its decoder from the answer's Content-Type (`rest/request.go`
- * `transformResponse`, `newStreamWatcher` for watches), not from what it asked first.
- * Protobuf-only, CBOR-only or YAML-only Accepts, any conversion, and Accepts the apiserver
- * answers 406 (`application`, `*\/json`, `application/json;v=v1`, `…;stream=x`) go upstream.
- * An absent or empty header means JSON.
+ * What the cache may answer an `Accept` with: its plain JSON, or the JSON
+ * PartialObjectMetadata(List) form in `meta.k8s.io/<version>` (the apiserver's
+ * `endpoints/handlers/response.go` `asPartialObjectMetadata[List]`, `Content-Type:
+ * application/json` as it sends). Which of them the request's verb may take is the caller's
+ * business (the apiserver answers `…List` on a GET, or the single kind on a LIST, 406).
  */
-export function acceptsPlainJson(accept: string | undefined): boolean {
-  if (!accept || accept.trim() === '') return true;
+export type CacheForm =
+  | { form: 'plain' }
+  | { form: 'metadata'; kind: MetadataKind; version: MetadataVersion };
+
+/**
+ * The form the cache answers `accept` with, or undefined when it must go upstream. The clause
+ * and serializer the apiserver would pick decide: no conversion → plain JSON when some clause
+ * with q > 0 takes the JSON serializer without one (issue 13: protobuf-first clients, e.g.
+ * client-go `ContentType: protobuf` sends `application/vnd.kubernetes.protobuf, *\/*`);
+ * `as=PartialObjectMetadata[List]` → that JSON metadata form when some clause with q > 0 asks
+ * the JSON serializer for the same conversion (client-go `k8s.io/client-go/metadata` sends
+ * `application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,
+ * application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json` for a LIST,
+ * `…;as=PartialObjectMetadata;…` for GET and WATCH). client-go picks its decoder from the
+ * answer's Content-Type (`rest/request.go` `transformResponse`, `newStreamWatcher` for watches),
+ * not from what it asked first. `as=Table` (the apiserver's printers), `pretty=1` (indented
+ * JSON), protobuf-, CBOR- or YAML-only Accepts and Accepts the apiserver answers 406
+ * (`application`, `*\/json`, `application/json;v=v1`, `…;stream=x`) go upstream. An absent or
+ * empty header means plain JSON.
+ */
+export function cacheForm(accept: string | undefined): CacheForm | undefined {
+  if (!accept || accept.trim() === '') return PLAIN;
   const clauses = parseAccept(accept);
   let chosen: { c: Clause; convert: boolean } | undefined;
   for (const c of clauses) {
@@ -123,11 +142,30 @@ export function acceptsPlainJson(accept: string | undefined): boolean {
     if (chosen) break;
   }
   // None the apiserver serves: its 406 Not Acceptable, worded by it.
-  if (!chosen || chosen.convert || chosen.c.params.get('pretty') === '1') return false;
+  if (!chosen || chosen.c.params.get('pretty') === '1') return undefined;
+  const as = chosen.convert ? chosen.c.params.get('as') : undefined;
+  if (chosen.convert && as !== 'PartialObjectMetadata' && as !== 'PartialObjectMetadataList')
+    return undefined;
+  const kind = as as MetadataKind | undefined;
+  const version = chosen.c.params.get('v') as MetadataVersion;
   const json = SERIALIZERS[0];
-  return clauses.some((c) => {
+  const allowed = clauses.some((c) => {
     if (c.q <= 0 || !matches(c, json) || c.params.get('pretty') === '1') return false;
     const o = options(c, json);
-    return o !== undefined && !o.convert;
+    if (o === undefined) return false;
+    if (kind === undefined) return !o.convert;
+    return o.convert && c.params.get('as') === kind && c.params.get('v') === version;
   });
+  if (!allowed) return undefined;
+  return kind === undefined ? PLAIN : { form: 'metadata', kind, version };
+}
+
+const PLAIN: CacheForm = { form: 'plain' };
+
+/**
+ * True when the cache may answer `accept` with its plain JSON (`Content-Type: application/json`):
+ * {@link cacheForm} is `plain`.
+ */
+export function acceptsPlainJson(accept: string | undefined): boolean {
+  return cacheForm(accept)?.form === 'plain';
 }

@@ -7,6 +7,7 @@
  * watchers and memory stays bounded. Its client resumes by RV.
  */
 import { Readable } from 'node:stream';
+import type { MetadataVersion } from '../apimachinery/accept.ts';
 import type { WireLine } from '../apimachinery/watch-event.ts';
 import { FifoQueue } from './fifo-queue.ts';
 import type { HistoryEvent } from './history.ts';
@@ -60,6 +61,12 @@ export interface WatcherOptions {
   bufferBytes?: number;
   /** Called once when the watcher closes (the cache unregisters it). */
   onClose?: (w: Watcher, reason: CloseReason) => void;
+  /**
+   * A metadata watch (`as=PartialObjectMetadata`, issue 15): live events carry the
+   * PartialObjectMetadata of their object in `meta.k8s.io/<version>` (`initial` and bookmarks
+   * must be of that form too). Undefined: whole objects.
+   */
+  metadata?: MetadataVersion | undefined;
 }
 
 /** Stream high-water mark (chunks): what sits in the Readable beyond our own queue. */
@@ -81,6 +88,8 @@ export class Watcher implements CacheWatcher {
   readonly #queue = new FifoQueue<Buffer>();
   #reading = false;
   #closeReason: CloseReason | undefined;
+  /** See {@link WatcherOptions.metadata}. */
+  readonly metadata: MetadataVersion | undefined;
   /** Cleared by the owner when the watcher closes (e.g. its bookmark timer). */
   cleanup: (() => void) | undefined;
 
@@ -91,6 +100,7 @@ export class Watcher implements CacheWatcher {
     this.#onClose = opts.onClose;
     this.#minRV = opts.minRV;
     this.#initial = opts.initial;
+    this.metadata = opts.metadata;
     this.stream = new Readable({
       objectMode: true,
       highWaterMark: STREAM_HWM,
@@ -122,7 +132,8 @@ export class Watcher implements CacheWatcher {
   /** Offers a live change; O(1) apart from the filter. */
   deliver(e: HistoryEvent): void {
     if (this.closed || e.rv <= this.#minRV) return;
-    const line = e.lineFor(this.#filter);
+    const line =
+      this.metadata === undefined ? e.lineFor(this.#filter) : e.metadataLineFor(this.#filter, this.metadata);
     if (line) this.#enqueue(line);
   }
 

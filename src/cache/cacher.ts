@@ -7,6 +7,7 @@
  * current RV, readiness) is owned by `WatchCache` and changes only between its calls.
  */
 import type { Logger } from 'pino';
+import type { MetadataVersion } from '../apimachinery/accept.ts';
 import { type ContinueToken, encodeContinue } from '../apimachinery/continue-token.ts';
 import type { FieldSelector } from '../apimachinery/field-selector.ts';
 import { encodeStatus } from '../apimachinery/go-json.ts';
@@ -45,6 +46,11 @@ export interface ListRequest {
    * snapshot at its RV (which must still be inside the window; else 410 like `exactRV`).
    */
   continueFrom?: ContinueToken;
+  /**
+   * A PartialObjectMetadataList read (issue 15): `items` then hold each object's `metadata`
+   * value (views of the stored bytes) for `encodeMetadataList`, not the objects.
+   */
+  metadata?: MetadataVersion;
 }
 
 /** A WATCH from the cache. */
@@ -71,6 +77,11 @@ export interface WatchRequest {
    * so the client resumes from a fresh RV (cache_watcher.go `nextBookmarkTime`).
    */
   timeoutMs?: number;
+  /**
+   * A metadata watch (`as=PartialObjectMetadata`, issue 15): every event, initial ones and
+   * bookmarks included, carries the object's PartialObjectMetadata in `meta.k8s.io/<version>`.
+   */
+  metadata?: MetadataVersion;
 }
 
 /** The watch cache's state as the cacher reads it (owned and changed by `WatchCache` only). */
@@ -130,7 +141,7 @@ export class Cacher {
       intervalMs: opts.bookmarkIntervalMs,
       send: (w) => {
         const rv = state.resourceVersion();
-        w.bookmark(rv, state.bookmarks.periodic(rv));
+        w.bookmark(rv, state.bookmarks.periodic(rv, w.metadata));
       },
     });
   }
@@ -176,7 +187,7 @@ export class Cacher {
       if (q.labelSelector.empty && q.fieldSelector.empty) result.remainingItemCount = picked.length - end;
       if (key !== undefined) this.#pages.put(key, s.history, rv, picked);
     }
-    result.items = picked.slice(from, end).map((e) => e.listItem);
+    result.items = picked.slice(from, end).map(q.metadata ? (e) => e.metadata : (e) => e.listItem);
     return result;
   }
 
@@ -204,10 +215,10 @@ export class Cacher {
     if (q.sendInitialEvents === true) {
       // cacher.go `setInitialEventsEndBookmarkIfRequested`: the end bookmark only when the
       // client also asked for bookmarks (issue 11 item 1).
-      const end = q.allowWatchBookmarks === true ? s.bookmarks.line(current, true) : undefined;
-      initial = snapshotLines(s.store, sel, end);
+      const end = q.allowWatchBookmarks === true ? s.bookmarks.line(current, true, q.metadata) : undefined;
+      initial = snapshotLines(s.store, sel, end, q.metadata);
     } else if (requested === 0n) {
-      if (q.sendInitialEvents !== false) initial = snapshotLines(s.store, sel, undefined);
+      if (q.sendInitialEvents !== false) initial = snapshotLines(s.store, sel, undefined, q.metadata);
     } else if (requested < s.history.start) {
       const w = new Watcher({ minRV: current, filter, bufferEvents: 1 });
       const status = tooOldResourceVersion(requested, s.history.start).status;
@@ -216,7 +227,7 @@ export class Cacher {
     } else if (requested >= current) {
       minRV = requested;
     } else {
-      initial = historyLines(s.history.since(requested), filter);
+      initial = historyLines(s.history.since(requested), filter, q.metadata);
     }
 
     const nsKey = ns ?? '';
@@ -227,6 +238,7 @@ export class Cacher {
       bufferEvents: this.#bufferEvents,
       bufferBytes: this.#bufferBytes,
       onClose: (closed, reason) => this.#unregister(closed, nsKey, reason),
+      metadata: q.metadata,
     });
     this.#watchers.add(w);
     let bucket = this.#watchersByNs.get(nsKey);

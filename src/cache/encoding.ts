@@ -7,8 +7,10 @@
  * annotation for the watch-list end marker). The watch event framing and Go's JSON escaping are
  * wire format: `apimachinery/watch-event.ts`, `apimachinery/go-json.ts`.
  */
+import type { MetadataVersion } from '../apimachinery/accept.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import { eventLine } from '../apimachinery/watch-event.ts';
+import { metadataLine } from './metadata-view.ts';
 
 /**
  * What the apiserver writes for the zero value of a built-in kind, as observed on kube-apiserver
@@ -156,6 +158,7 @@ export class BookmarkLines {
   readonly #resource: ResourceInfo;
   #shape: BookmarkShape = {};
   #periodic: { rv: bigint; line: Buffer } | undefined;
+  #periodicMetadata: { rv: bigint; version: MetadataVersion; line: Buffer } | undefined;
 
   constructor(resource: ResourceInfo) {
     this.#resource = resource;
@@ -171,21 +174,37 @@ export class BookmarkLines {
     if (!shape) return;
     this.#shape = { plain: this.#shape.plain ?? shape.plain, end: this.#shape.end ?? shape.end };
     this.#periodic = undefined;
+    this.#periodicMetadata = undefined;
   }
 
-  /** The periodic bookmark line at `rv`, encoded once per RV for all watchers. */
-  periodic(rv: bigint): Buffer {
+  /**
+   * The periodic bookmark line at `rv`, encoded once per RV for all watchers (of `metadata`
+   * watchers: see {@link line}).
+   */
+  periodic(rv: bigint, metadata?: MetadataVersion): Buffer {
+    if (metadata !== undefined) {
+      const p = this.#periodicMetadata;
+      if (p?.rv !== rv || p.version !== metadata)
+        this.#periodicMetadata = { rv, version: metadata, line: this.line(rv, false, metadata) };
+      return this.#periodicMetadata!.line;
+    }
     if (this.#periodic?.rv !== rv) this.#periodic = { rv, line: this.line(rv, false) };
     return this.#periodic.line;
   }
 
-  /** A BOOKMARK event line at `rv`; with `initialEventsEnd`, the watch-list end marker. */
-  line(rv: bigint, initialEventsEnd: boolean): Buffer {
+  /**
+   * A BOOKMARK event line at `rv`; with `initialEventsEnd`, the watch-list end marker. With
+   * `metadata`, for a metadata watch: the PartialObjectMetadata of the bookmark object (the
+   * apiserver converts bookmarks too: `{"resourceVersion":N,"annotations":{…}}`, checked on v1.37.2).
+   */
+  line(rv: bigint, initialEventsEnd: boolean, metadata?: MetadataVersion): Buffer {
     const learnt = initialEventsEnd ? this.#shape.end : this.#shape.plain;
     const object = learnt
       ? Buffer.from(`${learnt[0]}${rv}${learnt[1]}`)
       : bookmarkObject(this.#resource, rv, initialEventsEnd);
-    return eventLine('BOOKMARK', object);
+    return metadata === undefined
+      ? eventLine('BOOKMARK', object)
+      : metadataLine('BOOKMARK', metadata, object);
   }
 }
 

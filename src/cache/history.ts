@@ -5,10 +5,15 @@
  * `watch_cache_interval.go` (the interval of events after an RV). Each event's wire line is
  * encoded once here and shared by every watcher (apiserver `caching_object.go`).
  */
-import { eventLine } from '../apimachinery/watch-event.ts';
+import type { MetadataVersion } from '../apimachinery/accept.ts';
+import { eventLine, type WatchEventType } from '../apimachinery/watch-event.ts';
 import { FifoQueue } from './fifo-queue.ts';
 import { bufferBytes, EVENT_OVERHEAD, type Meter } from './memory-size.ts';
+import { metadataObject } from './metadata-view.ts';
 import type { StoreEntry } from './store.ts';
+
+/** Which line of an event a watcher receives (cache_watcher.go `convertToWatchEvent`). */
+type Variant = 'line' | 'added' | 'deletedPrev';
 
 /** ADDED / MODIFIED / DELETED as received from upstream. */
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -29,6 +34,9 @@ export class HistoryEvent {
   readonly line: Buffer;
   #deletedPrevLine: Buffer | undefined;
   #addedLine: Buffer | undefined;
+  /** PartialObjectMetadata lines (`variant/version`), built on first use for metadata watchers. */
+  #metadataLines: Map<string, Buffer> | undefined;
+  #metadataBytes = 0;
   #meter: Meter | undefined;
 
   constructor(type: ChangeType, cur: StoreEntry, prev: StoreEntry | undefined, at: number) {
@@ -51,7 +59,7 @@ export class HistoryEvent {
     if (this.type === 'DELETED') n += this.cur.size;
     else if (this.#deletedPrevLine) n += bufferBytes(this.#deletedPrevLine);
     if (this.#addedLine) n += bufferBytes(this.#addedLine);
-    return n;
+    return n + this.#metadataBytes;
   }
 
   /**
@@ -94,12 +102,48 @@ export class HistoryEvent {
    * it removes matched; a MODIFIED into the selector becomes ADDED, out of it DELETED.
    */
   lineFor(passes: (e: StoreEntry) => boolean): Buffer | undefined {
-    if (this.type === 'DELETED') return this.prev && passes(this.prev) ? this.line : undefined;
+    const v = this.#variantFor(passes);
+    if (v === 'line') return this.line;
+    if (v === 'added') return this.addedLine;
+    if (v === 'deletedPrev') return this.deletedPrevLine;
+    return undefined;
+  }
+
+  /**
+   * {@link lineFor} for a metadata watcher (`as=PartialObjectMetadata`): the same event with a
+   * PartialObjectMetadata object in `meta.k8s.io/<version>`, built from the object's `metadata`
+   * bytes once per event and shared by every such watcher (caching_object.go).
+   */
+  metadataLineFor(passes: (e: StoreEntry) => boolean, version: MetadataVersion): Buffer | undefined {
+    const v = this.#variantFor(passes);
+    if (v === undefined) return undefined;
+    const key = `${v}/${version}`;
+    this.#metadataLines ??= new Map();
+    let line = this.#metadataLines.get(key);
+    if (!line) {
+      let type: WatchEventType = this.type;
+      let metadata = this.cur.metadata;
+      if (v === 'added') type = 'ADDED';
+      else if (v === 'deletedPrev' && this.type !== 'DELETED') {
+        type = 'DELETED';
+        // The previous object's metadata with the event's RV (its own RV is the first in it).
+        if (this.prev) metadata = withResourceVersion(this.prev.metadata, this.prev.rv, this.rv);
+      }
+      line = eventLine(type, metadataObject(version, metadata));
+      this.#metadataLines.set(key, line);
+      this.#metadataBytes += bufferBytes(line);
+      this.#meter?.(bufferBytes(line));
+    }
+    return line;
+  }
+
+  #variantFor(passes: (e: StoreEntry) => boolean): Variant | undefined {
+    if (this.type === 'DELETED') return this.prev && passes(this.prev) ? 'line' : undefined;
     const cur = passes(this.cur);
     const prev = this.prev !== undefined && passes(this.prev);
-    if (cur && prev) return this.line;
-    if (cur) return this.addedLine;
-    if (prev) return this.deletedPrevLine;
+    if (cur && prev) return 'line';
+    if (cur) return 'added';
+    if (prev) return 'deletedPrev';
     return undefined;
   }
 }

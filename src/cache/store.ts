@@ -5,6 +5,7 @@
  * `spec.nodeName`). Entries hold the upstream's verbatim bytes so answers never re-encode.
  */
 
+import type { MetadataVersion } from '../apimachinery/accept.ts';
 import type { FieldSelector } from '../apimachinery/field-selector.ts';
 import { type FieldSet, indexedFields, selectableFields } from '../apimachinery/field-sets.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
@@ -14,6 +15,7 @@ import { eventChunks } from '../apimachinery/watch-event.ts';
 import { ResourceVersionError } from '../util/errors.ts';
 import { listItemBytes, listItemPrefix } from './encoding.ts';
 import { bufferBytes, ENTRY_OVERHEAD, type Meter, ownedBytes, parsedBytes } from './memory-size.ts';
+import { GET_END, metadataHead, metadataSpan, OBJECT_END } from './metadata-view.ts';
 
 /**
  * One stored object, kept as ONE Buffer (issue 12): for a built-in kind whose upstream bytes
@@ -46,6 +48,9 @@ export class StoreEntry implements UpstreamObject {
   #listItemCopy: Buffer | undefined;
   readonly #resource: ResourceInfo;
   readonly #baseSize: number;
+  /** The `metadata` value's span in {@link #bytes}, found on first use (-1 before): two numbers, no copy. */
+  #metaStart = -1;
+  #metaEnd = 0;
   #copies = 0;
   #meter: Meter | undefined;
 
@@ -124,6 +129,32 @@ export class StoreEntry implements UpstreamObject {
     return this.#prefix
       ? eventChunks('ADDED', this.#prefix, this.#bytes.subarray(1))
       : eventChunks('ADDED', undefined, this.#bytes);
+  }
+
+  /**
+   * The object's top-level `metadata` value: a view of the stored bytes (its span found by a
+   * JSON scan on first use and kept as two numbers; `{}` when absent).
+   */
+  get metadata(): Buffer {
+    if (this.#metaStart < 0) {
+      const [start, end] = metadataSpan(this.#bytes);
+      this.#metaStart = start;
+      this.#metaEnd = end;
+    }
+    return this.#metaEnd > this.#metaStart
+      ? this.#bytes.subarray(this.#metaStart, this.#metaEnd)
+      : Buffer.from('{}');
+  }
+
+  /** The object as a PartialObjectMetadata GET answer (`meta.k8s.io/<version>`), as chunks. */
+  metadataWire(version: MetadataVersion): readonly Buffer[] {
+    return [metadataHead(version), this.metadata, GET_END];
+  }
+
+  /** The object as the ADDED line of a metadata watch's initial events, chunks around a view. */
+  metadataAddedLine(version: MetadataVersion): readonly Buffer[] {
+    const [prefix, metadata, end] = eventChunks('ADDED', metadataHead(version), this.metadata);
+    return [prefix!, metadata!, OBJECT_END, end!];
   }
 
   #grow(bytes: number): void {

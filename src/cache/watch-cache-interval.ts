@@ -6,6 +6,7 @@
  * `resourceVersionMatch=Exact` or a `continue` token asks for (`watch_cache.go` snapshots).
  * Intervals are captured when the watch starts and encoded lazily as the client reads.
  */
+import type { MetadataVersion } from '../apimachinery/accept.ts';
 import type { FieldSelector } from '../apimachinery/field-selector.ts';
 import { tooOldResourceVersion } from '../apimachinery/status.ts';
 import type { WireLine } from '../apimachinery/watch-event.ts';
@@ -57,21 +58,31 @@ export function snapshotAt(w: CacheWindow, rv: bigint, sel: Selection): StoreEnt
  * chunks around a view of the stored bytes, nothing encoded: `StoreEntry.addedLine`), then
  * `end` (e.g. the initial-events-end BOOKMARK) when given.
  */
-export function snapshotLines(store: Store, sel: Selection, end: Buffer | undefined): Iterator<WireLine> {
+export function snapshotLines(
+  store: Store,
+  sel: Selection,
+  end: Buffer | undefined,
+  metadata?: MetadataVersion,
+): Iterator<WireLine> {
   const entries: StoreEntry[] = [];
   const c = store.candidates(sel.namespace, sel.fieldSelector);
   for (const e of c.entries) if (sel.wanted(e)) entries.push(e);
   if (!c.sorted) entries.sort(byKey);
   return (function* () {
-    for (const e of entries) yield e.addedLine;
+    if (metadata === undefined) for (const e of entries) yield e.addedLine;
+    else for (const e of entries) yield e.metadataAddedLine(metadata);
     if (end) yield end;
   })();
 }
 
 /** The lines of `events` as a watcher whose selector is `passes` receives them (see `HistoryEvent.lineFor`). */
-export function* historyLines(events: HistoryEvent[], passes: (e: StoreEntry) => boolean): Generator<Buffer> {
+export function* historyLines(
+  events: HistoryEvent[],
+  passes: (e: StoreEntry) => boolean,
+  metadata?: MetadataVersion,
+): Generator<Buffer> {
   for (const e of events) {
-    const line = e.lineFor(passes);
+    const line = metadata === undefined ? e.lineFor(passes) : e.metadataLineFor(passes, metadata);
     if (line) yield line;
   }
 }

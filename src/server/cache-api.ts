@@ -6,6 +6,7 @@
  * {@link CacheCodec}.
  */
 import type { Readable } from 'node:stream';
+import type { MetadataVersion } from '../apimachinery/accept.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 
 /** A parsed label selector; opaque to the server. */
@@ -42,6 +43,8 @@ export interface CachedObject {
   readonly object: { readonly metadata: { readonly uid?: string } };
   /** The object's bytes WITH kind and apiVersion, byte for byte the upstream's, as chunks to write in order. */
   readonly wire: readonly Buffer[];
+  /** The object as a PartialObjectMetadata GET answer in `meta.k8s.io/<version>` (ends with `\n`), as chunks. */
+  metadataWire(version: MetadataVersion): readonly Buffer[];
 }
 
 /** The watch cache of one resource, as served by the server. */
@@ -66,6 +69,8 @@ export interface ServedCache {
     exactRV?: bigint;
     limit?: number;
     continueFrom?: ContinueFrom;
+    /** A PartialObjectMetadataList read: `items` are the objects' `metadata` values. */
+    metadata?: MetadataVersion;
   }): ListPage;
   get(namespace: string | undefined, name: string): CachedObject | undefined;
   /**
@@ -82,6 +87,8 @@ export interface ServedCache {
     allowWatchBookmarks?: boolean;
     /** The watch's duration, ms: the cache sends a bookmark 2 s before it (apiserver cache_watcher.go). */
     timeoutMs?: number;
+    /** A metadata watch: every event carries a PartialObjectMetadata in `meta.k8s.io/<version>`. */
+    metadata?: MetadataVersion;
   }): CacheWatch;
 }
 
@@ -91,8 +98,11 @@ export interface CacheCodec {
   parseLabelSelector(s: string): LabelSelector;
   /** undefined = the cache cannot evaluate it (unknown field): pass upstream. @throws StatusError 400 */
   parseFieldSelector(s: string, resource: ResourceInfo): FieldSelector | undefined;
-  /** LIST body chunks (`{"kind":"PodList",…,"items":[…]}`). */
-  encodeList(resource: ResourceInfo, r: ListPage): Buffer[];
+  /**
+   * LIST body chunks (`{"kind":"PodList",…,"items":[…]}`); with `metadata`, the
+   * PartialObjectMetadataList of a `metadata` read's page (its items: `metadata` values).
+   */
+  encodeList(resource: ResourceInfo, r: ListPage, metadata?: MetadataVersion): Buffer[];
   /**
    * Decodes a `continue` token as the apiserver does (tokens are interchangeable with its own).
    * undefined = malformed in a way only the apiserver words exactly: pass upstream.

@@ -16,7 +16,7 @@
  *    after the bounded waits for it.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { acceptsPlainJson } from '../apimachinery/accept.ts';
+import { type CacheForm, cacheForm, type MetadataVersion } from '../apimachinery/accept.ts';
 import { type ListOptions, parseResourceVersion } from '../apimachinery/list-options.ts';
 import { isWatchParam, parseResourcePath, type ResourceRequest } from '../apimachinery/request-info.ts';
 import { withinScope } from '../apimachinery/resource-scope.ts';
@@ -57,7 +57,11 @@ export const UPSTREAM_REASONS = [
   'other-identity',
   /** `--delegated-auth`: the SubjectAccessReview failed; the apiserver decides with the client's credential. */
   'authorization-error',
-  /** An `Accept` without plain JSON: Table, PartialObjectMetadata, protobuf, CBOR, YAML. */
+  /**
+   * An `Accept` the cache cannot answer in JSON: Table, protobuf-, CBOR- or YAML-only, or a
+   * PartialObjectMetadata conversion the verb does not take (`…List` on a GET or WATCH, the
+   * single kind on a LIST: the apiserver's 406 or its own answer).
+   */
   'media-type',
   /** Indented JSON asked for (`pretty=true`, or a curl/Wget/browser User-Agent). */
   'pretty',
@@ -116,8 +120,8 @@ export type Delegation =
 /**
  * Classifies a request: served from the cache (which verb, which cache) or passed upstream, and
  * why. A GET of a cached resource in its cached GroupVersion (collection or single object, no
- * subresource), inside the namespace the cache holds, from a client that accepts plain JSON and
- * impersonates no one. `path` excludes the query string; no I/O, never throws.
+ * subresource), inside the namespace the cache holds, from a client that accepts plain JSON (or
+ * the JSON PartialObjectMetadata form its verb takes) and impersonates no one. `path` excludes the query string; no I/O, never throws.
  */
 export function delegate(
   registry: CacheRegistry,
@@ -145,9 +149,16 @@ export function delegate(
   if (r.namespaced && registry.namespace !== undefined && info.namespace !== registry.namespace)
     return up('namespace-outside-cache');
   if (Object.keys(headers).some((h) => h.startsWith('impersonate-'))) return up('impersonation');
-  const accept = headers.accept;
-  if (!acceptsPlainJson(Array.isArray(accept) ? accept.join(',') : accept)) return up('media-type');
+  const form = requestForm(headers);
+  if (!form) return up('media-type');
   const watch = isWatchParam(query.get('watch'));
+  if (form.form === 'metadata') {
+    // GET and WATCH convert objects (PartialObjectMetadata), a LIST its list (…List); the
+    // apiserver answers the other combinations 406 (checked on v1.37.2), or a watch with …List
+    // an empty stream: theirs to word.
+    const single = info.name !== undefined || watch;
+    if ((form.kind === 'PartialObjectMetadata') !== single) return up('media-type');
+  }
   // The apiserver indents non-streaming JSON for `pretty=true` and for curl/Wget/browsers.
   if (!watch && isPrettyPrint(query, headers['user-agent'])) return up('pretty');
   if (info.name !== undefined) {
@@ -163,6 +174,24 @@ export function delegate(
   if (!withinScope(r.scope, query.get('labelSelector') ?? '', query.get('fieldSelector') ?? ''))
     return up('outside-scope');
   return { kind: 'cache', verb, cache, info };
+}
+
+/**
+ * The JSON form a cache answer takes for the request's `Accept` ({@link cacheForm}); undefined
+ * when the cache cannot answer it. The serve handlers read it again from the request headers.
+ */
+export function requestForm(headers: IncomingHttpHeaders): CacheForm | undefined {
+  const accept = headers.accept;
+  return cacheForm(Array.isArray(accept) ? accept.join(',') : accept);
+}
+
+/**
+ * The meta.k8s.io version of the PartialObjectMetadata(List) a cache-served request asks for
+ * (issue 15: {@link delegate} already checked the kind fits the verb) as `{ metadata }`; `{}` for whole objects.
+ */
+export function askedMetadata(headers: IncomingHttpHeaders): { metadata?: MetadataVersion } {
+  const form = requestForm(headers);
+  return form?.form === 'metadata' ? { metadata: form.version } : {};
 }
 
 /**

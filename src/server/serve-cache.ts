@@ -13,7 +13,14 @@ import { notFound, StatusError, tooManyRequests } from '../apimachinery/status.t
 import type { Clock, TimerHandle } from '../util/clock.ts';
 import type { CacheCodec, FieldSelector, LabelSelector, ListPage, ServedCache } from './cache-api.ts';
 import { acceptsGzip, GZIP_THRESHOLD_BYTES, writeGzip } from './compress.ts';
-import { type CacheRead, getRead, listRead, type UpstreamReason, watchRead } from './delegate.ts';
+import {
+  askedMetadata,
+  type CacheRead,
+  getRead,
+  listRead,
+  type UpstreamReason,
+  watchRead,
+} from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import { writeStatus } from './send-status.ts';
 import { type PendingDelete, type WriteTracker, writeKey } from './write-tracker.ts';
@@ -252,6 +259,7 @@ export async function serveList(
   if (typeof read === 'string') return read;
   const notReadable = await readable(cache, info, read, ctx, signal);
   if (notReadable) return notReadable;
+  const { metadata } = askedMetadata(res.req.headers);
   let result: ListPage;
   try {
     const q: Parameters<ServedCache['list']>[0] = { labelSelector: sel.label, fieldSelector: sel.field };
@@ -259,6 +267,7 @@ export async function serveList(
     if (read.mode === 'exact') q.exactRV = read.rv;
     if (read.limit > 0) q.limit = read.limit;
     if (read.mode === 'continue') q.continueFrom = read.from;
+    if (metadata !== undefined) q.metadata = metadata;
     result = cache.list(q);
   } catch (err) {
     // Outside the window: etcd may still have that RV; the apiserver answers for itself.
@@ -269,7 +278,7 @@ export async function serveList(
     throw err;
   }
   if (signal.aborted) return undefined;
-  await writeChunks(res, cache, ctx.codec.encodeList(cache.resource, result), ctx);
+  await writeChunks(res, cache, ctx.codec.encodeList(cache.resource, result, metadata), ctx);
   return undefined;
 }
 
@@ -295,7 +304,8 @@ export async function serveGet(
   if (!obj && isScoped(cache.resource.scope)) return 'outside-scope';
   if (!obj) throw notFound(cache.resource.gvr.group, cache.resource.gvr.resource, name);
   if (signal.aborted) return undefined;
-  await writeChunks(res, cache, [...obj.wire, NEWLINE], ctx);
+  const { metadata: m } = askedMetadata(res.req.headers);
+  await writeChunks(res, cache, m ? obj.metadataWire(m) : [...obj.wire, NEWLINE], ctx);
   return undefined;
 }
 
@@ -368,6 +378,7 @@ export async function serveWatch(
     // The cache needs the deadline to send its bookmark 2 s before it, so the client resumes
     // from a fresh RV instead of an old one that may have left the window.
     timeoutMs,
+    ...askedMetadata(res.req.headers),
   };
   if (info.namespace !== undefined) q.namespace = info.namespace;
   if (read.mode !== 'consistent' && read.mode !== 'continue') q.resourceVersion = read.rv;

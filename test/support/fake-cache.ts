@@ -9,6 +9,7 @@ import { decodeContinue } from '../../src/apimachinery/continue-token.ts';
 import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
 import type { UpstreamObject } from '../../src/apimachinery/object.ts';
 import { badRequest, expired } from '../../src/apimachinery/status.ts';
+import { encodeMetadataList, GET_END, metadataHead, metadataOf } from '../../src/cache/metadata-view.ts';
 import { buildServer, type ServerOptions } from '../../src/server/app.ts';
 import type { CacheCodec, CacheWatch, ServedCache } from '../../src/server/cache-api.ts';
 import { silentLogger } from '../../src/util/logger.ts';
@@ -86,14 +87,20 @@ export class FakeCache implements ServedCache {
       .filter(
         (o) => field['metadata.name'] === undefined || o.object.metadata.name === field['metadata.name'],
       )
-      .map((o) => o.raw);
+      .map((o) => (q.metadata ? metadataOf(o.raw) : o.raw));
     return { resourceVersion: String(q.exactRV ?? this.rv), items };
   }
   get(namespace: string | undefined, name: string) {
     const o = this.objects.find(
       (o) => o.object.metadata.namespace === namespace && o.object.metadata.name === name,
     );
-    return o ? { object: o.object, wire: [o.raw] } : undefined;
+    return o
+      ? {
+          object: o.object,
+          wire: [o.raw],
+          metadataWire: (v: 'v1' | 'v1beta1') => [metadataHead(v), metadataOf(o.raw), GET_END],
+        }
+      : undefined;
   }
   watch(q: Parameters<ServedCache['watch']>[0]): CacheWatch {
     const stream = new PassThrough();
@@ -126,13 +133,17 @@ export const fakeCodec: CacheCodec = {
       ? sel
       : undefined;
   },
-  encodeList: (r, { resourceVersion, items }) => [
-    Buffer.from(
-      `{"kind":"${r.listKind}","apiVersion":"${r.apiVersion}","metadata":{"resourceVersion":"${resourceVersion}"},"items":[`,
-    ),
-    Buffer.from(items.map((b) => b.toString()).join(',')),
-    Buffer.from(']}'),
-  ],
+  encodeList: (r, page, metadata) => {
+    if (metadata) return encodeMetadataList(metadata, page);
+    const { resourceVersion, items } = page;
+    return [
+      Buffer.from(
+        `{"kind":"${r.listKind}","apiVersion":"${r.apiVersion}","metadata":{"resourceVersion":"${resourceVersion}"},"items":[`,
+      ),
+      Buffer.from(items.map((b) => b.toString()).join(',')),
+      Buffer.from(']}'),
+    ];
+  },
   decodeContinue,
 };
 

@@ -11,6 +11,8 @@
 // and AcceptContentTypes "application/vnd.kubernetes.protobuf,application/json", as the kube
 // components' configs do (--accept-content-types="" leaves it unset: client-go then sends
 // "application/vnd.kubernetes.protobuf, */*"). The default, json, runs the dynamic informer.
+// --metadata runs a metadata-only informer (k8s.io/client-go/metadata + metadatainformer:
+// PartialObjectMetadata objects, the metadata client's own protobuf-first Accept).
 //
 // Output lines:
 //
@@ -38,6 +40,8 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -71,6 +75,7 @@ func main() {
 	labelSelector := flag.String("label-selector", "", "label selector for the informer's LIST/WATCH")
 	fieldSelector := flag.String("field-selector", "", "field selector for the informer's LIST/WATCH")
 	contentType := flag.String("content-type", "json", "json (dynamic informer) or protobuf (typed informer, built-in kinds)")
+	metadataOnly := flag.Bool("metadata", false, "run a metadata-only informer (k8s.io/client-go/metadata + metadatainformer: PartialObjectMetadata, its own protobuf-first Accept)")
 	acceptTypes := flag.String("accept-content-types", protobufType+",application/json", "rest.Config AcceptContentTypes with --content-type=protobuf (empty: unset)")
 	flag.Parse()
 
@@ -101,7 +106,14 @@ func main() {
 		o.FieldSelector = *fieldSelector
 	}
 	var informer cache.SharedIndexInformer
-	if *contentType == "protobuf" {
+	if *metadataOnly {
+		mc, err := metadata.NewForConfig(cfg)
+		if err != nil {
+			fail("metadata client: %v", err)
+		}
+		factory := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, *namespace, tweak)
+		informer = factory.ForResource(gvr).Informer()
+	} else if *contentType == "protobuf" {
 		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			fail("client: %v", err)

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { acceptsPlainJson } from '../../../src/apimachinery/accept.ts';
+import { acceptsPlainJson, cacheForm } from '../../../src/apimachinery/accept.ts';
 
 describe('acceptsPlainJson', () => {
   const cases: [string | undefined, boolean][] = [
@@ -99,4 +99,53 @@ describe('attack: clauses the apiserver answers 406 or otherwise (side by side o
     assert.equal(acceptsPlainJson(`${h},application/json`), true);
     assert.ok(performance.now() - t0 < 500);
   });
+});
+
+describe('cacheForm (issue 15: PartialObjectMetadata from the cache)', () => {
+  const meta = (kind: string, version = 'v1') => ({ form: 'metadata', kind, version });
+  const cases: [string | undefined, unknown][] = [
+    [undefined, { form: 'plain' }],
+    ['application/json', { form: 'plain' }],
+    // client-go k8s.io/client-go/metadata (metadata.go) List, used by controller-runtime's
+    // metadata client and cache (pkg/cache/internal/informers.go): protobuf first.
+    [
+      'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
+      meta('PartialObjectMetadataList'),
+    ],
+    // Its Get and Watch.
+    [
+      'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json',
+      meta('PartialObjectMetadata'),
+    ],
+    ['application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1', meta('PartialObjectMetadataList')],
+    [
+      'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1',
+      meta('PartialObjectMetadata', 'v1beta1'),
+    ],
+    // The apiserver would answer protobuf metadata; no JSON clause asks for the same conversion.
+    ['application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1', undefined],
+    [
+      'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
+      undefined,
+    ],
+    [
+      'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1',
+      undefined,
+    ],
+    // Indented, Table, YAML, unknown group/version: upstream.
+    ['application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1;pretty=1', undefined],
+    ['application/json;as=Table;g=meta.k8s.io;v=v1,application/json', undefined],
+    ['application/yaml;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', undefined],
+    ['application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2,application/json', { form: 'plain' }],
+    // q=0 refuses the JSON metadata clause.
+    [
+      'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1;q=0',
+      undefined,
+    ],
+  ];
+  for (const [accept, want] of cases) {
+    it(`${accept ?? '(none)'} → ${JSON.stringify(want)}`, () => {
+      assert.deepEqual(cacheForm(accept), want);
+    });
+  }
 });

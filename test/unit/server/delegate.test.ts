@@ -57,6 +57,18 @@ describe('delegate', () => {
     );
   });
 
+  it('issue 15: PartialObjectMetadata for GET and WATCH, …List for LIST; the other pairs upstream (406)', () => {
+    const obj = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+    const list = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+    assert.equal(r('GET', '/api/v1/pods', { accept: list }), 'list');
+    assert.equal(r('GET', '/api/v1/namespaces/a/pods/p', { accept: obj }), 'get');
+    assert.equal(r('GET', '/api/v1/pods?watch=1', { accept: obj }), 'watch');
+    assert.equal(r('GET', '/api/v1/pods', { accept: obj }), 'upstream');
+    assert.equal(r('GET', '/api/v1/namespaces/a/pods/p', { accept: list }), 'upstream');
+    assert.equal(r('GET', '/api/v1/pods?watch=1', { accept: list }), 'upstream');
+    assert.equal(r('GET', '/api/v1/pods?pretty=1', { accept: list }), 'upstream');
+  });
+
   it('--namespace: only that namespace is served', () => {
     const ns = new CacheRegistry([new FakeCache()], 'a');
     const k = (p: string) => delegate(ns, 'GET', p, new URLSearchParams(), {}).kind;
