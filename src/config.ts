@@ -8,11 +8,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
-import { parseResourceList, type ResourceSpec, ResourceSpecError } from './apimachinery/resource-scope.ts';
+import type { ResourceSpec } from './apimachinery/resource-scope.ts';
+import { convert, takeAuto, type ValueSpec } from './config-values.ts';
 import { checkListenMode, FILE_KEYS } from './listen-mode.ts';
 import { ConfigError } from './util/errors.ts';
-import { GO_BOOL, parseGoDuration } from './util/go-values.ts';
-import { type ListenAddress, parseListenAddress } from './util/listen-address.ts';
+import type { ListenAddress } from './util/listen-address.ts';
 
 export type { ListenAddress, ResourceSpec };
 
@@ -25,6 +25,19 @@ export interface Config {
    * scoped by the selectors its reflector lists and watches with (`apimachinery/resource-scope.ts`).
    */
   resources: ResourceSpec[];
+  /**
+   * `auto` among `--resources` (the default when `--resources` is not given): a LIST or WATCH of
+   * a resource that is not cached starts a cache for it (`src/on-demand-caches.ts`).
+   */
+  auto: boolean;
+  /** Resources (`resource[.group]`) never cached on demand (`--auto-exclude`). */
+  autoExclude: string[];
+  /** An on-demand cache no client used for this long (ms) is stopped (`--auto-idle-timeout`). */
+  autoIdleTimeout: number;
+  /** At most this many on-demand caches at once (`--auto-max-resources`). */
+  autoMaxResources: number;
+  /** Cached bytes (objects, all caches) past which no new on-demand cache starts without evicting one (`--auto-max-bytes`). */
+  autoMaxBytes: number;
   /** Restrict every reflector to one namespace (namespace-scoped RBAC). */
   namespace?: string;
   listen: ListenAddress;
@@ -58,7 +71,8 @@ export interface Config {
   hostNetwork: boolean;
 }
 
-type Kind = 'string' | 'resources' | 'address' | 'enum' | 'int' | 'bool' | 'duration' | 'regexps';
+/** How a setting's raw value is converted (`config-values.ts`). */
+export type Kind = ValueSpec['kind'];
 
 /** One setting of the schema. */
 export interface OptionSpec {
@@ -85,9 +99,45 @@ export const OPTIONS: readonly OptionSpec[] = [
     flag: 'resources',
     env: 'KCP_RESOURCES',
     kind: 'resources',
-    default: [],
+    default: 'auto',
     description:
-      'Comma-separated resources to cache, as resource[.group] (e.g. pods,configmaps,deployments.apps), each optionally scoped: pods[fieldSelector=spec.nodeName=$(NODE_NAME)] caches only what that selector selects ($(VAR) from the environment, $$ a literal $; see "Scoped caches" below).',
+      'Comma-separated resources to cache, as resource[.group] (e.g. pods,configmaps,deployments.apps), each optionally scoped: pods[fieldSelector=spec.nodeName=$(NODE_NAME)] caches only what that selector selects ($(VAR) from the environment, $$ a literal $; see "Scoped caches" below). The entry auto (alone or with others) caches on demand every resource a client lists or watches (see "Caches on demand" below).',
+  },
+  {
+    key: 'autoExclude',
+    flag: 'auto-exclude',
+    env: 'KCP_AUTO_EXCLUDE',
+    kind: 'names',
+    default: ['secrets'],
+    description:
+      'Comma-separated resources (resource[.group]) that --resources=auto never caches; their requests always pass upstream. Empty: none excluded.',
+  },
+  {
+    key: 'autoIdleTimeout',
+    flag: 'auto-idle-timeout',
+    env: 'KCP_AUTO_IDLE_TIMEOUT',
+    kind: 'duration',
+    default: '10m',
+    description:
+      'An on-demand cache that served no request and had no open watch for this long is stopped and its memory freed (Go duration).',
+  },
+  {
+    key: 'autoMaxResources',
+    flag: 'auto-max-resources',
+    env: 'KCP_AUTO_MAX_RESOURCES',
+    kind: 'int',
+    default: 50,
+    description:
+      'At most this many on-demand caches at once; one more evicts the least recently used idle one first, else it is not started (logged).',
+  },
+  {
+    key: 'autoMaxBytes',
+    flag: 'auto-max-bytes',
+    env: 'KCP_AUTO_MAX_BYTES',
+    kind: 'int',
+    default: 1073741824,
+    description:
+      'Bytes of cached objects (all caches) above which a new on-demand cache first evicts least recently used idle on-demand caches, else is not started.',
   },
   {
     key: 'namespace',
@@ -251,80 +301,6 @@ const META_FLAGS = { config: 'KCP_CONFIG', help: '', version: '' } as const;
 /** What {@link loadConfig} returns: a config, or a request for help/version output. */
 export type LoadResult = { kind: 'config'; config: Config } | { kind: 'help' } | { kind: 'version' };
 
-function parseAddress(where: string, v: string): ListenAddress {
-  try {
-    return parseListenAddress(v);
-  } catch {
-    throw new ConfigError(`${where}: invalid address ${JSON.stringify(v)} (want HOST:PORT)`);
-  }
-}
-
-function convert(
-  spec: OptionSpec,
-  where: string,
-  raw: unknown,
-  env: Readonly<Record<string, string | undefined>> = {},
-): unknown {
-  switch (spec.kind) {
-    case 'string':
-      if (typeof raw !== 'string' || raw === '') throw new ConfigError(`${where}: want a non-empty string`);
-      return raw;
-    case 'resources':
-      try {
-        return parseResourceList(raw, env);
-      } catch (err) {
-        throw err instanceof ResourceSpecError ? new ConfigError(`${where}: ${err.message}`) : err;
-      }
-    case 'address':
-      if (typeof raw !== 'string') throw new ConfigError(`${where}: want HOST:PORT`);
-      return parseAddress(where, raw);
-    case 'enum':
-      if (typeof raw !== 'string' || !spec.values!.includes(raw)) {
-        throw new ConfigError(
-          `${where}: invalid value ${JSON.stringify(raw)} (want one of ${spec.values!.join(', ')})`,
-        );
-      }
-      return raw;
-    case 'bool':
-      if (typeof raw === 'boolean') return raw;
-      if (typeof raw === 'string' && Object.hasOwn(GO_BOOL, raw)) return GO_BOOL[raw];
-      throw new ConfigError(`${where}: invalid value ${JSON.stringify(raw)} (want true or false)`);
-    case 'duration': {
-      const ms = typeof raw === 'string' ? parseGoDuration(raw) : undefined;
-      if (ms === undefined)
-        throw new ConfigError(`${where}: invalid duration ${JSON.stringify(raw)} (want e.g. 10s, 1m30s)`);
-      return ms;
-    }
-    case 'regexps': {
-      const items = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : undefined;
-      if (!items || items.some((i) => typeof i !== 'string'))
-        throw new ConfigError(`${where}: want comma-separated regular expressions`);
-      const out = (items as string[]).map((s) => s.trim()).filter((s) => s !== '');
-      for (const r of out) {
-        try {
-          new RegExp(r);
-        } catch (err) {
-          throw new ConfigError(
-            `${where}: invalid regular expression ${JSON.stringify(r)}: ${(err as Error).message}`,
-          );
-        }
-      }
-      return out;
-    }
-    case 'int': {
-      const n =
-        typeof raw === 'number'
-          ? raw
-          : typeof raw === 'string' && /^[0-9]+$/.test(raw)
-            ? Number(raw)
-            : Number.NaN;
-      if (!Number.isSafeInteger(n) || n < 1)
-        throw new ConfigError(`${where}: invalid value ${JSON.stringify(raw)} (want a positive integer)`);
-      return n;
-    }
-  }
-}
-
 /** Inputs of {@link loadConfig}; injectable for tests. */
 export interface LoadInputs {
   argv: string[];
@@ -384,6 +360,7 @@ export function loadConfig(inputs: LoadInputs): LoadResult {
   }
 
   const out: Record<string, unknown> = {};
+  const whereOf: Partial<Record<keyof Config, string>> = {};
   for (const o of OPTIONS) {
     let where: string;
     let raw: unknown;
@@ -401,11 +378,13 @@ export function loadConfig(inputs: LoadInputs): LoadResult {
       continue;
     }
     out[o.key] = convert(o, where, raw, inputs.env);
+    whereOf[o.key] = where;
     if (FILE_KEYS.has(o.key) && !(inputs.exists ?? existsSync)(out[o.key] as string)) {
       throw new ConfigError(`${where}: no such file ${JSON.stringify(out[o.key])}`);
     }
   }
   const config = out as unknown as Config;
+  takeAuto(config, whereOf.resources ?? '--resources');
   const podIP = inputs.env.POD_IP;
   let hostWhere = '--host-network';
   if (!config.hostNetwork && podIP !== undefined && podIP !== '' && podIP === inputs.env.HOST_IP) {

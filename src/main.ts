@@ -8,7 +8,6 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Dispatcher } from 'undici';
-import type { UpstreamObject } from './apimachinery/object.ts';
 import { scopeString } from './apimachinery/resource-scope.ts';
 import { AcceptHosts } from './auth/accept-hosts.ts';
 import { AccessControl } from './auth/access-control.ts';
@@ -20,14 +19,16 @@ import { cacheCodec } from './cache/codec.ts';
 import { type ResourceState, resourceState } from './cache/resource-state.ts';
 import { WatchCache } from './cache/watch-cache.ts';
 import { type Config, loadConfig, renderHelp } from './config.ts';
+import { createOnDemand } from './on-demand-parts.ts';
 import { type CacheStatusSource, createMetrics, type Metrics } from './ops/metrics.ts';
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
 import { observeUpstream } from './ops/upstream-observer.ts';
-import type { CacheSink } from './reflector/cache-sink.ts';
+import { observedSink } from './reflector/cache-sink.ts';
 import { proveNoEventsBetween } from './reflector/gap-proof.ts';
 import { type ReflectorEntry, ReflectorSet } from './reflector/index.ts';
 import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec, ServedCache } from './server/cache-api.ts';
+import type { OnDemandHook } from './server/on-demand-hook.ts';
 import type { UpstreamTarget } from './server/upstream-target.ts';
 import { createUpstream, parseResourceName, type Upstream } from './upstream/index.ts';
 import { ConfigError } from './util/errors.ts';
@@ -58,6 +59,8 @@ export interface ProxyParts {
    * SelfSubjectReview; absent: no review is possible (any client credential goes upstream).
    */
   reviews?: ReviewUpstream;
+  /** The on-demand cache manager (`--resources=auto`); absent: off. */
+  onDemand?: OnDemandHook;
   /** Stops reflectors and closes upstream connections. */
   close(): Promise<void>;
 }
@@ -175,6 +178,7 @@ export async function runProxy(
     maxWatchers: config.maxWatchers,
     logger,
     ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
+    ...(parts.onDemand ? { onDemand: parts.onDemand } : {}),
   });
   // Listen first: a port already in use must fail before any reflector starts. Until a
   // resource's cache is added, its requests are simply passed upstream.
@@ -209,7 +213,14 @@ export async function runProxy(
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
   const address = `${tls ? 'https' : 'http'}://${host}:${port}`;
   logger.info(
-    { address, ops: ops.url, resources: config.resources.map((r) => `${r.name}${scopeString(r)}`) },
+    {
+      address,
+      ops: ops.url,
+      resources: [
+        ...config.resources.map((r) => `${r.name}${scopeString(r)}`),
+        ...(config.auto ? ['auto'] : []),
+      ],
+    },
     'kube-cache-proxy listening',
   );
   let stopping: Promise<void> | undefined;
@@ -253,8 +264,28 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
   };
   const caches = new Map<string, WatchCache>();
   let set: ReflectorSet | undefined;
+  let unserve: ((cache: ServedCache) => void) | undefined;
+  // Reviews have their own pool: they must not queue behind pass-through requests.
+  const reviews: ReviewUpstream = {
+    baseUrl: upstream.baseUrl,
+    dispatcher: observe(upstream.createDispatcher({ connections: 16 })),
+    authorization: () => upstream.authorization(),
+  };
+  const onDemand = createOnDemand({
+    config,
+    upstream: reflectorUpstream,
+    reviews,
+    set: () => set,
+    caches,
+    unserve: () => unserve,
+    logger,
+    ...(metrics ? { metrics } : {}),
+  });
   const statusSource: CacheStatusSource = {
-    resources: () => (set ? set.states().map((st) => stateOf(st, caches.get(st.name))) : []),
+    resources: () =>
+      set
+        ? set.states().map((st) => stateOf(st, caches.get(st.name), onDemand?.lastUsed(st.name) ?? null))
+        : [],
   };
   metrics?.setStatusSource(statusSource);
   // Short pass-through requests speak HTTP/1.1 (undici's HTTP/2 cost 10–35 % more CPU per
@@ -285,13 +316,10 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     },
     codec: cacheCodec,
     statusSource,
-    // Reviews have their own pool: they must not queue behind pass-through requests.
-    reviews: {
-      baseUrl: upstream.baseUrl,
-      dispatcher: observe(upstream.createDispatcher({ connections: 16 })),
-      authorization: () => upstream.authorization(),
-    },
+    reviews,
+    ...(onDemand ? { onDemand } : {}),
     startCaches(onCache, onUncacheable) {
+      unserve = onUncacheable;
       set = new ReflectorSet({
         upstream: reflectorUpstream,
         resources: config.resources,
@@ -314,7 +342,12 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
           });
           caches.set(name, cache);
           onCache(cache);
-          return metrics ? countingSink(cache, () => metrics.eventsReceived.inc(gr)) : cache;
+          const auto = onDemand?.has(name) ? onDemand : undefined;
+          if (!metrics && !auto) return cache;
+          return observedSink(cache, {
+            ...(metrics ? { onEvent: () => metrics.eventsReceived.inc(gr) } : {}),
+            ...(auto ? { onFirstSync: () => auto.synced(name) } : {}),
+          });
         },
         onPassThrough: (_info, name) => {
           const cache = caches.get(name);
@@ -324,42 +357,26 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
       set.start();
     },
     async close() {
+      onDemand?.close();
       await set?.stop();
       await upstream.close();
     },
   };
 }
 
-/** `sink` that calls `onEvent` for every ADDED/MODIFIED/DELETED the reflector delivers (not bookmarks). */
-function countingSink(sink: CacheSink, onEvent: () => void): CacheSink {
-  return {
-    replace: (objects, rv, bookmark) => sink.replace(objects, rv, bookmark),
-    add: (o) => {
-      onEvent();
-      sink.add(o);
-    },
-    update: (o) => {
-      onEvent();
-      sink.update(o);
-    },
-    delete: (o) => {
-      onEvent();
-      sink.delete(o);
-    },
-    bookmark: (rv, o) => sink.bookmark(rv, o),
-    setLive: (live) => sink.setLive(live),
-    ...(sink.compact ? { compact: (o: UpstreamObject) => sink.compact!(o) } : {}),
-  };
-}
-
 /** One configured resource in the one state model (reflector side + watch cache stats). */
-function stateOf(entry: ReflectorEntry, cache: WatchCache | undefined): ResourceState {
+function stateOf(
+  entry: ReflectorEntry,
+  cache: WatchCache | undefined,
+  lastUsedMs: number | null,
+): ResourceState {
   const named = parseResourceName(entry.name);
-  return resourceState(entry, cache?.stats(), {
-    group: named.group,
-    version: named.version ?? '',
-    resource: named.resource,
-  });
+  return resourceState(
+    entry,
+    cache?.stats(),
+    { group: named.group, version: named.version ?? '', resource: named.resource },
+    lastUsedMs,
+  );
 }
 
 /** I/O of {@link main}, injectable for tests. */

@@ -9,7 +9,7 @@
  */
 import { type GroupVersionResource, groupResourceString } from '../apimachinery/gvr.ts';
 import { scopeString } from '../apimachinery/resource-scope.ts';
-import type { ReflectorEntry, ReflectorPhase } from '../reflector/reflector-set.ts';
+import type { CacheOrigin, ReflectorEntry, ReflectorPhase } from '../reflector/reflector-set.ts';
 import type { RelistReason } from '../reflector/reflector-status.ts';
 import type { SyncMode } from '../reflector/sync-progress.ts';
 import type { WatchCacheStats } from './watch-cache.ts';
@@ -27,6 +27,15 @@ export interface ResourceState {
   scope: string;
   /** The reflector loop's phase. */
   phase: ReflectorPhase;
+  /** `configured` (`--resources`; gates `/readyz`) or `auto` (started on demand, may be evicted). */
+  origin: CacheOrigin;
+  /** When the cache was added (process start for configured ones), ms since the epoch. */
+  startedMs: number;
+  /**
+   * An on-demand cache: when a request for the resource was last seen (served from the cache or
+   * passed upstream) or a watcher of it was last open, ms since the epoch; null for configured ones.
+   */
+  lastUsedMs: number | null;
   /** True once the first complete snapshot was stored (stays true across relists). */
   synced: boolean;
   /** The upstream stream is proven live (event or bookmark within the liveness window). */
@@ -73,12 +82,14 @@ export interface ResourceState {
 /**
  * Builds the {@link ResourceState} of `entry` (the reflector side) and `stats` (its watch cache;
  * undefined before discovery created it). Before discovery, `fallbackGvr` (the configured name,
- * version "" unless configured) stands for the GroupVersionResource.
+ * version "" unless configured) stands for the GroupVersionResource. `lastUsedMs`: an on-demand
+ * cache's last use (`on-demand-caches.ts`).
  */
 export function resourceState(
   entry: ReflectorEntry,
   stats: WatchCacheStats | undefined,
   fallbackGvr: GroupVersionResource,
+  lastUsedMs: number | null = null,
 ): ResourceState {
   const r = entry.reflector;
   const gvr = entry.info?.gvr ?? fallbackGvr;
@@ -87,6 +98,9 @@ export function resourceState(
     gvr,
     scope: scopeString(entry.scope),
     phase: entry.phase,
+    origin: entry.origin,
+    startedMs: entry.startedMs,
+    lastUsedMs,
     synced: stats?.synced ?? false,
     live: stats?.live ?? false,
     resourceVersion: stats?.currentRV ?? '',

@@ -13,6 +13,12 @@ export interface DebugCacheResource {
   /** A scoped cache's selectors (`[fieldSelector=…]`, as configured); "" for a whole resource. */
   scope: string;
   phase: ResourceState['phase'];
+  /** `configured` (`--resources`) or `auto` (started on demand by a request). */
+  origin: ResourceState['origin'];
+  /** When the cache was added (RFC 3339). */
+  started: string;
+  /** On-demand caches: the last request for the resource or open watcher of it (RFC 3339); null for configured ones. */
+  lastUsed: string | null;
   synced: boolean;
   /** Upstream watch stream proven live. */
   live: boolean;
@@ -38,7 +44,7 @@ export interface DebugCacheResource {
 
 /** The `/debug/cache` JSON body. */
 export interface DebugCache {
-  /** Every resource synced once or served by pass-through only (the `/readyz` condition). */
+  /** Every configured resource synced once or served by pass-through only (the `/readyz` condition; on-demand caches do not count). */
   ready: boolean;
   resources: DebugCacheResource[];
 }
@@ -47,7 +53,7 @@ export interface DebugCache {
 export function debugCacheView(statuses: readonly ResourceState[], nowMs: number): DebugCache {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
-    ready: statuses.every((s) => s.synced || s.phase === 'pass-through'),
+    ready: statuses.every((s) => s.origin !== 'configured' || s.synced || s.phase === 'pass-through'),
     resources: statuses.map((s) => ({
       name: s.name,
       group: s.gvr.group,
@@ -55,6 +61,9 @@ export function debugCacheView(statuses: readonly ResourceState[], nowMs: number
       resource: s.gvr.resource,
       scope: s.scope,
       phase: s.phase,
+      origin: s.origin,
+      started: new Date(s.startedMs).toISOString(),
+      lastUsed: iso(s.lastUsedMs),
       synced: s.synced,
       live: s.live,
       resourceVersion: s.resourceVersion,

@@ -148,6 +148,12 @@ export interface Metrics {
    * Until set, those gauges export no series.
    */
   setStatusSource(source: CacheStatusSource): void;
+  /**
+   * `kube_cache_proxy_on_demand_caches_total{event,reason}`: on-demand caches (`--resources=auto`)
+   * `started` (reason `request`), `stopped` (`idle`, `evicted`, `resource-gone`) and `refused`
+   * (`excluded`, `not-list-watchable`, `forbidden`, `at-capacity`, `error`). Bounded by those lists.
+   */
+  readonly onDemandCaches: Counter<'event' | 'reason'>;
   /** The Prometheus text exposition of everything (what `/metrics` serves). */
   scrape(): Promise<string>;
 }
@@ -278,6 +284,30 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     },
   });
 
+  // Why each cache exists (configured | auto): an info metric, one series per cache; an evicted
+  // on-demand cache's series disappear with it.
+  new Gauge<GR | 'origin'>({
+    name: name('watch_cache_info'),
+    help: 'Always 1: a cache that exists, by origin (configured: --resources; auto: started on demand by a request).',
+    labelNames: [...gr, 'origin'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of source.resources())
+        this.set({ group: s.gvr.group, resource: s.gvr.resource, origin: s.origin }, 1);
+    },
+  });
+  stateGauge(
+    'watch_cache_started_timestamp_seconds',
+    'Unix time the cache was added (process start for configured caches, the first request for on-demand ones).',
+    (s) => seconds(s.startedMs),
+  );
+  stateGauge(
+    'watch_cache_last_used_timestamp_seconds',
+    'On-demand caches: Unix time of the last request for the resource or open watcher of it (idle eviction counts from it).',
+    (s) => seconds(s.lastUsedMs),
+  );
+
   /** A counter mirrored from the reflector's own monotonic counts on each scrape. */
   const mirroredCounter = <L extends string>(
     n: string,
@@ -390,6 +420,12 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       name: name('webhook_cache_requests_total'),
       help: 'Lookups of the TokenReview (authentication) and SubjectAccessReview (authorization) decision caches, by result (hit|miss).',
       labelNames: ['cache', 'result'],
+      registers,
+    }),
+    onDemandCaches: new Counter({
+      name: name('on_demand_caches_total'),
+      help: 'On-demand caches (--resources=auto) started, stopped and refused, by reason.',
+      labelNames: ['event', 'reason'],
       registers,
     }),
     resourceLabels: new ResourceLabelBounds(opts.maxResourceLabelSets),

@@ -74,7 +74,9 @@ export function opsHealthChecks(
     name: 'shutdown',
     check: () => (opts.shuttingDown?.() ? 'process is shutting down' : undefined),
   };
-  const cacheSync: HealthCheck[] = opts.source.resources().map((s) => ({
+  // On-demand caches (`--resources=auto`) never gate readiness: only configured ones do.
+  const configured = opts.source.resources().filter((s) => s.origin === 'configured');
+  const cacheSync: HealthCheck[] = configured.map((s) => ({
     name: `cache-sync/${s.name}`,
     // A resource served by pass-through only (issue 11 item 9) never syncs and needs not.
     check: () =>

@@ -50,3 +50,41 @@ export interface CacheSink {
    */
   setLive(live: boolean): void;
 }
+
+/**
+ * `sink` with observers: `onEvent` for every ADDED/MODIFIED/DELETED the reflector delivers (not
+ * bookmarks: `kube_cache_proxy_watch_cache_events_received_total`), `onFirstSync` once, after
+ * the first complete snapshot was stored (an on-demand cache ends its passed-through watches).
+ */
+export function observedSink(
+  sink: CacheSink,
+  o: { onEvent?: () => void; onFirstSync?: () => void },
+): CacheSink {
+  const onEvent = o.onEvent ?? (() => {});
+  let first = o.onFirstSync;
+  return {
+    replace: (objects, rv, bookmark) => {
+      sink.replace(objects, rv, bookmark);
+      if (first) {
+        const f = first;
+        first = undefined;
+        f();
+      }
+    },
+    add: (obj) => {
+      onEvent();
+      sink.add(obj);
+    },
+    update: (obj) => {
+      onEvent();
+      sink.update(obj);
+    },
+    delete: (obj) => {
+      onEvent();
+      sink.delete(obj);
+    },
+    bookmark: (rv, obj) => sink.bookmark(rv, obj),
+    setLive: (live) => sink.setLive(live),
+    ...(sink.compact ? { compact: (obj: UpstreamObject) => sink.compact!(obj) } : {}),
+  };
+}

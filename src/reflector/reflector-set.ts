@@ -32,6 +32,39 @@ export interface ReflectorEntry {
   /** The last discovery error (e.g. a CRD not installed yet); null when none. */
   discoveryError: string | null;
   reflector: ReflectorStatus | undefined;
+  /**
+   * `configured`: from `--resources` (gates `/readyz`, never evicted); `auto`: started on demand
+   * by a client's LIST or WATCH (`--resources=auto`, `on-demand-caches.ts`).
+   */
+  origin: CacheOrigin;
+  /** When the entry was added, ms since the epoch. */
+  startedMs: number;
+}
+
+/** Why a cache exists: configured, or started on demand. */
+export type CacheOrigin = 'configured' | 'auto';
+
+/** One resource added at run time ({@link ReflectorSet.add}). */
+export interface AddedResource {
+  /** The entry's key, e.g. `configmaps.v1` or `widgets.v1.example.com`. */
+  name: string;
+  origin: CacheOrigin;
+  /** Already discovered (an on-demand cache's discovery ran before it was added). */
+  info: ResourceInfo;
+  /** Called with every error that ended a ListAndWatch attempt (e.g. a 404: the CRD is gone). */
+  onError?: (err: unknown) => void;
+}
+
+/** One entry of the set with its loop. */
+interface Slot {
+  state: ReflectorEntry;
+  /** Aborted by {@link ReflectorSet.remove} (and stop). */
+  ac: AbortController;
+  /** Discovered before it was added: no discovery loop. */
+  known?: ResourceInfo;
+  onError?: (err: unknown) => void;
+  reflector?: Reflector;
+  done?: Promise<void>;
 }
 
 /** Options for {@link ReflectorSet}. */
@@ -76,10 +109,8 @@ export class ReflectorSet {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #ac = new AbortController();
-  readonly #states = new Map<
-    string,
-    { state: ReflectorEntry; reflector?: Reflector; done?: Promise<void> }
-  >();
+  readonly #states = new Map<string, Slot>();
+  #started = false;
 
   constructor(opts: ReflectorSetOptions) {
     this.#opts = opts;
@@ -102,20 +133,67 @@ export class ReflectorSet {
           info: undefined,
           discoveryError: null,
           reflector: undefined,
+          origin: 'configured',
+          startedMs: this.#clock.now(),
         },
+        ac: new AbortController(),
       });
     }
   }
 
   /** Starts every resource's loop; returns at once. */
   start(): void {
+    this.#started = true;
     for (const [name, entry] of this.#states) entry.done = this.#runOne(name);
+  }
+
+  /**
+   * Adds a resource at run time and starts its reflector at once (after {@link start}); false
+   * when an entry of that name exists or the set is stopped.
+   */
+  add(r: AddedResource): boolean {
+    if (this.#states.has(r.name) || this.#ac.signal.aborted) return false;
+    const slot: Slot = {
+      state: {
+        name: r.name,
+        scope: r.info.scope,
+        phase: 'discovering',
+        info: undefined,
+        discoveryError: null,
+        reflector: undefined,
+        origin: r.origin,
+        startedMs: this.#clock.now(),
+      },
+      ac: new AbortController(),
+      known: r.info,
+      ...(r.onError ? { onError: r.onError } : {}),
+    };
+    this.#states.set(r.name, slot);
+    if (this.#started) slot.done = this.#runOne(r.name);
+    return true;
+  }
+
+  /**
+   * Stops the reflector of `name`, waits for its loop to end and forgets the entry (its sink is
+   * no longer written to). False when there is no such entry.
+   */
+  async remove(name: string): Promise<boolean> {
+    const slot = this.#states.get(name);
+    if (!slot) return false;
+    this.#states.delete(name);
+    slot.ac.abort(new Error('removed'));
+    slot.reflector?.stop();
+    await slot.done;
+    return true;
   }
 
   /** Stops every reflector and waits for their loops to end. */
   async stop(): Promise<void> {
     this.#ac.abort(new Error('stopped'));
-    for (const e of this.#states.values()) e.reflector?.stop();
+    for (const e of this.#states.values()) {
+      e.ac.abort(new Error('stopped'));
+      e.reflector?.stop();
+    }
     await Promise.all([...this.#states.values()].map((e) => e.done));
   }
 
@@ -129,6 +207,7 @@ export class ReflectorSet {
 
   async #runOne(name: string): Promise<void> {
     const entry = this.#states.get(name)!;
+    const signal = AbortSignal.any([this.#ac.signal, entry.ac.signal]);
     const backoff = new Backoff({
       clock: this.#clock,
       ...(this.#opts.random ? { random: this.#opts.random } : {}),
@@ -136,12 +215,12 @@ export class ReflectorSet {
     const discover =
       this.#opts.discover ??
       ((n: string, signal: AbortSignal) => discoverResource(this.#opts.upstream, n, signal));
-    let info: ResourceInfo | undefined;
-    while (!this.#ac.signal.aborted && !info) {
+    let info: ResourceInfo | undefined = entry.known;
+    while (!signal.aborted && !info) {
       try {
-        info = await discover(name, this.#ac.signal);
+        info = await discover(name, signal);
       } catch (err) {
-        if (this.#ac.signal.aborted) break;
+        if (signal.aborted) break;
         entry.state.discoveryError = (err as Error).message;
         const delay = backoff.next();
         this.#log.error(
@@ -154,13 +233,13 @@ export class ReflectorSet {
           `cannot cache ${name}: ${(err as Error).message}`,
         );
         try {
-          await this.#clock.sleep(delay, this.#ac.signal);
+          await this.#clock.sleep(delay, signal);
         } catch {
           break;
         }
       }
     }
-    if (!info || this.#ac.signal.aborted) {
+    if (!info || signal.aborted) {
       entry.state.phase = 'stopped';
       return;
     }
@@ -181,8 +260,11 @@ export class ReflectorSet {
       info,
       lw,
       sink: this.#opts.sinkFor(info, name, lw),
+      ...(entry.onError ? { onError: entry.onError } : {}),
     });
     entry.reflector = reflector;
+    // Removed while its sink was being built.
+    if (signal.aborted) reflector.stop();
     await reflector.run();
     if (reflector.status().passThrough !== null) {
       entry.state.phase = 'pass-through';

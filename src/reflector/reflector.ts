@@ -61,6 +61,11 @@ export interface ReflectorOptions {
   progressIntervalMs?: number;
   /** Backoff override (tests); default client-go's 800 ms ×2 jitter 1.0 cap 30 s reset 2 min. */
   backoff?: Backoff;
+  /**
+   * Called with every error that ended a ListAndWatch attempt (before the backoff), e.g. the 404
+   * of a custom resource whose CRD was deleted (`on-demand-caches.ts` drops its cache). Must not throw.
+   */
+  onError?: (err: unknown) => void;
 }
 
 /**
@@ -79,6 +84,7 @@ export class Reflector {
   readonly #info: ResourceInfo;
   readonly #lw: ListerWatcher;
   readonly #sink: CacheSink;
+  readonly #onError: ((err: unknown) => void) | undefined;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #useWatchList: boolean;
@@ -109,6 +115,7 @@ export class Reflector {
     this.#info = opts.info;
     this.#lw = opts.lw;
     this.#sink = opts.sink;
+    this.#onError = opts.onError;
     this.#clock = clock;
     this.#log = log;
     this.#useWatchList = opts.useWatchList ?? true;
@@ -178,6 +185,7 @@ export class Reflector {
           break;
         }
         this.#status.noteError(err, 'list-and-watch failed');
+        this.#onError?.(err);
       }
       if (this.#stopped()) break;
       this.#status.setLive(false);

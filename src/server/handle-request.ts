@@ -30,6 +30,7 @@ import { answerMeta } from './answer-meta.ts';
 import type { CacheRegistry } from './cache-registry.ts';
 import { type CacheVerb, type Delegation, delegate, type UpstreamReason } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
+import type { OnDemandHook } from './on-demand-hook.ts';
 import { type AnswerTee, MAX_TEE_BYTES, passThrough, READ_PREFIX_BYTES } from './passthrough.ts';
 import { writeStatus } from './send-status.ts';
 import { type ServeContext, serveGet, serveList, serveWatch, TOO_MANY_REQUESTS } from './serve-cache.ts';
@@ -58,6 +59,8 @@ export interface Lifecycle {
   log: Logger;
   /** Who asks and may the cache answer them; undefined: no checks (unit tests of other steps). */
   access?: AccessControl | undefined;
+  /** The on-demand cache manager (`--resources=auto`); undefined: off. */
+  onDemand?: OnDemandHook | undefined;
 }
 
 /** One request as it moves through the steps. */
@@ -245,7 +248,7 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
     upstream: l.upstream,
     longRunning: x.longRunning,
     log: l.log,
-    track: l.track,
+    track: trackerOf(l, x),
     ...(x.identity ? { identity: x.identity } : {}),
     ...(l.access
       ? {
@@ -256,6 +259,42 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
     ...answerTee(l, x),
   });
   return 'done';
+}
+
+/**
+ * The `track` of a passed-through request: shutdown ends it; a WATCH of a collection that is not
+ * cached (yet) or not synced is also ended once an on-demand cache of it is synced.
+ */
+function trackerOf(l: Lifecycle, x: Exchange): (end: () => void) => () => void {
+  const info = x.decision.info;
+  const hook = l.onDemand;
+  if (
+    !hook ||
+    !info ||
+    info.name !== undefined ||
+    info.subresource !== undefined ||
+    x.method !== 'GET' ||
+    !isWatchParam(x.query.get('watch')) ||
+    (x.reason !== 'not-cached' && x.reason !== 'not-synced')
+  )
+    return l.track;
+  return (end) => {
+    const a = l.track(end);
+    const b = hook.trackWatch(info, end);
+    return () => {
+      a();
+      b();
+    };
+  };
+}
+
+/** Tells the on-demand manager about a request for a resource (see `on-demand-hook.ts`). */
+function notifyOnDemand(l: Lifecycle, x: Exchange): void {
+  const info = x.decision.info;
+  if (!l.onDemand || !info) return;
+  const collection = x.method === 'GET' && info.name === undefined && info.subresource === undefined;
+  const verb = !collection ? 'other' : isWatchParam(x.query.get('watch')) ? 'watch' : 'list';
+  l.onDemand.request(info, x.reason, verb);
 }
 
 /** The tee of {@link passUpstream} for writes and short reads of a tracked resource. */
@@ -381,6 +420,7 @@ export async function handleRequest(l: Lifecycle, req: IncomingMessage, res: Ser
   let x: Exchange | undefined;
   try {
     x = classify(l, req, res);
+    notifyOnDemand(l, x);
     for (const step of STEPS) if ((await step(l, x)) === 'done') return;
   } catch (err) {
     l.log.error({ err }, 'request failed');

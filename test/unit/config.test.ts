@@ -41,6 +41,12 @@ describe('config', () => {
   it('defaults', () => {
     assert.deepEqual(cfg([]), {
       resources: [],
+      // Issue 15: without --resources the proxy caches on demand, secrets excluded.
+      auto: true,
+      autoExclude: ['secrets'],
+      autoIdleTimeout: 600_000,
+      autoMaxResources: 50,
+      autoMaxBytes: 1_073_741_824,
       listen: { host: '127.0.0.1', port: 8001 },
       opsListen: { host: '127.0.0.1', port: 8081 },
       consistentReads: 'cache',
@@ -56,6 +62,41 @@ describe('config', () => {
       acceptHosts: ['^localhost$', '^127\\.0\\.0\\.1$', '^\\[::1\\]$'],
       hostNetwork: false,
     });
+  });
+
+  it('issue 15: auto among --resources, alone or with explicit entries; the auto flags', () => {
+    const both = cfg(['--resources', 'auto,pods[fieldSelector=spec.nodeName=n1]']);
+    assert.equal(both.auto, true);
+    assert.deepEqual(both.resources, [{ name: 'pods', fieldSelector: 'spec.nodeName=n1' }]);
+    const explicit = cfg(['--resources', 'configmaps']);
+    assert.equal(explicit.auto, false, 'explicit --resources without auto: no on-demand caches');
+    assert.deepEqual(explicit.resources, [{ name: 'configmaps' }]);
+    assert.equal(cfg([], { KCP_RESOURCES: 'auto' }).auto, true);
+    const c = cfg([
+      '--auto-exclude',
+      'secrets, Leases.coordination.k8s.io',
+      '--auto-idle-timeout',
+      '90s',
+      '--auto-max-resources',
+      '3',
+      '--auto-max-bytes',
+      '1048576',
+    ]);
+    assert.deepEqual(c.autoExclude, ['secrets', 'leases.coordination.k8s.io']);
+    assert.equal(c.autoIdleTimeout, 90_000);
+    assert.equal(c.autoMaxResources, 3);
+    assert.equal(c.autoMaxBytes, 1_048_576);
+    assert.deepEqual(cfg(['--auto-exclude', '']).autoExclude, []);
+    fails(['--resources', 'auto[labelSelector=a=b]'], '--resources: "auto" takes no scope');
+    fails(
+      ['--auto-exclude', 'pods/status'],
+      '--auto-exclude: invalid resource "pods/status" (want resource[.group])',
+    );
+    fails(
+      ['--auto-idle-timeout', 'soon'],
+      '--auto-idle-timeout: invalid duration "soon" (want e.g. 10s, 1m30s)',
+    );
+    fails(['--auto-max-resources', '0'], '--auto-max-resources: invalid value "0" (want a positive integer)');
   });
 
   it('flag > env > file', () => {

@@ -19,6 +19,7 @@ describe('createMetrics', () => {
     assert.deepEqual(names, [
       'kube_cache_proxy_authentication_attempts_total counter',
       'kube_cache_proxy_authorization_decisions_total counter',
+      'kube_cache_proxy_on_demand_caches_total counter',
       'kube_cache_proxy_reflector_last_progress_timestamp_seconds gauge',
       'kube_cache_proxy_reflector_last_sync_timestamp_seconds gauge',
       'kube_cache_proxy_reflector_relists_total counter',
@@ -38,11 +39,14 @@ describe('createMetrics', () => {
       'kube_cache_proxy_watch_cache_events_received_total counter',
       'kube_cache_proxy_watch_cache_history_bytes gauge',
       'kube_cache_proxy_watch_cache_history_events gauge',
+      'kube_cache_proxy_watch_cache_info gauge',
+      'kube_cache_proxy_watch_cache_last_used_timestamp_seconds gauge',
       'kube_cache_proxy_watch_cache_objects gauge',
       'kube_cache_proxy_watch_cache_oldest_resource_version_age_seconds gauge',
       'kube_cache_proxy_watch_cache_read_wait_seconds histogram',
       'kube_cache_proxy_watch_cache_resource_version gauge',
       'kube_cache_proxy_watch_cache_scope_info gauge',
+      'kube_cache_proxy_watch_cache_started_timestamp_seconds gauge',
       'kube_cache_proxy_webhook_cache_requests_total counter',
     ]);
   });

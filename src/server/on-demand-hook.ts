@@ -1,0 +1,25 @@
+/**
+ * What the server tells the on-demand cache manager (`--resources=auto`,
+ * `src/on-demand-caches.ts`) about the requests it sees. Implemented above the server; every
+ * method is synchronous and cheap (called on every request) and must not throw: a request is
+ * never delayed by it.
+ */
+import type { ResourceRequest } from '../apimachinery/request-info.ts';
+import type { UpstreamReason } from './delegate.ts';
+
+/** See the module comment. */
+export interface OnDemandHook {
+  /**
+   * Every request for a resource (its path parsed): `reason` is why it goes upstream (undefined:
+   * the cache serves it). A LIST or WATCH with `not-cached` may start a cache for the resource;
+   * any request counts as a use of an on-demand cache (idle eviction).
+   */
+  request(info: ResourceRequest, reason: UpstreamReason | undefined, verb: 'list' | 'watch' | 'other'): void;
+  /**
+   * A WATCH of a collection passed upstream because the resource is not cached (yet), or its
+   * cache is not synced: `end` finishes it cleanly (as the apiserver's watch timeout does) once
+   * an on-demand cache of that GroupVersionResource is synced, so the client re-watches into
+   * the cache. Returns the unregister function (called when the watch ends by itself).
+   */
+  trackWatch(info: ResourceRequest, end: () => void): () => void;
+}

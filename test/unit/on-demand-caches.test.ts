@@ -1,0 +1,230 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
+import type { ResourceRequest } from '../../src/apimachinery/request-info.ts';
+import { type CacheUsage, OnDemandCaches, type OnDemandOptions } from '../../src/on-demand-caches.ts';
+import { DiscoveryError, UpstreamError } from '../../src/util/errors.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { FakeClock } from '../support/fake-clock.ts';
+import { resourceInfo } from '../support/resource-info.ts';
+
+const flush = async () => {
+  for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+};
+
+/** A manager whose I/O is recorded: every resource is list+watchable and allowed unless told. */
+function harness(over: Partial<OnDemandOptions> = {}) {
+  const clock = new FakeClock();
+  const started: string[] = [];
+  const stopped: string[] = [];
+  const counts: string[] = [];
+  const reviews: string[] = [];
+  const usage = new Map<string, CacheUsage>();
+  const errors = new Map<string, (err: unknown) => void>();
+  let discoveries = 0;
+  const m = new OnDemandCaches({
+    exclude: ['secrets', 'leases.coordination.k8s.io'],
+    idleTimeoutMs: 60_000,
+    maxResources: 10,
+    maxBytes: 1_000_000,
+    configured: [{ group: '', resource: 'pods' }],
+    discover: async (name) => {
+      discoveries++;
+      const [resource, version, ...group] = name.split('.');
+      return resourceInfo(
+        group.length ? `${group.join('.')}/${version}` : version!,
+        resource!,
+        'Thing',
+      ) as ResourceInfo;
+    },
+    allowed: async (verb, info, ns) => {
+      reviews.push(`${verb} ${info.gvr.resource} ${ns || '*'}`);
+      return true;
+    },
+    start: (name, _info, onError) => {
+      started.push(name);
+      errors.set(name, onError);
+      usage.set(name, { watchers: 0, bytes: 100 });
+      return true;
+    },
+    stop: async (name) => {
+      stopped.push(name);
+      usage.delete(name);
+    },
+    usage: (name) => usage.get(name),
+    totalBytes: () => [...usage.values()].reduce((a, u) => a + u.bytes, 0),
+    clock,
+    log: silentLogger,
+    count: (event, reason) => counts.push(`${event}/${reason}`),
+    ...over,
+  });
+  return { m, clock, started, stopped, counts, reviews, usage, errors, discoveries: () => discoveries };
+}
+
+const cm: ResourceRequest = { group: '', version: 'v1', resource: 'configmaps', namespace: 'a' };
+const deploy: ResourceRequest = { group: 'apps', version: 'v1', resource: 'deployments' };
+
+describe('OnDemandCaches (issue 15)', () => {
+  it('a not-cached LIST starts one cache after discovery and list+watch reviews; concurrent requests start it once', async () => {
+    const h = harness();
+    h.m.request(cm, 'not-cached', 'list');
+    h.m.request(cm, 'not-cached', 'watch');
+    h.m.request(cm, 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(h.started, ['configmaps.v1']);
+    assert.equal(h.discoveries(), 1);
+    assert.deepEqual(h.reviews.sort(), ['list configmaps *', 'watch configmaps *']);
+    assert.deepEqual(h.counts, ['started/request']);
+    assert.equal(OnDemandCaches.nameOf(deploy), 'deployments.v1.apps');
+    h.m.close();
+  });
+
+  it('GETs, other reasons, configured and excluded resources start nothing', async () => {
+    const h = harness();
+    h.m.request(cm, 'not-cached', 'other');
+    h.m.request(cm, 'other-version', 'list');
+    h.m.request(cm, undefined, 'list');
+    h.m.request({ group: '', version: 'v1', resource: 'pods' }, 'not-cached', 'list');
+    h.m.request({ group: '', version: 'v1', resource: 'secrets' }, 'not-cached', 'list');
+    h.m.request({ group: 'coordination.k8s.io', version: 'v1', resource: 'leases' }, 'not-cached', 'watch');
+    await flush();
+    assert.deepEqual(h.started, []);
+    assert.deepEqual(h.counts, ['refused/excluded', 'refused/excluded']);
+    h.m.close();
+  });
+
+  it('forbidden or not list+watchable: remembered for 60 s (no review storm), then asked again', async () => {
+    let allow = false;
+    const h = harness({ allowed: async () => allow });
+    h.m.request(deploy, 'not-cached', 'list');
+    await flush();
+    h.m.request(deploy, 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(h.counts, ['refused/forbidden']);
+    assert.equal(h.discoveries(), 1);
+    allow = true;
+    await h.clock.step(60_000);
+    h.m.request(deploy, 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(h.started, ['deployments.v1.apps']);
+
+    const nw = harness({
+      discover: async (n) => {
+        throw new DiscoveryError('KCP_ERR_DISCOVERY_NOT_LIST_WATCHABLE', n, 'no watch');
+      },
+    });
+    nw.m.request(cm, 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(nw.counts, ['refused/not-list-watchable']);
+    h.m.close();
+    nw.m.close();
+  });
+
+  it('--namespace: reviews in that namespace; other namespaces start nothing', async () => {
+    const h = harness({ namespace: 'a' });
+    h.m.request({ ...cm, namespace: 'b' }, 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(h.started, []);
+    h.m.request(cm, 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(h.started, ['configmaps.v1']);
+    assert.deepEqual(h.reviews.slice(-2).sort(), ['list configmaps a', 'watch configmaps a']);
+    h.m.close();
+  });
+
+  it('passed-through watches are ended once the cache synced; untracked ones and others are not', async () => {
+    const h = harness();
+    const ended: string[] = [];
+    assert.doesNotThrow(() => h.m.trackWatch(deploy, () => ended.push('unrelated'))());
+    h.m.request(cm, 'not-cached', 'watch');
+    h.m.trackWatch(cm, () => ended.push('w1'));
+    const untrack = h.m.trackWatch(cm, () => ended.push('w2'));
+    untrack();
+    await flush();
+    h.m.trackWatch(cm, () => ended.push('w3'));
+    h.m.synced('configmaps.v1');
+    assert.deepEqual(ended, ['w1', 'w3']);
+    h.m.synced('configmaps.v1');
+    assert.deepEqual(ended, ['w1', 'w3'], 'once');
+    h.m.close();
+  });
+
+  it('idle: stopped after the idle timeout without requests or watchers; a request or watcher keeps it', async () => {
+    const h = harness();
+    h.m.request(cm, 'not-cached', 'list');
+    await flush();
+    const t0 = h.clock.now();
+    assert.equal(h.m.lastUsed('configmaps.v1'), t0);
+    await h.clock.step(50_000);
+    h.m.request(cm, undefined, 'other'); // served from the cache: a use
+    assert.equal(h.m.lastUsed('configmaps.v1'), t0 + 50_000);
+    await h.clock.step(50_000);
+    await flush();
+    assert.deepEqual(h.stopped, []);
+    h.usage.set('configmaps.v1', { watchers: 1, bytes: 100 });
+    await h.clock.step(120_000);
+    await flush();
+    assert.deepEqual(h.stopped, [], 'an open watcher keeps it');
+    h.usage.set('configmaps.v1', { watchers: 0, bytes: 100 });
+    await h.clock.step(75_000);
+    await flush();
+    assert.deepEqual(h.stopped, ['configmaps.v1']);
+    assert.deepEqual(h.counts, ['started/request', 'stopped/idle']);
+    assert.equal(h.m.has('configmaps.v1'), false);
+    h.m.request(cm, 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(h.started, ['configmaps.v1', 'configmaps.v1'], 'the next request starts it again');
+    h.m.close();
+  });
+
+  it('caps: one more than --auto-max-resources evicts the least recently used idle cache; none idle: not started', async () => {
+    const h = harness({ maxResources: 2 });
+    const req = (resource: string): ResourceRequest => ({ group: '', version: 'v1', resource });
+    h.m.request(req('a'), 'not-cached', 'list');
+    await flush();
+    await h.clock.step(1_000);
+    h.m.request(req('b'), 'not-cached', 'list');
+    await flush();
+    await h.clock.step(1_000);
+    h.m.request(req('a'), undefined, 'list'); // a is now the most recently used
+    h.m.request(req('c'), 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(h.stopped, ['b.v1']);
+    assert.deepEqual(h.started, ['a.v1', 'b.v1', 'c.v1']);
+    h.usage.set('a.v1', { watchers: 1, bytes: 1 });
+    h.usage.set('c.v1', { watchers: 2, bytes: 1 });
+    h.m.request(req('d'), 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(h.started, ['a.v1', 'b.v1', 'c.v1'], 'nothing idle to evict');
+    assert.equal(h.counts.at(-1), 'refused/at-capacity');
+    h.m.close();
+  });
+
+  it('caps: cached bytes over --auto-max-bytes evict idle caches first', async () => {
+    const h = harness({ maxBytes: 150 });
+    h.m.request(cm, 'not-cached', 'list');
+    await flush();
+    h.usage.set('configmaps.v1', { watchers: 0, bytes: 200 });
+    h.m.request(deploy, 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(h.stopped, ['configmaps.v1']);
+    assert.deepEqual(h.started, ['configmaps.v1', 'deployments.v1.apps']);
+    h.m.close();
+  });
+
+  it('a 404 from its LIST/WATCH (the CRD deleted) drops the cache; other errors do not', async () => {
+    const h = harness();
+    h.m.request(deploy, 'not-cached', 'list');
+    await flush();
+    h.errors.get('deployments.v1.apps')!(new UpstreamError(500, 'boom'));
+    await flush();
+    assert.deepEqual(h.stopped, []);
+    h.errors.get('deployments.v1.apps')!(
+      new UpstreamError(404, 'the server could not find the requested resource'),
+    );
+    await flush();
+    assert.deepEqual(h.stopped, ['deployments.v1.apps']);
+    assert.equal(h.counts.at(-1), 'stopped/resource-gone');
+    h.m.close();
+  });
+});
