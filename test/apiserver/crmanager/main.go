@@ -99,16 +99,20 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig path")
 	namespaces := flag.String("namespaces", "", "comma-separated namespaces the cache is restricted to (empty: cluster-wide)")
 	syncTimeout := flag.Duration("sync-timeout", 60*time.Second, "fail if the caches are not synced within this time")
 	quiet := flag.Bool("quiet", false, "do not print events and reconciles")
 	flag.Parse()
+	// --kubeconfig is controller-runtime's own flag (pkg/client/config registers it).
+	kubeconfig := os.Getenv("KUBECONFIG")
+	if f := flag.Lookup("kubeconfig"); f != nil && f.Value.String() != "" {
+		kubeconfig = f.Value.String()
+	}
 
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
-	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		fail("kubeconfig %q: %v", *kubeconfig, err)
+		fail("kubeconfig %q: %v", kubeconfig, err)
 	}
 	opts := manager.Options{
 		LeaderElection:         false,
