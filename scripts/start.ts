@@ -5,7 +5,7 @@
  * the fixture's admin bearer token (a client certificate cannot cross the plain-HTTP hop), prints
  * how to use it, and runs until Ctrl-C / SIGTERM, then stops both and removes the data.
  *
- *   npm start                                   # pods,configmaps,deployments.apps,events on 127.0.0.1:8001
+ *   npm start                                   # --resources=auto (caches started on demand) on 127.0.0.1:8001
  *   npm start -- --listen 127.0.0.1:9001 --resources configmaps --log-level debug
  *
  * Extra arguments are kube-cache-proxy flags (`--help` lists them); they override the defaults
@@ -22,7 +22,7 @@ import { type Fixture, startFixture, writeKubeconfig } from '../test/fixture/ind
 import { onParentExit } from '../test/fixture/parent-watch.ts';
 
 /** Proxy defaults of `npm start`; any of them can be overridden by an extra argument. */
-export const START_DEFAULTS = ['--resources', 'pods,configmaps,deployments.apps,events'];
+export const START_DEFAULTS = ['--resources', 'auto'];
 
 const extra = process.argv.slice(2);
 if (extra.includes('--help')) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the fixture binaries (kube-apiserver, kubectl, etcd, informer-probe) into
+# Builds the fixture binaries (kube-apiserver, kubectl, etcd, informer-probe, crmanager) into
 # .cache/fixture/<version>/bin, reusing them when present. With --pods, also what the pods
 # fixture needs (test/fixture/pods-fixture.ts): kube-controller-manager, kube-scheduler, and KWOK
 # (test/kwok/build.sh). Idempotent; safe to run concurrently with itself only via the lock below.
@@ -24,9 +24,12 @@ same_deps() {
   [ -n "$have" ] && [ "$have" = "$want" ]
 }
 build() { # name package
-  if [ -x "$out/$1" ] && { [ "$1" != informer-probe ] || [ "$out/$1" -nt "$here/probe/main.go" ]; }; then
+  # A package of this module (./probe, ./crmanager) is also rebuilt when its main.go is newer.
+  local src=""
+  case $2 in ./*) src="$here/${2#./}/main.go" ;; esac
+  if [ -x "$out/$1" ] && { [ -z "$src" ] || [ "$out/$1" -nt "$src" ]; }; then
     if [ "$out/$1" -nt "$here/go.sum" ]; then return 0; fi
-    if [ "$1" != informer-probe ] && same_deps "$out/$1" "$2"; then touch "$out/$1"; return 0; fi
+    if [ -z "$src" ] && same_deps "$out/$1" "$2"; then touch "$out/$1"; return 0; fi
   fi
   local t0=$SECONDS
   echo "fixture: building $1 ($version)…" >&2
@@ -38,6 +41,7 @@ build etcd go.etcd.io/etcd/server/v3
 build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 build kubectl k8s.io/kubernetes/cmd/kubectl
 build informer-probe ./probe
+build crmanager ./crmanager
 if [ "${1:-}" = --pods ]; then
   build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
   build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler

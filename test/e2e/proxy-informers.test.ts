@@ -11,19 +11,8 @@ import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, type ProbeResult, sharedFixture } from '../fixture/index.ts';
 import { startProbe } from '../support/informer-probe.ts';
+import { prng } from '../support/prng.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
-
-/** mulberry32: a seeded PRNG (which worker draws which number still depends on timing). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Per key, the RVs of non-tombstone events must strictly increase. Returns the violations. */
 function outOfOrder(r: ProbeResult): string[] {
