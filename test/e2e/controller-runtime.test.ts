@@ -32,9 +32,8 @@ import { parsePrometheus, type Sample, sum } from '../support/prometheus-text.ts
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 /**
- * Issue 15 switches, on once the branches that build them are merged: `--resources=auto`
- * (caches started on demand, branch i15-auto) and metadata-only requests served from the cache
- * (branch i15-meta). Off, the proxy caches both resources explicitly and the metadata-only watch
+ * Issue 15 switches, both on: `--resources=auto` (caches started on demand) and metadata-only
+ * requests served from the cache. Off (to compare), the proxy caches both resources explicitly and the metadata-only watch
  * passes through (reason `media-type`); every count below is exact either way.
  */
 const AUTO = true;
