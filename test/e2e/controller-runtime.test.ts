@@ -28,7 +28,7 @@ import {
 } from '../support/cr-manager.ts';
 import { eventually } from '../support/eventually.ts';
 import { prng } from '../support/prng.ts';
-import { parsePrometheus, type Sample, sum } from '../support/prometheus-text.ts';
+import { type Sample, sum } from '../support/prometheus-text.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 /**
@@ -163,7 +163,8 @@ describe('controller-runtime manager through the proxy vs direct', () => {
     const worker = async (w: number) => {
       const rand = prng(SEED * 1000 + phase * 10 + w);
       // What this worker's keys hold now (version of the object), across phases.
-      const exists = (written[w] ??= new Map<string, number>());
+      written[w] ??= new Map<string, number>();
+      const exists = written[w];
       for (let i = 0; i < n / 4; i++) {
         const res = RESOURCES[Math.floor(rand() * RESOURCES.length)]!;
         const ns = nss[Math.floor(rand() * nss.length)]!;
