@@ -89,6 +89,19 @@ export function renderNodeLocal(r: NodeLocalReport | (NodeLocalResults & Partial
       ),
       '',
     );
+  for (const x of r.rows) {
+    // Older results files have no pool counters.
+    if (!x.poolRequests || Object.keys(x.poolRequests).length === 0) continue;
+    const by = (o: Record<string, number>) =>
+      Object.entries(o)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${k || '–'} ${v.toLocaleString('en-US')}`)
+        .join(', ');
+    out.push(
+      `The pool's requests in the \`${x.mode}\` row, by served_from/reason: ${by(x.poolRequests)}; its relists: ${by(x.poolRelists ?? {}) || 'none'}.`,
+      '',
+    );
+  }
   const N = EXTRAPOLATE.nodes;
   const P = Math.ceil(N / EXTRAPOLATE.nodesPerPool);
   if (r.rows.length) {

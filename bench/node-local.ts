@@ -40,6 +40,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { createUpstream, type Upstream } from '../src/upstream/connection.ts';
 import { type Fixture, startFixture, writeKubeconfig } from '../test/fixture/index.ts';
+import { parsePrometheus } from '../test/support/prometheus-text.ts';
 import type { AgentResult, AgentSpec } from './agent-worker.ts';
 import { startByteRelay } from './byte-relay.ts';
 import { measureProxy } from './memory.ts';
@@ -138,6 +139,13 @@ export interface NodeLocalRow {
   retries: number;
   relists: number;
   agentErrors: number;
+  /**
+   * The pool's `kube_cache_proxy_requests_total` over the row, by `served_from/reason`
+   * (`cache/`, `upstream/not-live`, …), and its reflectors' relists by reason: which of them
+   * moved the pool row's sync bytes (they varied 7× between two runs). Empty without a pool.
+   */
+  poolRequests: Record<string, number>;
+  poolRelists: Record<string, number>;
 }
 
 /** The memory row. */
@@ -556,6 +564,7 @@ async function runRow(
       relists: results.reduce((s, r) => s + r.relists, 0),
       retries: results.reduce((s, r) => s + r.retries, 0),
       agentErrors: errors.length,
+      ...(pool ? await poolCounters(pool) : { poolRequests: {}, poolRelists: {} }),
     };
     if (errors.length) throw new Error(`${errors.length} agent errors, first: ${errors[0]}`);
     return row;
@@ -565,6 +574,32 @@ async function runRow(
     await pool?.stop();
     await relay.close();
   }
+}
+
+/** The pool's requests by `served_from/reason` and relists by reason (see {@link NodeLocalRow}). */
+async function poolCounters(pool: ProxyProcess): Promise<Pick<NodeLocalRow, 'poolRequests' | 'poolRelists'>> {
+  const res = await request(`${pool.opsUrl}/metrics`);
+  return poolCountersOf(await res.body.text());
+}
+
+/**
+ * {@link NodeLocalRow.poolRequests} and `poolRelists` from a proxy's `/metrics` text (Prometheus
+ * 0.0.4; throws on a malformed exposition): request counts summed by `served_from/reason`, relists
+ * (`kube_cache_proxy_reflector_relists_total`, `initial` included) by reason.
+ */
+export function poolCountersOf(text: string): Pick<NodeLocalRow, 'poolRequests' | 'poolRelists'> {
+  const poolRequests: Record<string, number> = {};
+  const poolRelists: Record<string, number> = {};
+  for (const s of parsePrometheus(text)) {
+    if (s.name === 'kube_cache_proxy_requests_total') {
+      const key = `${s.labels.served_from}/${s.labels.reason ?? ''}`;
+      poolRequests[key] = (poolRequests[key] ?? 0) + s.value;
+    } else if (s.name === 'kube_cache_proxy_reflector_relists_total') {
+      const key = s.labels.reason ?? '';
+      poolRelists[key] = (poolRelists[key] ?? 0) + s.value;
+    }
+  }
+  return { poolRequests, poolRelists };
 }
 
 /** The memory row (see the module docstring). */
