@@ -7,6 +7,9 @@
  *   from it and equal the apiserver's answers to the same client directly; a LIST in B and a
  *   cluster-wide LIST pass upstream (`namespace-outside-cache`) with exactly the apiserver's
  *   answer (its 403 Status for the proxy's identity, the list for the admin) and start nothing;
+ * - (a, `--delegated-auth`) every client is still authorized for that cache: the admin is
+ *   served A from it, a client without RBAC gets the apiserver-worded 403 (the proxy's own
+ *   SubjectAccessReview for A, the apiserver's for B and all namespaces);
  * - (b) the proxy's identity may not list or watch configmaps at all (the fixture's `none`):
  *   every request passes upstream with the apiserver's 403, nothing is started, and the refusal
  *   is counted once for several requests (remembered).
@@ -305,6 +308,72 @@ describe('issue 15: on-demand caches restricted to the requested namespace', () 
       );
       assert.equal(await configmapWatches('namespace'), before.ns + 1);
       assert.equal(await configmapWatches('cluster'), before.cluster);
+    });
+  });
+
+  describe('(a, --delegated-auth) each client is still authorized for the namespace-restricted cache', () => {
+    let proxy: CliProxy;
+    const crb = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: `${SA}-auth-delegator` },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
+      subjects: [{ kind: 'ServiceAccount', name: SA, namespace: 'kcp-system' }],
+    };
+
+    before(async () => {
+      // TokenReview and SubjectAccessReview for the clients; still no list/watch beyond A.
+      const r = await f.kubectl(['apply', '-f', '-'], { input: JSON.stringify(crb) });
+      assert.equal(r.code, 0, r.stderr);
+      const kubeconfig = await writeKubeconfig(join(f.dir, `${SA}-delegated.kubeconfig`), {
+        server: f.server,
+        caFile: f.caFile,
+        user: { token },
+      });
+      proxy = await startProxy(f, {
+        run: 'cli',
+        resources: 'auto',
+        kubeconfig,
+        delegatedAuth: true,
+        args: ['--log-level', 'info'],
+      });
+    });
+    after(async () => {
+      await proxy?.stop();
+      await f?.kubectl(['delete', '-f', '-', '--ignore-not-found'], { input: JSON.stringify(crb) });
+    });
+
+    test('the admin is served A from the cache; a client without RBAC gets the apiserver-worded 403 for A, B and all namespaces', async () => {
+      const pathA = `/api/v1/namespaces/${nsA}/configmaps`;
+      const first = await get(proxy.url, pathA, f.tokens.admin);
+      assert.equal(first.status, 200, first.body);
+      const cached = await eventually('A served from the cache', 30_000, async () => {
+        const r = await get(proxy.url, pathA, f.tokens.admin);
+        return r.fromCache ? r : undefined;
+      });
+      const debug = JSON.parse((await get(proxy.ops, '/debug/cache', undefined)).body) as {
+        resources: DebugEntry[];
+      };
+      assert.deepEqual(
+        debug.resources.map((e) => [e.resource, e.namespace]),
+        [['configmaps', nsA]],
+      );
+      const direct = await get(f.server, pathA, f.tokens.admin);
+      assert.deepEqual((JSON.parse(cached.body) as List).items, (JSON.parse(direct.body) as List).items);
+      for (const path of [pathA, `/api/v1/namespaces/${nsB}/configmaps`, '/api/v1/configmaps']) {
+        const viaProxy = await get(proxy.url, path, f.tokens.none);
+        const viaDirect = await get(f.server, path, f.tokens.none);
+        assert.equal(viaProxy.status, 403, `${path}: ${viaProxy.body}`);
+        assert.deepEqual(JSON.parse(viaProxy.body), JSON.parse(viaDirect.body), path);
+      }
+      // A's 403 comes from the proxy's own SubjectAccessReview (the cache path), the others from upstream.
+      assert.equal((await get(proxy.url, pathA, f.tokens.none)).fromCache, true);
+      const m = (await get(proxy.ops, '/metrics', undefined)).body;
+      assert.equal(
+        metricSum(m, 'kube_cache_proxy_authorization_decisions_total', { decision: 'denied' }),
+        2,
+        'the two LISTs of A by the client without RBAC',
+      );
     });
   });
 
