@@ -201,8 +201,13 @@ export async function runProxy(
     (cache) => {
       server.addCache(cache);
       const scope = scopeString(cache.resource.scope);
+      const ns = cache.resource.namespace;
       logger.info(
-        { resource: cache.resource.gvr, ...(scope ? { scope } : {}) },
+        {
+          resource: cache.resource.gvr,
+          ...(scope ? { scope } : {}),
+          ...(ns !== undefined ? { namespace: ns } : {}),
+        },
         'serving resource from the cache once synced',
       );
     },

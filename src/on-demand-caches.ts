@@ -1,10 +1,15 @@
 /**
  * Caches started on demand (`--resources=auto`, issue 15). The first LIST or WATCH of a resource
  * that is not cached (reason `not-cached`) starts a reflector for its GroupVersionResource when
- * discovery offers list and watch and the proxy's own identity may list and watch it
- * cluster-wide (SelfSubjectAccessReview; with `--namespace`, in that namespace). The request
- * itself passes upstream meanwhile; once the cache is synced, the passed-through watches of
- * that resource are ended cleanly so their clients re-watch into the cache.
+ * discovery offers list and watch and the proxy's own identity may list and watch it at some
+ * scope (SelfSubjectAccessReviews, one per verb): cluster-wide, else, for a namespaced resource
+ * asked in namespace N, in N; then the cache is restricted to N (`ResourceInfo.namespace`: its
+ * reflector lists and watches `/…/namespaces/N/<resource>`, it answers only N). With
+ * `--namespace` the reviews are in that namespace only. Still one cache per GroupVersionResource:
+ * the first namespace wins, requests for other namespaces or all namespaces pass upstream
+ * (`namespace-outside-cache`) and start nothing. The request itself passes upstream meanwhile;
+ * once the cache is synced, the passed-through watches it can answer are ended cleanly so their
+ * clients re-watch into the cache.
  *
  * An on-demand cache no request used and no watcher held for `--auto-idle-timeout` is stopped
  * (its reflector, its upstream watch and its memory go); starting one more than
@@ -13,7 +18,9 @@
  * evicted, never widened, never doubled. A custom resource whose CRD is deleted (its LIST/WATCH
  * answer 404) drops its cache; a re-created CRD is cached again by the next request.
  * Negative answers (excluded, not list+watchable, forbidden) are remembered for a while so a
- * client's requests cause no review storm.
+ * client's requests cause no review storm: per resource, and a namespace's refusal per resource
+ * and namespace (a denial cluster-wide is remembered too: a request in another namespace then
+ * reviews only its namespace).
  */
 import type { ResourceInfo } from './apimachinery/gvr.ts';
 import type { ResourceRequest } from './apimachinery/request-info.ts';
@@ -48,13 +55,16 @@ export interface OnDemandOptions {
   maxBytes: number;
   /** Configured resources (`group/resource`): never cached on demand (never widened or doubled). */
   configured: readonly { group: string; resource: string }[];
-  /** `--namespace`: reviews (and the caches) are in this namespace. */
+  /** `--namespace`: reviews (and the caches) are in this namespace only. */
   namespace?: string;
   /** Discovery of one GroupVersionResource by name (`configmaps.v1`, `widgets.v1.example.com`). */
   discover(name: string): Promise<ResourceInfo>;
   /** Whether the proxy's identity may `verb` the resource (SelfSubjectAccessReview); namespace "" = all. */
   allowed(verb: 'list' | 'watch', info: ResourceInfo, namespace: string): Promise<boolean>;
-  /** Adds the cache and starts its reflector; `onError` sees each ListAndWatch error. */
+  /**
+   * Adds the cache and starts its reflector; `onError` sees each ListAndWatch error.
+   * `info.namespace` is set for a cache restricted to one namespace.
+   */
   start(name: string, info: ResourceInfo, onError: (err: unknown) => void): boolean;
   /** Stops the reflector, ends its watchers, removes the cache from the server and frees it. */
   stop(name: string): Promise<void>;
@@ -73,10 +83,35 @@ export interface OnDemandOptions {
 interface Entry {
   name: string;
   info: ResourceInfo;
+  /** The one namespace the cache holds (namespaced resources only); undefined: all. */
+  namespace: string | undefined;
   startedMs: number;
   lastUsedMs: number;
   synced: boolean;
   stopping: boolean;
+}
+
+/** A remembered refusal. */
+interface Refusal {
+  /** Until when (ms since the epoch). */
+  until: number;
+  /**
+   * Only the cluster-wide reviews were denied (the first verb denied): a request in a namespace
+   * may still review its namespace.
+   */
+  clusterDenied?: 'list' | 'watch';
+}
+
+/** A passed-through watch of a resource being cached (see {@link OnDemandCaches.trackWatch}). */
+interface TrackedWatch {
+  end: () => void;
+  /** Its namespace; undefined: all namespaces. */
+  namespace: string | undefined;
+}
+
+/** The refusal key of a namespace of a resource (a resource's own key is its entry name). */
+function refusalKey(name: string, namespace: string): string {
+  return `${name} ${namespace}`;
 }
 
 /** The on-demand cache manager. See the module comment. */
@@ -86,10 +121,10 @@ export class OnDemandCaches implements OnDemandHook {
   readonly #entries = new Map<string, Entry>();
   /** Being checked (discovery, reviews) by entry name. */
   readonly #pending = new Set<string>();
-  /** Refusals: name → until (ms). */
-  readonly #refused = new Map<string, number>();
-  /** Passed-through watches by entry name, each with its `end`. */
-  readonly #watches = new Map<string, Set<() => void>>();
+  /** Refusals by {@link refusalKey}. */
+  readonly #refused = new Map<string, Refusal>();
+  /** Passed-through watches by entry name, each with its `end` and its namespace. */
+  readonly #watches = new Map<string, Set<TrackedWatch>>();
   #timer: TimerHandle | undefined;
   #closed = false;
 
@@ -107,16 +142,13 @@ export class OnDemandCaches implements OnDemandHook {
     const name = OnDemandCaches.nameOf(info);
     const e = this.#entries.get(name);
     if (e) {
-      e.lastUsedMs = this.#o.clock.now();
+      // Another namespace than the one the cache holds (or all of them) does not use it.
+      if (reason !== 'namespace-outside-cache') e.lastUsedMs = this.#o.clock.now();
       return;
     }
     if (reason !== 'not-cached' || verb === 'other' || this.#closed) return;
     if (this.#pending.has(name)) return;
-    const until = this.#refused.get(name);
-    if (until !== undefined) {
-      if (until > this.#o.clock.now()) return;
-      this.#refused.delete(name);
-    }
+    if (this.#isRefused(name, info.namespace)) return;
     if (this.#isConfigured(info)) return;
     if (this.#isExcluded(info)) {
       this.#refuse(name, 'excluded', 'excluded by --auto-exclude');
@@ -131,29 +163,38 @@ export class OnDemandCaches implements OnDemandHook {
   trackWatch(info: ResourceRequest, end: () => void): () => void {
     const name = OnDemandCaches.nameOf(info);
     if (!this.#pending.has(name) && !this.#entries.has(name)) return () => {};
-    const set = this.#watches.get(name) ?? new Set<() => void>();
+    const set = this.#watches.get(name) ?? new Set<TrackedWatch>();
     this.#watches.set(name, set);
-    set.add(end);
+    const w: TrackedWatch = { end, namespace: info.namespace };
+    set.add(w);
     return () => {
-      set.delete(end);
+      set.delete(w);
       if (set.size === 0 && this.#watches.get(name) === set) this.#watches.delete(name);
     };
   }
 
   /**
-   * The cache `name` stored its first complete snapshot: the passed-through watches of it are
-   * ended (their clients re-watch and are served from the cache). Unknown names are ignored.
+   * The cache `name` stored its first complete snapshot: the passed-through watches it can answer
+   * are ended (their clients re-watch and are served from the cache); those of other namespaces
+   * or all namespaces of a namespace-restricted cache go on upstream, untracked. Unknown names
+   * are ignored.
    */
   synced(name: string): void {
     const e = this.#entries.get(name);
     if (!e || e.synced) return;
     e.synced = true;
-    const ends = this.#watches.get(name);
+    const tracked = this.#watches.get(name);
     this.#watches.delete(name);
-    const n = ends?.size ?? 0;
-    for (const end of ends ?? []) end();
+    const answered = [...(tracked ?? [])].filter(
+      (w) => e.namespace === undefined || w.namespace === e.namespace,
+    );
+    for (const w of answered) w.end();
     this.#o.log.info(
-      { resource: name, endedWatches: n },
+      {
+        resource: name,
+        endedWatches: answered.length,
+        ...(e.namespace !== undefined ? { namespace: e.namespace } : {}),
+      },
       'on-demand cache synced: served from the cache, passed-through watches ended',
     );
   }
@@ -177,6 +218,7 @@ export class OnDemandCaches implements OnDemandHook {
   /** Stops every on-demand cache idle for the idle timeout. Runs on a timer; public for tests. */
   async evictIdle(): Promise<void> {
     const now = this.#o.clock.now();
+    for (const [key, r] of this.#refused) if (r.until <= now) this.#refused.delete(key);
     for (const e of [...this.#entries.values()]) {
       if (this.#touchIfInUse(e, now)) continue;
       if (now - e.lastUsedMs >= this.#o.idleTimeoutMs) await this.#stop(e, 'idle');
@@ -192,37 +234,106 @@ export class OnDemandCaches implements OnDemandHook {
         return this.#refuse(name, 'not-list-watchable', err.message);
       // Not served (yet): a CRD created a moment later is cached by a request soon after.
       if (err instanceof DiscoveryError && err.code === 'KCP_ERR_DISCOVERY_NOT_FOUND')
-        return this.#refuse(name, 'error', err.message, 5_000);
+        return this.#refuse(name, 'error', err.message, { ttlMs: 5_000 });
       return this.#refuse(name, 'error', (err as Error).message);
     }
-    const ns = this.#o.namespace;
-    if (ns !== undefined && info.namespaced && req.namespace !== ns) return;
-    const scope = info.namespaced && ns !== undefined ? ns : '';
+    const fixed = this.#o.namespace;
+    if (fixed !== undefined && info.namespaced && req.namespace !== fixed) return;
+    let namespace: string | undefined;
     try {
-      const [list, watch] = await Promise.all([
-        this.#o.allowed('list', info, scope),
-        this.#o.allowed('watch', info, scope),
-      ]);
-      if (!list || !watch)
-        return this.#refuse(
-          name,
-          'forbidden',
-          `the proxy's identity may not ${!list ? 'list' : 'watch'} it${scope ? ` in namespace ${scope}` : ' cluster-wide'}`,
-        );
+      const scope = await this.#scope(name, info, req.namespace);
+      if (scope === undefined) return;
+      namespace = scope === '' ? undefined : scope;
     } catch (err) {
       return this.#refuse(name, 'error', `SelfSubjectAccessReview failed: ${(err as Error).message}`);
     }
     if (this.#closed || this.#entries.has(name)) return;
-    if (!(await this.#makeRoom())) return this.#refuse(name, 'at-capacity', this.#capacityText(), 10_000);
+    if (!(await this.#makeRoom()))
+      return this.#refuse(name, 'at-capacity', this.#capacityText(), { ttlMs: 10_000 });
+    if (namespace !== undefined) info.namespace = namespace;
     const now = this.#o.clock.now();
-    const e: Entry = { name, info, startedMs: now, lastUsedMs: now, synced: false, stopping: false };
+    const e: Entry = {
+      name,
+      info,
+      namespace,
+      startedMs: now,
+      lastUsedMs: now,
+      synced: false,
+      stopping: false,
+    };
     this.#entries.set(name, e);
     if (!this.#o.start(name, info, (err) => this.#onReflectorError(e, err))) {
       this.#entries.delete(name);
       return;
     }
     this.#o.count?.('started', 'request');
-    this.#o.log.info({ resource: name }, 'caching on demand: the first LIST/WATCH of it started a cache');
+    this.#o.log.info(
+      { resource: name, ...(namespace !== undefined ? { namespace } : {}) },
+      namespace !== undefined
+        ? `caching on demand: the first LIST/WATCH of it started a cache restricted to namespace ${namespace}`
+        : 'caching on demand: the first LIST/WATCH of it started a cache',
+    );
+  }
+
+  /**
+   * Where the proxy's identity may list and watch `info` (see the module comment): "" for
+   * cluster-wide, a namespace, or undefined after refusing (counted and logged here).
+   * @throws whatever a SelfSubjectAccessReview throws.
+   */
+  async #scope(name: string, info: ResourceInfo, asked: string | undefined): Promise<string | undefined> {
+    const fixed = this.#o.namespace;
+    if (info.namespaced && fixed !== undefined) {
+      const denied = await this.#denied(info, fixed);
+      if (denied === undefined) return fixed;
+      this.#refuse(name, 'forbidden', `the proxy's identity may not ${denied} it in namespace ${fixed}`);
+      return undefined;
+    }
+    // A cluster-wide denial remembered from a request of another namespace: not asked again.
+    const clusterDenied = this.#live(name)?.clusterDenied ?? (await this.#denied(info, ''));
+    if (clusterDenied === undefined) return '';
+    const ns = info.namespaced ? asked : undefined;
+    if (ns === undefined) {
+      this.#refuse(name, 'forbidden', `the proxy's identity may not ${clusterDenied} it cluster-wide`, {
+        ...(info.namespaced ? { clusterDenied } : {}),
+      });
+      return undefined;
+    }
+    if (!this.#live(name)) this.#remember(name, { clusterDenied });
+    const nsDenied = await this.#denied(info, ns);
+    if (nsDenied === undefined) return ns;
+    const what =
+      nsDenied === clusterDenied
+        ? `${nsDenied} it cluster-wide nor in namespace ${ns}`
+        : `${clusterDenied} it cluster-wide nor ${nsDenied} it in namespace ${ns}`;
+    this.#refuse(refusalKey(name, ns), 'forbidden', `the proxy's identity may not ${what}`);
+    return undefined;
+  }
+
+  /** The first verb of list, watch the proxy's identity may not use on `info` in `namespace` ("" = all); undefined: both allowed. */
+  async #denied(info: ResourceInfo, namespace: string): Promise<'list' | 'watch' | undefined> {
+    const [list, watch] = await Promise.all([
+      this.#o.allowed('list', info, namespace),
+      this.#o.allowed('watch', info, namespace),
+    ]);
+    return !list ? 'list' : !watch ? 'watch' : undefined;
+  }
+
+  /**
+   * Whether a request of `name` in `namespace` (undefined: all) is refused for now: the resource
+   * is, or (a request in a namespace after a denial cluster-wide only) that namespace is.
+   */
+  #isRefused(name: string, namespace: string | undefined): boolean {
+    const r = this.#live(name);
+    if (r && !(r.clusterDenied !== undefined && namespace !== undefined)) return true;
+    return namespace !== undefined && this.#live(refusalKey(name, namespace)) !== undefined;
+  }
+
+  /** The refusal of `key` unless it expired (then forgotten). */
+  #live(key: string): Refusal | undefined {
+    const r = this.#refused.get(key);
+    if (r === undefined || r.until > this.#o.clock.now()) return r;
+    this.#refused.delete(key);
+    return undefined;
   }
 
   /** Evicts least recently used idle caches until one more fits; false when it cannot. */
@@ -273,10 +384,25 @@ export class OnDemandCaches implements OnDemandHook {
     }
   }
 
-  #refuse(name: string, reason: RefusedReason, why: string, ttlMs?: number): void {
-    this.#refused.set(name, this.#o.clock.now() + (ttlMs ?? this.#o.negativeTtlMs ?? 60_000));
+  /** Counts, logs and remembers a refusal; `key` is an entry name or a {@link refusalKey}. */
+  #refuse(
+    key: string,
+    reason: RefusedReason,
+    why: string,
+    o: { ttlMs?: number; clusterDenied?: 'list' | 'watch' } = {},
+  ): void {
+    this.#remember(key, o);
     this.#o.count?.('refused', reason);
-    this.#o.log.info({ resource: name, reason }, `not caching on demand: ${why}; its requests pass upstream`);
+    const [resource, namespace] = key.split(' ');
+    this.#o.log.info(
+      { resource, reason, ...(namespace !== undefined ? { namespace } : {}) },
+      `not caching on demand: ${why}; its requests pass upstream`,
+    );
+  }
+
+  #remember(key: string, o: { ttlMs?: number; clusterDenied?: 'list' | 'watch' }): void {
+    const until = this.#o.clock.now() + (o.ttlMs ?? this.#o.negativeTtlMs ?? 60_000);
+    this.#refused.set(key, { until, ...(o.clusterDenied ? { clusterDenied: o.clusterDenied } : {}) });
   }
 
   #isConfigured(info: ResourceRequest): boolean {

@@ -58,6 +58,15 @@ export interface ResourceInfo {
    * the whole resource.
    */
   scope?: ResourceScope;
+  /**
+   * A namespace-restricted cache of a namespaced resource: the one namespace its reflector lists
+   * and watches (`/…/namespaces/N/<resource>`) and the only one it answers (delegate.ts;
+   * `namespace-outside-cache` for every other namespace and for all namespaces). Set from
+   * `--namespace` for every cache, or per cache by `--resources=auto` when the proxy's identity
+   * may list and watch the resource only in the namespace of the request that started it
+   * (on-demand-caches.ts). Undefined: all namespaces (and always for cluster-scoped resources).
+   */
+  namespace?: string;
 }
 
 /** `pods` / `deployments.apps` / `widgets.example.com`: how the CLI names a resource. */

@@ -25,6 +25,12 @@ export interface ResourceState {
    * `apimachinery/resource-scope.ts`); "" for a whole resource.
    */
   scope: string;
+  /**
+   * The one namespace a namespace-restricted cache lists, watches and answers (`--namespace`, or
+   * an on-demand cache of the namespace whose request started it: `ResourceInfo.namespace`);
+   * "" for all namespaces, for cluster-scoped resources, and before discovery.
+   */
+  namespace: string;
   /** The reflector loop's phase. */
   phase: ReflectorPhase;
   /** `configured` (`--resources`; gates `/readyz`) or `auto` (started on demand, may be evicted). */
@@ -97,6 +103,7 @@ export function resourceState(
     name: groupResourceString(gvr),
     gvr,
     scope: scopeString(entry.scope),
+    namespace: entry.info?.namespace ?? '',
     phase: entry.phase,
     origin: entry.origin,
     startedMs: entry.startedMs,

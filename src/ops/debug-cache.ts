@@ -12,6 +12,8 @@ export interface DebugCacheResource {
   resource: string;
   /** A scoped cache's selectors (`[fieldSelector=…]`, as configured); "" for a whole resource. */
   scope: string;
+  /** A namespace-restricted cache's one namespace (`--namespace`, or an on-demand cache's); "" for all. */
+  namespace: string;
   phase: ResourceState['phase'];
   /** `configured` (`--resources`) or `auto` (started on demand by a request). */
   origin: ResourceState['origin'];
@@ -60,6 +62,7 @@ export function debugCacheView(statuses: readonly ResourceState[], nowMs: number
       version: s.gvr.version,
       resource: s.gvr.resource,
       scope: s.scope,
+      namespace: s.namespace,
       phase: s.phase,
       origin: s.origin,
       started: new Date(s.startedMs).toISOString(),

@@ -284,17 +284,20 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     },
   });
 
-  // Why each cache exists (configured | auto): an info metric, one series per cache; an evicted
-  // on-demand cache's series disappear with it.
-  new Gauge<GR | 'origin'>({
+  // Why each cache exists (configured | auto) and the one namespace it holds, if restricted: an
+  // info metric, one series per cache; an evicted on-demand cache's series disappear with it.
+  new Gauge<GR | 'origin' | 'namespace'>({
     name: name('watch_cache_info'),
-    help: 'Always 1: a cache that exists, by origin (configured: --resources; auto: started on demand by a request).',
-    labelNames: [...gr, 'origin'],
+    help: 'Always 1: a cache that exists, by origin (configured: --resources; auto: started on demand by a request) and the namespace it is restricted to ("" for all namespaces).',
+    labelNames: [...gr, 'origin', 'namespace'],
     registers,
     collect() {
       this.reset();
       for (const s of source.resources())
-        this.set({ group: s.gvr.group, resource: s.gvr.resource, origin: s.origin }, 1);
+        this.set(
+          { group: s.gvr.group, resource: s.gvr.resource, origin: s.origin, namespace: s.namespace },
+          1,
+        );
     },
   });
   stateGauge(

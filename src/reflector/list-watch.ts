@@ -88,9 +88,10 @@ export class HttpListerWatcher implements ListerWatcher {
 
   /**
    * `namespace` restricts a namespaced resource to one namespace (an identity that may only
-   * read one namespace; tests); default all namespaces.
+   * read one namespace: `--namespace`, a namespace-restricted on-demand cache; tests); default
+   * `info.namespace`, else all namespaces.
    */
-  constructor(up: Upstream, info: ResourceInfo, namespace?: string) {
+  constructor(up: Upstream, info: ResourceInfo, namespace: string | undefined = info.namespace) {
     this.#up = up;
     this.#info = info;
     this.#scope = info.scope;

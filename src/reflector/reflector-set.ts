@@ -49,7 +49,10 @@ export interface AddedResource {
   /** The entry's key, e.g. `configmaps.v1` or `widgets.v1.example.com`. */
   name: string;
   origin: CacheOrigin;
-  /** Already discovered (an on-demand cache's discovery ran before it was added). */
+  /**
+   * Already discovered (an on-demand cache's discovery ran before it was added); its
+   * `namespace`, if set, restricts the cache to that namespace (else the set's `namespace`).
+   */
   info: ResourceInfo;
   /** Called with every error that ended a ListAndWatch attempt (e.g. a 404: the CRD is gone). */
   onError?: (err: unknown) => void;
@@ -86,7 +89,8 @@ export interface ReflectorSetOptions {
   discover?: (name: string, signal: AbortSignal) => Promise<ResourceInfo>;
   /**
    * Every namespaced resource is listed and watched in this namespace only (`--namespace`, for
-   * namespace-scoped RBAC); cluster-scoped resources are unaffected. Default: all namespaces.
+   * namespace-scoped RBAC) unless its added `info.namespace` names its own; cluster-scoped
+   * resources are unaffected. Default: all namespaces. Recorded as `info.namespace`.
    */
   namespace?: string;
   /**
@@ -246,12 +250,16 @@ export class ReflectorSet {
     // The scope travels with the resource: the lister-watcher lists/watches with it, the server
     // serves only requests inside it (delegate.ts), /debug/cache and logs show it.
     if (entry.state.scope) info.scope = entry.state.scope;
+    // So does the namespace: an added resource's own (a namespace-restricted on-demand cache),
+    // else `--namespace`, for namespaced resources only.
+    if (info.namespaced && info.namespace === undefined && this.#opts.namespace !== undefined)
+      info.namespace = this.#opts.namespace;
+    if (!info.namespaced) delete info.namespace;
     entry.state.info = info;
     entry.state.discoveryError = null;
     entry.state.phase = 'running';
     const lw =
-      this.#opts.listerWatcherFor?.(info) ??
-      new HttpListerWatcher(this.#opts.upstream, info, this.#opts.namespace);
+      this.#opts.listerWatcherFor?.(info) ?? new HttpListerWatcher(this.#opts.upstream, info, info.namespace);
     const reflector = new Reflector({
       ...this.#opts.reflector,
       clock: this.#clock,

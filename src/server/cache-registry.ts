@@ -11,7 +11,10 @@ import type { ServedCache } from './cache-api.ts';
 export class CacheRegistry {
   #byGvr = new Map<string, ServedCache>();
   #byGroupResource = new Map<string, ServedCache>();
-  /** The namespace every cache is restricted to (`--namespace`), if any. */
+  /**
+   * The namespace every cache of a namespaced resource is restricted to (`--namespace`), if any:
+   * the default of {@link namespaceOf} for a cache whose resource names none.
+   */
   readonly namespace: string | undefined;
 
   constructor(caches: ServedCache[], namespace?: string) {
@@ -45,18 +48,29 @@ export class CacheRegistry {
   }
 
   /**
+   * The one namespace cache `c` holds and answers: its resource's own (`ResourceInfo.namespace`,
+   * a namespace-restricted on-demand cache), else `--namespace`; undefined for all namespaces and
+   * for cluster-scoped resources.
+   */
+  namespaceOf(c: ServedCache): string | undefined {
+    return c.resource.namespaced ? (c.resource.namespace ?? this.namespace) : undefined;
+  }
+
+  /**
    * Whether a write to `group/resource` in `namespace` (undefined: cluster-wide path) can show
-   * up in the cache, so that read-your-writes must track it: the resource is cached and, with
-   * `--namespace`, the write is to that namespace (a namespaced cache never sees the events of
-   * other namespaces: tracking them stalled every consistent read until an upstream bookmark).
-   * A cluster-wide write of a namespaced resource (deletecollection on `/api/v1/pods`) is
-   * tracked in `--namespace` mode too: it may delete objects of the cached namespace.
+   * up in the cache, so that read-your-writes must track it: the resource is cached and, for a
+   * namespace-restricted cache ({@link namespaceOf}: `--namespace`, or an on-demand cache of one
+   * namespace), the write is to that namespace (such a cache never sees the events of other
+   * namespaces: tracking them stalled every consistent read until an upstream bookmark). A
+   * cluster-wide write of a namespaced resource (deletecollection on `/api/v1/pods`) is tracked
+   * for a namespace-restricted cache too: it may delete objects of the cached namespace.
    */
   tracksWritesTo(group: string, resource: string, namespace: string | undefined): boolean {
     const c = this.#byGroupResource.get(`${resource}.${group}`);
     if (!c) return false;
-    if (this.namespace === undefined || !c.resource.namespaced || namespace === undefined) return true;
-    return namespace === this.namespace;
+    const held = this.namespaceOf(c);
+    if (held === undefined || namespace === undefined) return true;
+    return namespace === held;
   }
 
   /**

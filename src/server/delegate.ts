@@ -46,7 +46,10 @@ export const UPSTREAM_REASONS = [
   'namespace-for-cluster-scoped',
   /** A namespaced resource's object by name without a namespace (`/api/v1/pods/NAME`). */
   'cluster-path-for-namespaced',
-  /** `--namespace` is set and the request is for another namespace, or all of them. */
+  /**
+   * The cache holds one namespace (`--namespace`, or an on-demand cache restricted to the
+   * namespace that started it) and the request is for another namespace, or all of them.
+   */
   'namespace-outside-cache',
   /** An `Impersonate-*` header. */
   'impersonation',
@@ -146,8 +149,10 @@ export function delegate(
   // `/api/v1/pods/NAME` is not a valid path for a namespaced resource: the apiserver answers it.
   if (r.namespaced && info.name !== undefined && info.namespace === undefined)
     return up('cluster-path-for-namespaced');
-  if (r.namespaced && registry.namespace !== undefined && info.namespace !== registry.namespace)
-    return up('namespace-outside-cache');
+  // A namespace-restricted cache (`--namespace`, or an on-demand cache of one namespace) answers
+  // only that namespace: never another one, never all namespaces.
+  const held = registry.namespaceOf(cache);
+  if (held !== undefined && info.namespace !== held) return up('namespace-outside-cache');
   if (Object.keys(headers).some((h) => h.startsWith('impersonate-'))) return up('impersonation');
   const form = requestForm(headers);
   if (!form) return up('media-type');

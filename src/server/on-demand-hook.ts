@@ -12,14 +12,16 @@ export interface OnDemandHook {
   /**
    * Every request for a resource (its path parsed): `reason` is why it goes upstream (undefined:
    * the cache serves it). A LIST or WATCH with `not-cached` may start a cache for the resource;
-   * any request counts as a use of an on-demand cache (idle eviction).
+   * any request counts as a use of an on-demand cache (idle eviction) but one outside the
+   * namespace it holds (`namespace-outside-cache`).
    */
   request(info: ResourceRequest, reason: UpstreamReason | undefined, verb: 'list' | 'watch' | 'other'): void;
   /**
    * A WATCH of a collection passed upstream because the resource is not cached (yet), or its
    * cache is not synced: `end` finishes it cleanly (as the apiserver's watch timeout does) once
-   * an on-demand cache of that GroupVersionResource is synced, so the client re-watches into
-   * the cache. Returns the unregister function (called when the watch ends by itself).
+   * an on-demand cache of that GroupVersionResource that can answer it (its namespace, for a
+   * namespace-restricted one) is synced, so the client re-watches into the cache. Returns the
+   * unregister function (called when the watch ends by itself).
    */
   trackWatch(info: ResourceRequest, end: () => void): () => void;
 }

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
+import { pino } from 'pino';
 import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
 import type { ResourceRequest } from '../../src/apimachinery/request-info.ts';
 import { type CacheUsage, OnDemandCaches, type OnDemandOptions } from '../../src/on-demand-caches.ts';
@@ -226,5 +228,204 @@ describe('OnDemandCaches (issue 15)', () => {
     assert.deepEqual(h.stopped, ['deployments.v1.apps']);
     assert.equal(h.counts.at(-1), 'stopped/resource-gone');
     h.m.close();
+  });
+
+  describe('issue 15: a cache restricted to the requested namespace', () => {
+    /** A harness whose identity may list/watch where `may(verb, ns)` says ("*" = cluster-wide), logging to `lines`. */
+    function scoped(may: (verb: string, ns: string) => boolean, over: Partial<OnDemandOptions> = {}) {
+      const lines: { msg: string; namespace?: string; resource?: string }[] = [];
+      const log = pino(
+        { level: 'info' },
+        new Writable({
+          write(chunk, _enc, cb) {
+            lines.push(JSON.parse(String(chunk)));
+            cb();
+          },
+        }),
+      );
+      const infos: ResourceInfo[] = [];
+      const h = harness({
+        log,
+        allowed: async (verb, info, ns) => {
+          h.reviews.push(`${verb} ${info.gvr.resource} ${ns || '*'}`);
+          return may(verb, ns || '*');
+        },
+        start: (name, info) => {
+          h.started.push(name);
+          infos.push(info);
+          h.usage.set(name, { watchers: 0, bytes: 100 });
+          return true;
+        },
+        ...over,
+      });
+      return { ...h, lines, infos, refusals: () => lines.filter((l) => l.msg.startsWith('not caching')) };
+    }
+    const inA = (_verb: string, ns: string) => ns === 'a';
+
+    it('denied cluster-wide, allowed in the request namespace: starts one cache restricted to it; other namespaces and all namespaces start nothing', async () => {
+      const h = scoped(inA);
+      h.m.request(cm, 'not-cached', 'list');
+      await flush();
+      assert.deepEqual(h.started, ['configmaps.v1']);
+      assert.equal(h.infos[0]?.namespace, 'a');
+      assert.deepEqual(h.reviews.sort(), [
+        'list configmaps *',
+        'list configmaps a',
+        'watch configmaps *',
+        'watch configmaps a',
+      ]);
+      assert.deepEqual(h.counts, ['started/request']);
+      assert.equal(
+        h.lines.find((l) => l.msg.startsWith('caching on demand'))?.msg,
+        'caching on demand: the first LIST/WATCH of it started a cache restricted to namespace a',
+      );
+      // The registry answers other namespaces and all namespaces `namespace-outside-cache`;
+      // whatever the reason, an existing cache is never doubled or widened.
+      await h.clock.step(1_000);
+      const t = h.clock.now();
+      h.m.request({ ...cm, namespace: 'b' }, 'namespace-outside-cache', 'list');
+      h.m.request({ ...cm, namespace: undefined }, 'namespace-outside-cache', 'watch');
+      await flush();
+      assert.deepEqual(h.started, ['configmaps.v1']);
+      assert.equal(h.reviews.length, 4, 'no review for them');
+      assert.equal(h.m.lastUsed('configmaps.v1'), t - 1_000, 'requests outside its namespace do not use it');
+      h.m.request(cm, undefined, 'list');
+      assert.equal(h.m.lastUsed('configmaps.v1'), t);
+      h.m.close();
+    });
+
+    it('allowed cluster-wide: not restricted, no namespace review', async () => {
+      const h = scoped(() => true);
+      h.m.request(cm, 'not-cached', 'list');
+      await flush();
+      assert.equal(h.infos[0]?.namespace, undefined);
+      assert.deepEqual(h.reviews.sort(), ['list configmaps *', 'watch configmaps *']);
+      h.m.close();
+    });
+
+    it('denied cluster-wide and in the namespace: refused once ("may not list it cluster-wide nor in namespace a"), remembered for that namespace and cluster-wide; another namespace reviews only itself', async () => {
+      const h = scoped(() => false);
+      h.m.request(cm, 'not-cached', 'list');
+      await flush();
+      h.m.request(cm, 'not-cached', 'list');
+      h.m.request(cm, 'not-cached', 'watch');
+      h.m.request({ ...cm, namespace: undefined }, 'not-cached', 'list');
+      await flush();
+      assert.deepEqual(h.started, []);
+      assert.deepEqual(h.counts, ['refused/forbidden']);
+      assert.equal(h.reviews.length, 4, 'cluster-wide and a, once');
+      assert.deepEqual(
+        h.refusals().map((l) => [l.msg, l.resource, l.namespace]),
+        [
+          [
+            "not caching on demand: the proxy's identity may not list it cluster-wide nor in namespace a; its requests pass upstream",
+            'configmaps.v1',
+            'a',
+          ],
+        ],
+      );
+      h.m.request({ ...cm, namespace: 'b' }, 'not-cached', 'list');
+      await flush();
+      assert.deepEqual(h.reviews.slice(4).sort(), ['list configmaps b', 'watch configmaps b']);
+      assert.deepEqual(h.counts, ['refused/forbidden', 'refused/forbidden']);
+      // After the refusal's time, asked again.
+      await h.clock.step(60_000);
+      h.m.request(cm, 'not-cached', 'list');
+      await flush();
+      assert.equal(h.reviews.length, 10);
+      h.m.close();
+    });
+
+    it('a cluster-wide request denied first: a later request in a namespace reviews that namespace only and may start a cache there', async () => {
+      const h = scoped(inA);
+      h.m.request({ ...cm, namespace: undefined }, 'not-cached', 'list');
+      await flush();
+      assert.deepEqual(h.counts, ['refused/forbidden']);
+      assert.equal(
+        h.refusals()[0]?.msg,
+        "not caching on demand: the proxy's identity may not list it cluster-wide; its requests pass upstream",
+      );
+      h.m.request({ ...cm, namespace: undefined }, 'not-cached', 'watch');
+      await flush();
+      assert.equal(h.reviews.length, 2, 'remembered');
+      h.m.request(cm, 'not-cached', 'list');
+      await flush();
+      assert.deepEqual(h.reviews.slice(2).sort(), ['list configmaps a', 'watch configmaps a']);
+      assert.deepEqual(h.started, ['configmaps.v1']);
+      assert.equal(h.infos[0]?.namespace, 'a');
+      h.m.close();
+    });
+
+    it('names the verb denied at each scope', async () => {
+      const h = scoped((verb, ns) => (ns === '*' ? verb === 'watch' : verb === 'list'));
+      h.m.request(cm, 'not-cached', 'list');
+      await flush();
+      assert.equal(
+        h.refusals()[0]?.msg,
+        "not caching on demand: the proxy's identity may not list it cluster-wide nor watch it in namespace a; its requests pass upstream",
+      );
+      h.m.close();
+    });
+
+    it('a cluster-scoped resource asked under a namespace is never reviewed in it', async () => {
+      const h = scoped(inA, {
+        discover: async () => resourceInfo('v1', 'nodes', 'Node', { namespaced: false }),
+      });
+      h.m.request({ group: '', version: 'v1', resource: 'nodes', namespace: 'a' }, 'not-cached', 'list');
+      await flush();
+      assert.deepEqual(h.reviews.sort(), ['list nodes *', 'watch nodes *']);
+      assert.deepEqual(h.counts, ['refused/forbidden']);
+      h.m.request({ group: '', version: 'v1', resource: 'nodes', namespace: 'b' }, 'not-cached', 'list');
+      await flush();
+      assert.equal(h.reviews.length, 2, 'the whole resource is refused');
+      h.m.close();
+    });
+
+    it('a review that fails is an error refusal, not a namespace start', async () => {
+      const h = scoped(inA, {
+        allowed: async (_verb, _info, ns) => {
+          if (ns === 'a') throw new Error('connection refused');
+          return false;
+        },
+      });
+      h.m.request(cm, 'not-cached', 'list');
+      await flush();
+      assert.deepEqual(h.started, []);
+      assert.deepEqual(h.counts, ['refused/error']);
+      assert.match(h.refusals()[0]?.msg ?? '', /SelfSubjectAccessReview failed: connection refused/);
+      h.m.close();
+    });
+
+    it('--namespace: only that namespace is reviewed, never cluster-wide', async () => {
+      const h = scoped(() => false, { namespace: 'a' });
+      h.m.request(cm, 'not-cached', 'list');
+      await flush();
+      assert.deepEqual(h.reviews.sort(), ['list configmaps a', 'watch configmaps a']);
+      assert.equal(
+        h.refusals()[0]?.msg,
+        "not caching on demand: the proxy's identity may not list it in namespace a; its requests pass upstream",
+      );
+      h.m.close();
+    });
+
+    it('synced: ends the passed-through watches of its namespace only; the others go on untracked and do not keep it in use', async () => {
+      const h = scoped(inA, { idleTimeoutMs: 10_000 });
+      const ended: string[] = [];
+      h.m.request(cm, 'not-cached', 'watch');
+      h.m.trackWatch(cm, () => ended.push('a'));
+      h.m.trackWatch({ ...cm, namespace: 'b' }, () => ended.push('b'));
+      h.m.trackWatch({ ...cm, namespace: undefined }, () => ended.push('all'));
+      await flush();
+      h.m.synced('configmaps.v1');
+      assert.deepEqual(ended, ['a']);
+      await h.clock.step(20_000);
+      await flush();
+      assert.deepEqual(
+        h.stopped,
+        ['configmaps.v1'],
+        'idle: the watches of b and of all namespaces are not its use',
+      );
+      h.m.close();
+    });
   });
 });

@@ -116,6 +116,9 @@ describe('HttpListerWatcher (against a scripted HTTP upstream)', () => {
       return true;
     });
     assert.equal(reqs.at(-1)?.url, '/api/v1/configmaps?limit=500&continue=old');
+    // issue 15: a namespace-restricted resource lists its namespace (ResourceInfo.namespace).
+    await new HttpListerWatcher(up, { ...configMapInfo, namespace: 'a' }).list({ resourceVersion: '0' });
+    assert.equal(reqs.at(-1)?.url, '/api/v1/namespaces/a/configmaps?resourceVersion=0');
   });
 
   it('a scoped resource lists and watches with its selectors; a 400 names the rejected scope', async () => {

@@ -50,4 +50,54 @@ describe('ReflectorSet', () => {
       await set.stop();
     }
   });
+
+  it('issue 15: an added resource keeps its own namespace; --namespace is the default of namespaced ones only', async () => {
+    const seen: ResourceInfo[] = [];
+    const set = new ReflectorSet({
+      upstream: {} as Upstream,
+      resources: ['pods', 'nodes'],
+      namespace: 'z',
+      discover: async (name) =>
+        name === 'nodes'
+          ? resourceInfo('v1', 'nodes', 'Node', { namespaced: false })
+          : resourceInfo('v1', name, 'Pod'),
+      listerWatcherFor: (info) => {
+        seen.push(info);
+        return new FakeListerWatcher();
+      },
+      sinkFor: () =>
+        ({
+          replace() {},
+          add() {},
+          update() {},
+          delete() {},
+          bookmark() {},
+          setLive() {},
+        }) as never,
+    });
+    set.start();
+    assert.equal(
+      set.add({
+        name: 'configmaps.v1',
+        origin: 'auto',
+        info: { ...resourceInfo('v1', 'configmaps', 'ConfigMap'), namespace: 'a' },
+      }),
+      true,
+    );
+    try {
+      for (let i = 0; i < 100 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+      const byName = Object.fromEntries(seen.map((i) => [i.gvr.resource, i.namespace]));
+      assert.deepEqual(byName, { pods: 'z', nodes: undefined, configmaps: 'a' });
+      assert.deepEqual(
+        set.states().map((s) => [s.name, s.info?.namespace]),
+        [
+          ['pods', 'z'],
+          ['nodes', undefined],
+          ['configmaps.v1', 'a'],
+        ],
+      );
+    } finally {
+      await set.stop();
+    }
+  });
 });

@@ -76,6 +76,44 @@ describe('delegate', () => {
     assert.equal(k('/api/v1/namespaces/b/pods'), 'upstream');
     assert.equal(k('/api/v1/pods'), 'upstream');
   });
+
+  it('issue 15: a namespace-restricted cache (ResourceInfo.namespace) answers that namespace only, never all namespaces; --namespace is its default', () => {
+    const cms = resourceInfo('v1', 'configmaps', 'ConfigMap');
+    const nodes = resourceInfo('v1', 'nodes', 'Node', { namespaced: false });
+    const reg = new CacheRegistry([
+      new FakeCache({ ...cms, namespace: 'a' }),
+      new FakeCache(),
+      new FakeCache(nodes),
+    ]);
+    const d = (p: string, q = '') => {
+      const x = delegate(reg, 'GET', p, new URLSearchParams(q), {});
+      return x.kind === 'cache' ? x.verb : x.reason;
+    };
+    assert.equal(d('/api/v1/namespaces/a/configmaps'), 'list');
+    assert.equal(d('/api/v1/namespaces/a/configmaps', 'watch=1'), 'watch');
+    assert.equal(d('/api/v1/namespaces/a/configmaps/c'), 'get');
+    assert.equal(d('/api/v1/namespaces/b/configmaps'), 'namespace-outside-cache');
+    assert.equal(d('/api/v1/namespaces/b/configmaps/c'), 'namespace-outside-cache');
+    assert.equal(d('/api/v1/configmaps'), 'namespace-outside-cache');
+    assert.equal(d('/api/v1/configmaps', 'watch=1'), 'namespace-outside-cache');
+    // The other caches are not restricted by it.
+    assert.equal(d('/api/v1/pods'), 'list');
+    assert.equal(d('/api/v1/namespaces/b/pods'), 'list');
+    assert.equal(d('/api/v1/nodes'), 'list');
+    // Its own namespace wins over --namespace; a cache without one takes --namespace.
+    const withDefault = new CacheRegistry([new FakeCache({ ...cms, namespace: 'a' }), new FakeCache()], 'z');
+    const k = (p: string) => {
+      const x = delegate(withDefault, 'GET', p, new URLSearchParams(), {});
+      return x.kind === 'cache' ? x.verb : x.reason;
+    };
+    assert.equal(k('/api/v1/namespaces/a/configmaps'), 'list');
+    assert.equal(k('/api/v1/namespaces/z/configmaps'), 'namespace-outside-cache');
+    assert.equal(k('/api/v1/namespaces/z/pods'), 'list');
+    assert.equal(k('/api/v1/namespaces/a/pods'), 'namespace-outside-cache');
+    assert.equal(withDefault.namespaceOf(withDefault.lookup('', 'v1', 'configmaps')!), 'a');
+    assert.equal(withDefault.namespaceOf(withDefault.lookup('', 'v1', 'pods')!), 'z');
+    assert.equal(reg.namespaceOf(reg.lookup('', 'v1', 'nodes')!), undefined);
+  });
 });
 
 describe('attack: names the apiserver rejects are not served from the cache', () => {
