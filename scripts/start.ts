@@ -44,6 +44,13 @@ try {
   process.exit(EXIT_CONFIG);
 }
 
+/** The `caching:` line: the configured resources and, with `auto`, that others are cached on demand. */
+function cachingText(config: Config): string {
+  const entries = config.resources.map((r) => `${r.name}${scopeString(r)}`);
+  if (config.auto) entries.unshift('auto (on demand: each resource a client lists or watches)');
+  return entries.length > 0 ? entries.join(', ') : 'nothing (every request is passed upstream)';
+}
+
 let fixture: Fixture | undefined;
 let proxy: RunningProxy | undefined;
 let stopping = false;
@@ -82,12 +89,12 @@ try {
       '',
       `kube-apiserver ${fixture.version} (fixture) is ready at ${fixture.server}`,
       `kube-cache-proxy is listening at ${proxy.address} (ops: ${proxy.opsAddress}/metrics, /readyz, /debug/cache)`,
-      `caching: ${config.resources.map((r) => `${r.name}${scopeString(r)}`).join(', ')}`,
+      `caching: ${cachingText(config)}`,
       `kubeconfig for kubectl (through the proxy): ${kubeconfig}`,
       '',
       `  export ${k}`,
       `  alias kubectl=${fixture.bin.kubectl}    # the fixture's kubectl, if you have none`,
-      '  kubectl get configmaps -A -o yaml      # LIST from the cache (table output is rendered upstream)',
+      `  kubectl get configmaps -A -o yaml      # LIST from the cache${config.auto ? ' (the first one starts it, passed upstream)' : ''}; table output is rendered upstream`,
       '  kubectl create configmap demo --from-literal=a=1 && kubectl get configmaps -w -o name   # WATCH from the cache',
       '  curl -s -A demo -H "Authorization: Bearer $(kubectl config view --raw -o jsonpath=\'{.users[0].user.token}\')" \\',
       `       '${proxy.address}/api/v1/configmaps'   # curl's own User-Agent asks for pretty JSON: passed upstream`,

@@ -37,7 +37,7 @@ test('a bad proxy flag: one line on stderr, exit code 2, no apiserver started', 
 
 test('npm start: prints a kubeconfig kubectl uses through the proxy; SIGINT cleans up, exit 0', async () => {
   const f = await sharedFixture(); // only for its kubectl binary
-  const r = run(['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--resources', 'configmaps']);
+  const r = run(['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--resources', 'auto,configmaps']);
   try {
     const deadline = Date.now() + 120_000;
     while (!/export KUBECONFIG=\S+/.test(r.out())) {
@@ -46,7 +46,11 @@ test('npm start: prints a kubeconfig kubectl uses through the proxy; SIGINT clea
     }
     const kubeconfig = /export KUBECONFIG=(\S+)/.exec(r.out())![1]!;
     assert.match(r.out(), /kube-cache-proxy is listening at http:\/\/127\.0\.0\.1:\d+ /);
-    assert.match(r.out(), /caching: configmaps\n/);
+    // Attack finding: under auto the line was empty ("caching: ").
+    assert.match(
+      r.out(),
+      /caching: auto \(on demand: each resource a client lists or watches\), configmaps\n/,
+    );
     const created = await f.kubectl(['create', 'configmap', 'via-start', '--from-literal=a=1'], {
       kubeconfig,
     });
