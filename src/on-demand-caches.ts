@@ -4,7 +4,9 @@
  * discovery offers list and watch and the proxy's own identity may list and watch it
  * cluster-wide (SelfSubjectAccessReview; with `--namespace`, in that namespace). The request
  * itself passes upstream meanwhile; once the cache is synced, the passed-through watches of
- * that resource are ended cleanly so their clients re-watch into the cache.
+ * that resource whose clients re-watch (client-go reflectors) are ended cleanly at an event
+ * boundary so they re-watch into the cache; other passed-through watches (`kubectl get -w`)
+ * stay passed through until they end by themselves, and keep the cache in use meanwhile.
  *
  * An on-demand cache no request used and no watcher held for `--auto-idle-timeout` is stopped
  * (its reflector, its upstream watch and its memory go); starting one more than
@@ -88,8 +90,10 @@ export class OnDemandCaches implements OnDemandHook {
   readonly #pending = new Set<string>();
   /** Refusals: name → until (ms). */
   readonly #refused = new Map<string, number>();
-  /** Passed-through watches by entry name, each with its `end`. */
-  readonly #watches = new Map<string, Set<() => void>>();
+  /** Open passed-through watches by entry name (each one's unregister token): uses of the cache. */
+  readonly #watches = new Map<string, Set<object>>();
+  /** Passed-through watches to hand over at sync, by entry name: token → handover `end`. */
+  readonly #handovers = new Map<string, Map<object, () => void>>();
   #timer: TimerHandle | undefined;
   #closed = false;
 
@@ -128,33 +132,48 @@ export class OnDemandCaches implements OnDemandHook {
     void this.#consider(name, info).finally(() => this.#pending.delete(name));
   }
 
-  trackWatch(info: ResourceRequest, end: () => void): () => void {
+  trackWatch(info: ResourceRequest, handover: (() => void) | undefined): () => void {
     const name = OnDemandCaches.nameOf(info);
-    if (!this.#pending.has(name) && !this.#entries.has(name)) return () => {};
-    const set = this.#watches.get(name) ?? new Set<() => void>();
-    this.#watches.set(name, set);
-    set.add(end);
+    const e = this.#entries.get(name);
+    if (!this.#pending.has(name) && !e) return () => {};
+    const token = {};
+    const open = this.#watches.get(name) ?? new Set<object>();
+    this.#watches.set(name, open);
+    open.add(token);
+    // Already synced (a watch that passed as `not-synced` just before): nothing to hand over to
+    // later; it stays passed through.
+    const ends =
+      handover && !e?.synced ? (this.#handovers.get(name) ?? new Map<object, () => void>()) : undefined;
+    if (ends && handover) {
+      this.#handovers.set(name, ends);
+      ends.set(token, handover);
+    }
     return () => {
-      set.delete(end);
-      if (set.size === 0 && this.#watches.get(name) === set) this.#watches.delete(name);
+      open.delete(token);
+      if (open.size === 0 && this.#watches.get(name) === open) this.#watches.delete(name);
+      if (!ends) return;
+      ends.delete(token);
+      if (ends.size === 0 && this.#handovers.get(name) === ends) this.#handovers.delete(name);
     };
   }
 
   /**
-   * The cache `name` stored its first complete snapshot: the passed-through watches of it are
-   * ended (their clients re-watch and are served from the cache). Unknown names are ignored.
+   * The cache `name` stored its first complete snapshot: the passed-through watches of it that
+   * were registered with a handover are handed over (ended at an event boundary; their clients
+   * re-watch and are served from the cache); the others stay. Unknown names are ignored.
    */
   synced(name: string): void {
     const e = this.#entries.get(name);
     if (!e || e.synced) return;
     e.synced = true;
-    const ends = this.#watches.get(name);
-    this.#watches.delete(name);
+    const ends = this.#handovers.get(name);
+    this.#handovers.delete(name);
     const n = ends?.size ?? 0;
-    for (const end of ends ?? []) end();
+    const staying = Math.max(0, (this.#watches.get(name)?.size ?? 0) - n);
+    for (const end of ends?.values() ?? []) end();
     this.#o.log.info(
-      { resource: name, endedWatches: n },
-      'on-demand cache synced: served from the cache, passed-through watches ended',
+      { resource: name, handedOverWatches: n, passedThroughWatches: staying },
+      'on-demand cache synced: served from the cache, re-watching passed-through watches ended',
     );
   }
 

@@ -31,7 +31,13 @@ import type { CacheRegistry } from './cache-registry.ts';
 import { type CacheVerb, type Delegation, delegate, type UpstreamReason } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import type { OnDemandHook } from './on-demand-hook.ts';
-import { type AnswerTee, MAX_TEE_BYTES, passThrough, READ_PREFIX_BYTES } from './passthrough.ts';
+import {
+  type AnswerTee,
+  MAX_TEE_BYTES,
+  type PassThroughOptions,
+  passThrough,
+  READ_PREFIX_BYTES,
+} from './passthrough.ts';
 import { writeStatus } from './send-status.ts';
 import { type ServeContext, serveGet, serveList, serveWatch, TOO_MANY_REQUESTS } from './serve-cache.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
@@ -248,7 +254,8 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
     upstream: l.upstream,
     longRunning: x.longRunning,
     log: l.log,
-    track: trackerOf(l, x),
+    track: l.track,
+    ...handoverOf(l, x),
     ...(x.identity ? { identity: x.identity } : {}),
     ...(l.access
       ? {
@@ -262,30 +269,42 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
 }
 
 /**
- * The `track` of a passed-through request: shutdown ends it; a WATCH of a collection that is not
- * cached (yet) or not synced is also ended once an on-demand cache of it is synced.
+ * The `handover` of a passed-through request: a WATCH of a collection that is not cached (yet)
+ * or not synced is registered with the on-demand manager (a use of its cache while open); one
+ * whose client {@link rewatches} is also ended at an event boundary once the cache is synced.
+ * None for every other request (and without `--resources=auto`).
  */
-function trackerOf(l: Lifecycle, x: Exchange): (end: () => void) => () => void {
+function handoverOf(l: Lifecycle, x: Exchange): Pick<PassThroughOptions, 'handover'> {
   const info = x.decision.info;
   const hook = l.onDemand;
   if (
     !hook ||
     !info ||
+    !x.longRunning ||
     info.name !== undefined ||
     info.subresource !== undefined ||
     x.method !== 'GET' ||
     !isWatchParam(x.query.get('watch')) ||
     (x.reason !== 'not-cached' && x.reason !== 'not-synced')
   )
-    return l.track;
-  return (end) => {
-    const a = l.track(end);
-    const b = hook.trackWatch(info, end);
-    return () => {
-      a();
-      b();
-    };
-  };
+    return {};
+  const again = rewatches(x.query);
+  return { handover: (end) => hook.trackWatch(info, again ? end : undefined) };
+}
+
+/**
+ * Whether the client of a WATCH re-watches when its watch ends cleanly, so the on-demand
+ * handover may end it: `allowWatchBookmarks=true` (the apiserver's boolean parsing). client-go's
+ * reflector (informers, controller-runtime) sends it on every watch
+ * (`tools/cache/reflector.go` `watch`: `AllowWatchBookmarks: true`; its watch-list request
+ * sends it too, with `sendInitialEvents=true`) and re-watches from its last RV when a watch
+ * ends. `kubectl get -w` does not send it
+ * (`kubectl/pkg/cmd/get/get.go` `watch` → cli-runtime `Selector.Watch`: `ResourceVersion`,
+ * `LabelSelector`, `FieldSelector` only) and exits when its single watch ends
+ * (`watchtools.UntilWithoutRetry`): its watch is never ended by a handover.
+ */
+export function rewatches(query: URLSearchParams): boolean {
+  return isWatchParam(query.get('allowWatchBookmarks'));
 }
 
 /** Tells the on-demand manager about a request for a resource (see `on-demand-hook.ts`). */
