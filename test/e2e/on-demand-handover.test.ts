@@ -140,9 +140,10 @@ describe('issue 15 F1: the on-demand handover keeps kubectl get -w, hands inform
       return x?.synced ? x : undefined;
     });
     assert.equal(e.origin, 'auto');
-    await eventually('two upstream watches', 10_000, async () =>
-      (await apiserverWatches('persistentvolumeclaims')) === base + 2 ? true : undefined,
-    );
+    await eventually('two upstream watches', 10_000, async () => {
+      if (!viaProxy.running()) throw new Error(`kubectl exited (code ${viaProxy.child.exitCode})`);
+      return (await apiserverWatches('persistentvolumeclaims')) === base + 2 ? true : undefined;
+    });
     // Before the fix the handover ended kubectl's watch at the sync and kubectl exited (code 0).
     await new Promise((r) => setTimeout(r, 2_000));
     assert.equal(viaProxy.running(), true, `kubectl exited: ${viaProxy.err()}`);
@@ -179,7 +180,7 @@ describe('issue 15 F1: the on-demand handover keeps kubectl get -w, hands inform
     assert.equal((await entry('persistentvolumeclaims'))?.watchers, 0);
   });
 
-  test('a bookmark-enabled passed-through watch (an informer) is ended cleanly on an event boundary; its re-watch from the cache misses nothing', async () => {
+  test('a bookmark-enabled passed-through watch (an informer) is ended cleanly on an event boundary; its re-watch from the cache misses nothing', async (t) => {
     const path = `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`;
     const direct = await get(f.server, path);
     const rv = (JSON.parse(direct.body) as { metadata: { resourceVersion: string } }).metadata
@@ -233,6 +234,7 @@ describe('issue 15 F1: the on-demand handover keeps kubectl get -w, hands inform
     const seen = lines.filter((l) => l.type === 'ADDED').map((l) => l.object.metadata.name);
     assert.deepEqual(seen, created.slice(0, seen.length), 'in creation order, none skipped');
     assert.ok(seen.length > 0, 'events flowed on the passed-through watch before the handover');
+    t.diagnostic(`${seen.length} of ${created.length} objects seen on the passed-through watch`);
 
     // The informer re-watches from the last RV it saw: served from the cache, every later object arrives.
     const lastRv = lines.at(-1)?.object.metadata.resourceVersion ?? rv;
