@@ -254,8 +254,7 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
     upstream: l.upstream,
     longRunning: x.longRunning,
     log: l.log,
-    track: l.track,
-    ...handoverOf(l, x),
+    ...endingsOf(l, x),
     ...(x.identity ? { identity: x.identity } : {}),
     ...(l.access
       ? {
@@ -269,12 +268,13 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
 }
 
 /**
- * The `handover` of a passed-through request: a WATCH of a collection that is not cached (yet)
- * or not synced is registered with the on-demand manager (a use of its cache while open); one
- * whose client {@link rewatches} is also ended at an event boundary once the cache is synced.
- * None for every other request (and without `--resources=auto`).
+ * How a passed-through request ends besides by itself: shutdown ends every one (`l.track`). A
+ * WATCH of a collection that is not cached (yet) or not synced is also registered with the
+ * on-demand manager (a use of its cache while open); one whose client {@link rewatches} gets a
+ * `handover` that ends it at an event boundary once the cache is synced, the others (`kubectl
+ * get -w`) stay passed through until they end by themselves.
  */
-function handoverOf(l: Lifecycle, x: Exchange): Pick<PassThroughOptions, 'handover'> {
+function endingsOf(l: Lifecycle, x: Exchange): Pick<PassThroughOptions, 'track' | 'handover'> {
   const info = x.decision.info;
   const hook = l.onDemand;
   if (
@@ -287,9 +287,18 @@ function handoverOf(l: Lifecycle, x: Exchange): Pick<PassThroughOptions, 'handov
     !isWatchParam(x.query.get('watch')) ||
     (x.reason !== 'not-cached' && x.reason !== 'not-synced')
   )
-    return {};
-  const again = rewatches(x.query);
-  return { handover: (end) => hook.trackWatch(info, again ? end : undefined) };
+    return { track: l.track };
+  if (rewatches(x.query)) return { track: l.track, handover: (end) => hook.trackWatch(info, end) };
+  return {
+    track: (end) => {
+      const a = l.track(end);
+      const b = hook.trackWatch(info, undefined);
+      return () => {
+        a();
+        b();
+      };
+    },
+  };
 }
 
 /**

@@ -57,8 +57,9 @@ export interface PassThroughOptions {
   track?: (end: () => void) => () => void;
   /**
    * Long-running requests only: registers this watch's handover `end` (returns its unregister,
-   * called when the request ends by itself). Unlike shutdown's, it ends the stream at an event
-   * boundary (`watch-relay.ts`), and never a stream whose framing is unknown.
+   * called when the request ends, whoever ended it). Unlike shutdown's, it ends the stream at an
+   * event boundary (`watch-relay.ts`), and never a stream whose framing is unknown. Such a watch
+   * is forwarded without `Accept-Encoding` (the answer comes uncompressed).
    */
   handover?: (end: () => void) => () => void;
   log: Logger;
@@ -80,6 +81,11 @@ export async function passThrough(
   if (res.closed || res.destroyed) return;
   const method = req.method ?? 'GET';
   const forwarded = forwardRequestHeaders(req.headers);
+  // A watch the handover may end is asked for uncompressed: the apiserver gzips watch answers for
+  // clients that accept it (client-go does), and event boundaries are found in the plain bytes
+  // (`watch-relay.ts`). Any client accepts identity (RFC 9110 §12.5.3); the cache serves watches
+  // uncompressed too.
+  if (o.longRunning && o.handover) delete forwarded['accept-encoding'];
   const hasBody =
     method !== 'GET' &&
     method !== 'HEAD' &&
