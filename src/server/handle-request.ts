@@ -31,13 +31,8 @@ import type { CacheRegistry } from './cache-registry.ts';
 import { type CacheVerb, type Delegation, delegate, type UpstreamReason } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import type { OnDemandHook } from './on-demand-hook.ts';
-import {
-  type AnswerTee,
-  MAX_TEE_BYTES,
-  type PassThroughOptions,
-  passThrough,
-  READ_PREFIX_BYTES,
-} from './passthrough.ts';
+import { passedThroughEndings } from './passed-through-endings.ts';
+import { type AnswerTee, MAX_TEE_BYTES, passThrough, READ_PREFIX_BYTES } from './passthrough.ts';
 import { writeStatus } from './send-status.ts';
 import { type ServeContext, serveGet, serveList, serveWatch, TOO_MANY_REQUESTS } from './serve-cache.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
@@ -254,7 +249,15 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
     upstream: l.upstream,
     longRunning: x.longRunning,
     log: l.log,
-    ...endingsOf(l, x),
+    ...passedThroughEndings({
+      track: l.track,
+      onDemand: l.onDemand,
+      info: x.decision.info,
+      longRunning: x.longRunning,
+      method: x.method,
+      query: x.query,
+      reason: x.reason,
+    }),
     ...(x.identity ? { identity: x.identity } : {}),
     ...(l.access
       ? {
@@ -265,55 +268,6 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
     ...answerTee(l, x),
   });
   return 'done';
-}
-
-/**
- * How a passed-through request ends besides by itself: shutdown ends every one (`l.track`). A
- * WATCH of a collection that is not cached (yet) or not synced is also registered with the
- * on-demand manager (a use of its cache while open); one whose client {@link rewatches} gets a
- * `handover` that ends it at an event boundary once the cache is synced, the others (`kubectl
- * get -w`) stay passed through until they end by themselves.
- */
-function endingsOf(l: Lifecycle, x: Exchange): Pick<PassThroughOptions, 'track' | 'handover'> {
-  const info = x.decision.info;
-  const hook = l.onDemand;
-  if (
-    !hook ||
-    !info ||
-    !x.longRunning ||
-    info.name !== undefined ||
-    info.subresource !== undefined ||
-    x.method !== 'GET' ||
-    !isWatchParam(x.query.get('watch')) ||
-    (x.reason !== 'not-cached' && x.reason !== 'not-synced')
-  )
-    return { track: l.track };
-  if (rewatches(x.query)) return { track: l.track, handover: (end) => hook.trackWatch(info, end) };
-  return {
-    track: (end) => {
-      const a = l.track(end);
-      const b = hook.trackWatch(info, undefined);
-      return () => {
-        a();
-        b();
-      };
-    },
-  };
-}
-
-/**
- * Whether the client of a WATCH re-watches when its watch ends cleanly, so the on-demand
- * handover may end it: `allowWatchBookmarks=true` (the apiserver's boolean parsing). client-go's
- * reflector (informers, controller-runtime) sends it on every watch
- * (`tools/cache/reflector.go` `watch`: `AllowWatchBookmarks: true`; its watch-list request
- * sends it too, with `sendInitialEvents=true`) and re-watches from its last RV when a watch
- * ends. `kubectl get -w` does not send it
- * (`kubectl/pkg/cmd/get/get.go` `watch` → cli-runtime `Selector.Watch`: `ResourceVersion`,
- * `LabelSelector`, `FieldSelector` only) and exits when its single watch ends
- * (`watchtools.UntilWithoutRetry`): its watch is never ended by a handover.
- */
-export function rewatches(query: URLSearchParams): boolean {
-  return isWatchParam(query.get('allowWatchBookmarks'));
 }
 
 /** Tells the on-demand manager about a request for a resource (see `on-demand-hook.ts`). */

@@ -15,7 +15,7 @@ import type { SubjectAccessReviewAuthorizer } from '../../../src/auth/subject-ac
 import type { TokenReviewAuthenticator } from '../../../src/auth/token-review.ts';
 import { createMetrics } from '../../../src/ops/metrics.ts';
 import { buildServer } from '../../../src/server/app.ts';
-import { originForm, rewatches } from '../../../src/server/handle-request.ts';
+import { originForm } from '../../../src/server/handle-request.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { FakeCache, fakeCodec, mockServer, pod } from '../../support/fake-cache.ts';
 
@@ -258,21 +258,6 @@ describe('issue 10: the admit step (who asks)', () => {
 });
 
 describe('issue 15 F1: which passed-through watches the on-demand handover ends', () => {
-  it('rewatches: allowWatchBookmarks true (Go bool parsing), what client-go reflectors send; kubectl get -w sends none', () => {
-    const q = (s: string) => new URLSearchParams(s);
-    assert.equal(rewatches(q('watch=1&allowWatchBookmarks=true')), true);
-    assert.equal(rewatches(q('watch=1&allowWatchBookmarks=1')), true);
-    assert.equal(
-      rewatches(
-        q('watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan'),
-      ),
-      true,
-    );
-    assert.equal(rewatches(q('watch=1&resourceVersion=12')), false, 'kubectl get -w');
-    assert.equal(rewatches(q('watch=1&allowWatchBookmarks=false')), false);
-    assert.equal(rewatches(q('watch=1&allowWatchBookmarks=0')), false);
-  });
-
   it('a not-cached WATCH with bookmarks gets a handover that ends it after the event in flight, and is forwarded without Accept-Encoding; without bookmarks, none', async () => {
     const e1 = '{"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"a"}}}\n';
     const e2 = '{"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"b"}}}\n';
