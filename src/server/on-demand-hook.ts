@@ -19,7 +19,7 @@ export interface OnDemandHook {
    * A WATCH of a collection passed upstream because the resource is not cached (yet), or its
    * cache is not synced; it counts as a use of an on-demand cache of that GroupVersionResource
    * (idle eviction) while it is open. `handover` (given only for watches whose client
-   * re-watches, see `rewatches` in `handle-request.ts`) finishes it cleanly at an event boundary
+   * re-watches, see `rewatches` in `passed-through-endings.ts`) finishes it cleanly at an event boundary
    * once that cache is synced, so the client re-watches into the cache; without it the watch
    * stays passed through until it ends by itself. Returns the unregister function (called when
    * the watch ends, whoever ended it).

@@ -345,6 +345,14 @@ describe('issue 15 F1: which passed-through watches the on-demand handover ends'
       // client-go accepts gzip and the apiserver gzips watch answers: a watch the handover may
       // end is asked for uncompressed (its event boundaries must be seen); the others unchanged.
       assert.deepEqual(encodings, ['gzip', undefined]);
+
+      // Shutdown does not wait for an event in flight (it stays immediate, unlike a handover).
+      const third = await open('watch=1&allowWatchBookmarks=true');
+      await third.first;
+      const t0 = Date.now();
+      await server.shutdown();
+      assert.equal(await third.body, e1 + e2.slice(0, 20), 'cut where it was');
+      assert.ok(Date.now() - t0 < 4_000, `shutdown took ${Date.now() - t0} ms`);
     } finally {
       await server.shutdown();
       upstream.closeAllConnections();
