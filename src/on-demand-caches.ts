@@ -8,8 +8,10 @@
  * `--namespace` the reviews are in that namespace only. Still one cache per GroupVersionResource:
  * the first namespace wins, requests for other namespaces or all namespaces pass upstream
  * (`namespace-outside-cache`) and start nothing. The request itself passes upstream meanwhile;
- * once the cache is synced, the passed-through watches it can answer are ended cleanly so their
- * clients re-watch into the cache.
+ * once the cache is synced, the passed-through watches it can answer whose clients re-watch
+ * (client-go reflectors) are ended cleanly at an event boundary so they re-watch into the cache;
+ * other passed-through watches (`kubectl get -w`) stay passed through until they end by
+ * themselves, and keep the cache in use meanwhile.
  *
  * An on-demand cache no request used and no watcher held for `--auto-idle-timeout` is stopped
  * (its reflector, its upstream watch and its memory go); starting one more than
@@ -104,7 +106,8 @@ interface Refusal {
 
 /** A passed-through watch of a resource being cached (see {@link OnDemandCaches.trackWatch}). */
 interface TrackedWatch {
-  end: () => void;
+  /** Its handover `end`, until it is handed over; none for a watch whose client watches once. */
+  handover?: () => void;
   /** Its namespace; undefined: all namespaces. */
   namespace: string | undefined;
 }
@@ -123,7 +126,7 @@ export class OnDemandCaches implements OnDemandHook {
   readonly #pending = new Set<string>();
   /** Refusals by {@link refusalKey}. */
   readonly #refused = new Map<string, Refusal>();
-  /** Passed-through watches by entry name, each with its `end` and its namespace. */
+  /** Open passed-through watches by entry name: uses of the cache, some with a handover. */
   readonly #watches = new Map<string, Set<TrackedWatch>>();
   #timer: TimerHandle | undefined;
   #closed = false;
@@ -160,12 +163,18 @@ export class OnDemandCaches implements OnDemandHook {
     void this.#consider(name, info).finally(() => this.#pending.delete(name));
   }
 
-  trackWatch(info: ResourceRequest, end: () => void): () => void {
+  trackWatch(info: ResourceRequest, handover: (() => void) | undefined): () => void {
     const name = OnDemandCaches.nameOf(info);
-    if (!this.#pending.has(name) && !this.#entries.has(name)) return () => {};
+    const e = this.#entries.get(name);
+    if (!this.#pending.has(name) && !e) return () => {};
     const set = this.#watches.get(name) ?? new Set<TrackedWatch>();
     this.#watches.set(name, set);
-    const w: TrackedWatch = { end, namespace: info.namespace };
+    // Already synced (a watch that passed as `not-synced` just before): nothing to hand over to
+    // later; it stays passed through.
+    const w: TrackedWatch = {
+      namespace: info.namespace,
+      ...(handover && !e?.synced ? { handover } : {}),
+    };
     set.add(w);
     return () => {
       set.delete(w);
@@ -175,27 +184,37 @@ export class OnDemandCaches implements OnDemandHook {
 
   /**
    * The cache `name` stored its first complete snapshot: the passed-through watches it can answer
-   * are ended (their clients re-watch and are served from the cache); those of other namespaces
-   * or all namespaces of a namespace-restricted cache go on upstream, untracked. Unknown names
-   * are ignored.
+   * that were registered with a handover are handed over (ended at an event boundary; their
+   * clients re-watch and are served from the cache); the others it can answer stay (and keep it
+   * in use); those of other namespaces or all namespaces of a namespace-restricted cache go on
+   * upstream, untracked. Unknown names are ignored.
    */
   synced(name: string): void {
     const e = this.#entries.get(name);
     if (!e || e.synced) return;
     e.synced = true;
-    const tracked = this.#watches.get(name);
-    this.#watches.delete(name);
-    const answered = [...(tracked ?? [])].filter(
-      (w) => e.namespace === undefined || w.namespace === e.namespace,
-    );
-    for (const w of answered) w.end();
+    const tracked = this.#watches.get(name) ?? new Set<TrackedWatch>();
+    let n = 0;
+    for (const w of [...tracked]) {
+      if (e.namespace !== undefined && w.namespace !== e.namespace) {
+        tracked.delete(w);
+        continue;
+      }
+      const handover = w.handover;
+      if (!handover) continue;
+      delete w.handover;
+      n++;
+      handover();
+    }
+    if (tracked.size === 0 && this.#watches.get(name) === tracked) this.#watches.delete(name);
     this.#o.log.info(
       {
         resource: name,
-        endedWatches: answered.length,
+        handedOverWatches: n,
+        passedThroughWatches: Math.max(0, (this.#watches.get(name)?.size ?? 0) - n),
         ...(e.namespace !== undefined ? { namespace: e.namespace } : {}),
       },
-      'on-demand cache synced: served from the cache, passed-through watches ended',
+      'on-demand cache synced: served from the cache, re-watching passed-through watches ended',
     );
   }
 

@@ -31,6 +31,7 @@ import type { CacheRegistry } from './cache-registry.ts';
 import { type CacheVerb, type Delegation, delegate, type UpstreamReason } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import type { OnDemandHook } from './on-demand-hook.ts';
+import { passedThroughEndings } from './passed-through-endings.ts';
 import { type AnswerTee, MAX_TEE_BYTES, passThrough, READ_PREFIX_BYTES } from './passthrough.ts';
 import { writeStatus } from './send-status.ts';
 import { type ServeContext, serveGet, serveList, serveWatch, TOO_MANY_REQUESTS } from './serve-cache.ts';
@@ -248,7 +249,15 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
     upstream: l.upstream,
     longRunning: x.longRunning,
     log: l.log,
-    track: trackerOf(l, x),
+    ...passedThroughEndings({
+      track: l.track,
+      onDemand: l.onDemand,
+      info: x.decision.info,
+      longRunning: x.longRunning,
+      method: x.method,
+      query: x.query,
+      reason: x.reason,
+    }),
     ...(x.identity ? { identity: x.identity } : {}),
     ...(l.access
       ? {
@@ -259,33 +268,6 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
     ...answerTee(l, x),
   });
   return 'done';
-}
-
-/**
- * The `track` of a passed-through request: shutdown ends it; a WATCH of a collection that is not
- * cached (yet) or not synced is also ended once an on-demand cache of it is synced.
- */
-function trackerOf(l: Lifecycle, x: Exchange): (end: () => void) => () => void {
-  const info = x.decision.info;
-  const hook = l.onDemand;
-  if (
-    !hook ||
-    !info ||
-    info.name !== undefined ||
-    info.subresource !== undefined ||
-    x.method !== 'GET' ||
-    !isWatchParam(x.query.get('watch')) ||
-    (x.reason !== 'not-cached' && x.reason !== 'not-synced')
-  )
-    return l.track;
-  return (end) => {
-    const a = l.track(end);
-    const b = hook.trackWatch(info, end);
-    return () => {
-      a();
-      b();
-    };
-  };
 }
 
 /** Tells the on-demand manager about a request for a resource (see `on-demand-hook.ts`). */
