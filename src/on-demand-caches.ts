@@ -202,7 +202,8 @@ export class OnDemandCaches implements OnDemandHook {
       }
       const handover = w.handover;
       if (!handover) continue;
-      delete w.handover;
+      // Ending: no longer a use (its unregister, when it has ended, finds it gone).
+      tracked.delete(w);
       n++;
       handover();
     }
@@ -211,7 +212,7 @@ export class OnDemandCaches implements OnDemandHook {
       {
         resource: name,
         handedOverWatches: n,
-        passedThroughWatches: Math.max(0, (this.#watches.get(name)?.size ?? 0) - n),
+        passedThroughWatches: this.#watches.get(name)?.size ?? 0,
         ...(e.namespace !== undefined ? { namespace: e.namespace } : {}),
       },
       'on-demand cache synced: served from the cache, re-watching passed-through watches ended',
