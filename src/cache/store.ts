@@ -13,21 +13,81 @@ import type { LabelSelector } from '../apimachinery/label-selector.ts';
 import type { KubeObject, ObjectMeta, UpstreamObject } from '../apimachinery/object.ts';
 import { eventChunks } from '../apimachinery/watch-event.ts';
 import { ResourceVersionError } from '../util/errors.ts';
-import { listItemBytes, listItemPrefix } from './encoding.ts';
-import { bufferBytes, ENTRY_OVERHEAD, type Meter, ownedBytes, parsedBytes } from './memory-size.ts';
+import { topLevelValueSpan } from '../apimachinery/json-span.ts';
+import { listItemBytes, listItemPrefix, typeMetaPrefix } from './encoding.ts';
+import { ENTRY_OVERHEAD, parsedBytes } from './memory-size.ts';
 import { GET_END, metadataHead, metadataSpan, OBJECT_END } from './metadata-view.ts';
+import { type Slab, SlabArena } from './slab.ts';
 
 /**
- * One stored object, kept as ONE Buffer (issue 12): for a built-in kind whose upstream bytes
- * start with `{"kind":K,"apiVersion":V,` (what the apiserver writes) the stored bytes are the
- * object as a LIST item, `{` + the rest, and the TypeMeta prefix is shared per resource; a GET
- * answer and a watch event are written from that prefix plus a view of the stored bytes, a LIST
- * writes the stored bytes themselves (no copy per item, none built on first use). Custom
- * resources keep their bytes whole (their list items carry kind and apiVersion). Immutable once
- * created except for the lazily built ADDED line (shared by every reader), whose bytes are
- * reported to the {@link Meter} of whoever holds the entry then (the store, or the history once
- * replaced). Satisfies {@link UpstreamObject} for the reflector's `compact` (its `raw` then is a
- * copy: the hot paths use {@link wire} and {@link listItem}).
+ * What the entries of one store share: the resource, the TypeMeta prefix removed from built-in
+ * objects' bytes, the slabs their bytes live in, and the label sets seen last (entries with equal
+ * labels share one frozen object: siblings — a ReplicaSet's pods, a seeded batch — arrive next
+ * to each other in key order).
+ */
+export class EntryContext {
+  readonly resource: ResourceInfo;
+  /** `{"kind":K,"apiVersion":V,` of a built-in kind (the bytes stripped from its objects). */
+  readonly prefix: Buffer | undefined;
+  readonly arena = new SlabArena();
+  readonly #recentLabels: Array<Readonly<Record<string, string>>> = [];
+  #nextLabel = 0;
+
+  constructor(resource: ResourceInfo) {
+    this.resource = resource;
+    this.prefix = resource.builtIn ? typeMetaPrefix(resource) : undefined;
+  }
+
+  /** `labels` with its values interned, as one frozen object shared with recent equal sets. */
+  labels(labels: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+    for (const l of this.#recentLabels) if (sameLabels(l, labels)) return l;
+    const out = Object.freeze(internValues(labels));
+    this.#recentLabels[this.#nextLabel] = out;
+    this.#nextLabel = (this.#nextLabel + 1) % RECENT_LABEL_SETS;
+    return out;
+  }
+}
+
+/** How many recent label sets an {@link EntryContext} compares a new object's labels with. */
+const RECENT_LABEL_SETS = 8;
+
+function sameLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  let n = 0;
+  for (const k in b) {
+    if (a[k] !== b[k] || !Object.hasOwn(a, k)) return false;
+    n++;
+  }
+  for (const _ in a) n--;
+  return n === 0;
+}
+
+/** {@link StoreEntry} `#meta` bits: the stored bytes are the stripped LIST item. */
+const STRIPPED = 1;
+/** …the entry was released (its slab bytes counted as free). */
+const RELEASED = 2;
+/** …the metadata span is known: start × {@link META_START}, end × {@link META_END}. */
+const META_KNOWN = 4;
+const META_START = 8;
+const META_END = 2048;
+/** Spans past these are not kept (found again on each use; not seen: metadata comes first). */
+const META_START_LIMIT = 256;
+const META_END_LIMIT = 1 << 20;
+
+/**
+ * One stored object (issue 12). Its bytes live in a slab shared by the store's entries
+ * (`slab.ts`: an offset and a length, not a Buffer each — a Buffer of its own cost ~490 bytes
+ * besides its contents). For a built-in kind whose upstream bytes start with
+ * `{"kind":K,"apiVersion":V,` (what the apiserver writes) the stored bytes are the object as a
+ * LIST item, `{` + the rest, and the TypeMeta prefix is shared per resource; a GET answer and a
+ * watch event are written from that prefix plus a view of the stored bytes, a LIST writes views
+ * of the stored bytes (no copy per item, none built on first use). Custom resources keep their
+ * bytes whole (their list items carry kind and apiVersion). What the cache reads of the parsed
+ * object is kept as fields (name, namespace, RV, labels — shared with equal recent sets — and the
+ * selectable fields when the kind has more than name and namespace); the uid is read from the
+ * bytes when asked. Immutable once created, except that the store may move its bytes to another
+ * slab (compaction: same bytes, views already handed out stay valid). Satisfies
+ * {@link UpstreamObject} for the reflector's `compact` (its `raw` then is a copy: the hot paths
+ * use {@link wire} and {@link listItem}).
  */
 export class StoreEntry implements UpstreamObject {
   /** `namespace/name`, or `name` for cluster-scoped objects. */
@@ -36,46 +96,63 @@ export class StoreEntry implements UpstreamObject {
   readonly namespace: string;
   readonly name: string;
   readonly rv: bigint;
-  /** `metadata.uid` (pending deletes compare it: `server/serve-cache.ts`). */
-  readonly uid: string | undefined;
   readonly labels: Readonly<Record<string, string>> | undefined;
-  readonly fields: FieldSet;
-  /** The stored bytes: the LIST item when {@link #prefix} is set, else the upstream's bytes. */
-  readonly #bytes: Buffer;
-  /** The TypeMeta prefix removed from the upstream's bytes (shared per resource), if any. */
-  readonly #prefix: Buffer | undefined;
-  /** Only for a built-in kind whose bytes did not start with the prefix (not seen with real apiservers). */
-  #listItemCopy: Buffer | undefined;
-  readonly #resource: ResourceInfo;
-  readonly #baseSize: number;
-  /** The `metadata` value's span in {@link #bytes}, found on first use (-1 before): two numbers, no copy. */
-  #metaStart = -1;
-  #metaEnd = 0;
-  #copies = 0;
-  #meter: Meter | undefined;
+  /** The selectable fields, or undefined when they are only `metadata.name` / `metadata.namespace`. */
+  readonly #fields: FieldSet | undefined;
+  readonly #ctx: EntryContext;
+  /** Where the stored bytes are: `#slab.buf[#offset, #offset + #length)`. */
+  #slab: Slab;
+  #offset: number;
+  readonly #length: number;
+  /** {@link STRIPPED}, {@link RELEASED} and the `metadata` span once found (see META_*). */
+  #meta: number;
 
-  constructor(resource: ResourceInfo, obj: UpstreamObject) {
+  constructor(ctx: EntryContext, obj: UpstreamObject) {
     const meta = obj.object.metadata;
-    this.#resource = resource;
+    const resource = ctx.resource;
+    this.#ctx = ctx;
     this.namespace = intern(meta.namespace ?? '');
     this.name = meta.name;
-    this.key = objectKey(this.namespace, this.name);
+    // Flat (V8's string table holds it): a `ns/name` concatenation stays a 32-byte ConsString
+    // over its parts once the entry is old (issue 12: 100,000 ConfigMaps, 3.2 MB).
+    this.key = this.namespace === '' ? this.name : intern(objectKey(this.namespace, this.name));
     this.rv = parseRV(meta.resourceVersion);
     // The bytes once, and of the parsed object only what the cache reads (issue 12: the whole
     // parsed object cost ~2.5× its JSON bytes in V8's heap, kept for every entry).
-    const prefix = listItemPrefix(resource, obj.raw);
-    this.#prefix = prefix;
-    this.#bytes = prefix ? strippedCopy(obj.raw, prefix.length) : ownedBytes(obj.raw);
-    this.uid = meta.uid;
-    this.labels = meta.labels === undefined ? undefined : internValues(meta.labels);
-    this.fields = internFields(selectableFields(resource, obj.object), this.name, this.namespace);
-    this.#baseSize =
-      ENTRY_OVERHEAD +
-      bufferBytes(this.#bytes) +
-      parsedBytes(this.key) +
-      parsedBytes(this.uid) +
-      (this.labels ? parsedBytes(this.labels) : 0) +
-      fieldBytes(this.fields);
+    const raw = obj.raw;
+    const prefix = listItemPrefix(resource, raw);
+    if (prefix) {
+      this.#slab = ctx.arena.copy(raw, prefix.length, raw.length, 1);
+      this.#length = raw.length - prefix.length + 1;
+      this.#offset = this.#slab.used - this.#length;
+      this.#slab.buf[this.#offset] = 0x7b; // '{'
+      this.#meta = STRIPPED;
+    } else {
+      this.#slab = ctx.arena.copy(raw, 0, raw.length);
+      this.#length = raw.length;
+      this.#offset = this.#slab.used - this.#length;
+      this.#meta = 0;
+    }
+    this.labels = meta.labels === undefined ? undefined : ctx.labels(meta.labels);
+    const fields = selectableFields(resource, obj.object);
+    this.#fields = onlyNameFields(fields) ? undefined : internFields(fields, this.name, this.namespace);
+  }
+
+  /** `metadata.uid`, read from the stored bytes (pending deletes compare it: `server/serve-cache.ts`). */
+  get uid(): string | undefined {
+    const m = this.metadata;
+    const span = topLevelValueSpan(m, 'uid');
+    if (!span) return undefined;
+    const v: unknown = JSON.parse(m.toString('utf8', span[0], span[1]));
+    return typeof v === 'string' ? v : undefined;
+  }
+
+  /** The selectable fields (`fields.Set`): built on each call when they are name and namespace only. */
+  get fields(): FieldSet {
+    if (this.#fields) return this.#fields;
+    const f: Record<string, string> = { 'metadata.name': this.name };
+    if (this.#ctx.resource.namespaced) f['metadata.namespace'] = this.namespace;
+    return f;
   }
 
   /**
@@ -85,14 +162,20 @@ export class StoreEntry implements UpstreamObject {
   get object(): KubeObject {
     const m: ObjectMeta = { name: this.name, resourceVersion: String(this.rv) };
     if (this.namespace !== '') m.namespace = this.namespace;
-    if (this.uid !== undefined) m.uid = this.uid;
+    const uid = this.uid;
+    if (uid !== undefined) m.uid = uid;
     if (this.labels !== undefined) m.labels = this.labels as Record<string, string>;
     return { metadata: m };
   }
 
-  /** The object as the upstream sent it (WITH kind/apiVersion); a copy when stored stripped. */
+  /** The stored bytes (a view): the LIST item when stripped, else the upstream's bytes. */
+  get #bytes(): Buffer {
+    return this.#slab.buf.subarray(this.#offset, this.#offset + this.#length);
+  }
+
+  /** The object as the upstream sent it (WITH kind/apiVersion); a copy. */
   get raw(): Buffer {
-    return this.#prefix ? Buffer.concat(this.wire) : this.#bytes;
+    return Buffer.concat(this.wire);
   }
 
   /** This entry as an {@link UpstreamObject} (itself). */
@@ -106,17 +189,21 @@ export class StoreEntry implements UpstreamObject {
    * the stored bytes past their `{`.
    */
   get wire(): readonly Buffer[] {
-    return this.#prefix ? [this.#prefix, this.#bytes.subarray(1)] : [this.#bytes];
+    if (!(this.#meta & STRIPPED)) return [this.#bytes];
+    return [
+      this.#ctx.prefix!,
+      this.#slab.buf.subarray(this.#offset + 1, this.#offset + this.#length),
+    ];
   }
 
-  /** Bytes as an item of a LIST answer (see `listItemBytes`): the stored bytes themselves. */
+  /**
+   * Bytes as an item of a LIST answer (see `listItemBytes`): a view of the stored bytes (for a
+   * built-in object whose bytes did not start with the TypeMeta prefix, not seen with real
+   * apiservers, re-encoded on each call and not kept).
+   */
   get listItem(): Buffer {
-    if (this.#prefix || !this.#resource.builtIn) return this.#bytes;
-    if (!this.#listItemCopy) {
-      this.#listItemCopy = listItemBytes(this.#resource, this.#bytes);
-      this.#grow(bufferBytes(this.#listItemCopy));
-    }
-    return this.#listItemCopy;
+    if (this.#meta & STRIPPED || !this.#ctx.resource.builtIn) return this.#bytes;
+    return listItemBytes(this.#ctx.resource, this.#bytes);
   }
 
   /**
@@ -126,23 +213,28 @@ export class StoreEntry implements UpstreamObject {
    * per watcher).
    */
   get addedLine(): readonly Buffer[] {
-    return this.#prefix
-      ? eventChunks('ADDED', this.#prefix, this.#bytes.subarray(1))
-      : eventChunks('ADDED', undefined, this.#bytes);
+    const w = this.wire;
+    return w.length === 2 ? eventChunks('ADDED', w[0], w[1]!) : eventChunks('ADDED', undefined, w[0]!);
   }
 
   /**
    * The object's top-level `metadata` value: a view of the stored bytes (its span found by a
-   * JSON scan on first use and kept as two numbers; `{}` when absent).
+   * JSON scan on first use and kept packed in one number; `{}` when absent).
    */
   get metadata(): Buffer {
-    if (this.#metaStart < 0) {
-      const [start, end] = metadataSpan(this.#bytes);
-      this.#metaStart = start;
-      this.#metaEnd = end;
+    let start: number;
+    let end: number;
+    const m = this.#meta;
+    if (m & META_KNOWN) {
+      start = Math.floor(m / META_START) % (META_END / META_START);
+      end = Math.floor(m / META_END);
+    } else {
+      [start, end] = metadataSpan(this.#bytes);
+      if (start < META_START_LIMIT && end < META_END_LIMIT)
+        this.#meta = (m % META_KNOWN) + META_KNOWN + start * META_START + end * META_END;
     }
-    return this.#metaEnd > this.#metaStart
-      ? this.#bytes.subarray(this.#metaStart, this.#metaEnd)
+    return end > start
+      ? this.#slab.buf.subarray(this.#offset + start, this.#offset + end)
       : Buffer.from('{}');
   }
 
@@ -157,38 +249,52 @@ export class StoreEntry implements UpstreamObject {
     return [prefix!, metadata!, OBJECT_END, end!];
   }
 
-  #grow(bytes: number): void {
-    this.#copies += bytes;
-    this.#meter?.(bytes);
-  }
-
-  /** Sends the growth of this entry (copies built later) to `meter`; undefined detaches it. */
-  meter(meter: Meter | undefined): void {
-    this.#meter = meter;
+  /**
+   * Bytes this entry holds (see `memory-size.ts`): the stored bytes, the strings, labels and
+   * fields kept, and its bookkeeping (labels are counted whole even when shared).
+   */
+  get size(): number {
+    return (
+      ENTRY_OVERHEAD +
+      this.#length +
+      parsedBytes(this.key) +
+      parsedBytes(this.name) +
+      (this.labels ? parsedBytes(this.labels) : 0) +
+      (this.#fields ? fieldBytes(this.#fields) : 0)
+    );
   }
 
   /**
-   * Bytes this entry holds (see `memory-size.ts`): the stored bytes, the metadata and fields
-   * kept, the copies built so far (ADDED line) and its bookkeeping.
+   * Marks the stored bytes free (nobody stores this entry any more: replaced or removed and then
+   * evicted from the history, or dropped by a relist). Idempotent. The bytes stay readable for
+   * whoever still holds the entry (no slab space is ever reused).
    */
-  get size(): number {
-    return this.#baseSize + this.#copies;
+  release(): void {
+    if (this.#meta & RELEASED) return;
+    this.#meta += RELEASED;
+    this.#ctx.arena.release(this.#slab, this.#length);
+  }
+
+  /** Moves the stored bytes to the arena's current slab when theirs is sparse (compaction). */
+  compact(): void {
+    const arena = this.#ctx.arena;
+    const old = this.#slab;
+    if (this.#meta & RELEASED || !old.sparse || old === arena.current) return;
+    const slab = arena.copy(old.buf, this.#offset, this.#offset + this.#length);
+    arena.release(old, this.#length);
+    this.#slab = slab;
+    this.#offset = slab.used - this.#length;
   }
 
   matches(label: LabelSelector, field: FieldSelector): boolean {
-    return label.matches(this.labels) && field.matches(this.fields);
+    return label.matches(this.labels) && (field.empty || field.matches(this.fields));
   }
 }
 
-/**
- * `raw` without its first `prefixLength` bytes, behind a `{`, in memory of its own (not a slice
- * of a shared pool slab or of the chunk it was decoded from: one kept slice pins all of it).
- */
-function strippedCopy(raw: Buffer, prefixLength: number): Buffer {
-  const out = Buffer.allocUnsafeSlow(raw.length - prefixLength + 1);
-  out[0] = 0x7b; // '{'
-  raw.copy(out, 1, prefixLength);
-  return out;
+/** Whether a field set is just `metadata.name` (and `metadata.namespace`): rebuilt when read. */
+function onlyNameFields(f: FieldSet): boolean {
+  for (const k in f) if (k !== 'metadata.name' && k !== 'metadata.namespace') return false;
+  return true;
 }
 
 /**
@@ -255,24 +361,25 @@ type Bucket = Map<string, StoreEntry>;
 
 /**
  * `key → entry` plus indexes. Invariant: every entry is in `#byKey`, in exactly one namespace
- * bucket, and in one bucket per indexed field; buckets are deleted when they become empty.
+ * bucket, and in one bucket per indexed field; buckets are deleted when they become empty. The
+ * entries' bytes live in the slabs of {@link EntryContext.arena}; an entry leaving the store
+ * passes to the history (as an event's replaced or deleted object), which releases it on
+ * eviction ({@link StoreEntry.release}); after changes, sparse slabs are compacted.
  */
 export class Store {
   readonly #resource: ResourceInfo;
+  readonly #ctx: EntryContext;
   readonly #indexed: readonly string[];
   #byKey: Bucket = new Map();
   #byNamespace = new Map<string, Bucket>();
   #byField = new Map<string, Map<string, Bucket>>();
   #bytes = 0;
-  /** Where the entries' later growth is counted. */
-  readonly #meter: Meter = (bytes) => {
-    this.#bytes += bytes;
-  };
   /** All keys in order, rebuilt lazily after a key is added or removed (not on updates). */
   #sortedKeys: string[] | undefined;
 
-  constructor(resource: ResourceInfo) {
+  constructor(resource: ResourceInfo, ctx = new EntryContext(resource)) {
     this.#resource = resource;
+    this.#ctx = ctx;
     this.#indexed = indexedFields(resource);
     for (const f of this.#indexed) this.#byField.set(f, new Map());
   }
@@ -286,29 +393,38 @@ export class Store {
     return this.#bytes;
   }
 
-  /** Builds an entry for `obj` (parses its RV, labels and fields). */
+  /** The slabs of this store's entries (their counters, for tests and statistics). */
+  get arena(): SlabArena {
+    return this.#ctx.arena;
+  }
+
+  /** Builds an entry for `obj` (parses its RV, labels and fields; copies its bytes into a slab). */
   entry(obj: UpstreamObject): StoreEntry {
-    return new StoreEntry(this.#resource, obj);
+    return new StoreEntry(this.#ctx, obj);
   }
 
   get(key: string): StoreEntry | undefined {
     return this.#byKey.get(key);
   }
 
-  /** Inserts or replaces; returns the previous entry. */
+  /** Inserts or replaces; returns the previous entry (now the caller's to release). */
   put(e: StoreEntry): StoreEntry | undefined {
     const prev = this.#byKey.get(e.key);
     if (prev) this.#unindex(prev);
     else this.#sortedKeys = undefined;
-    this.#byKey.set(e.key, e);
-    this.#bytes += e.size;
-    e.meter(this.#meter);
-    addTo(this.#byNamespace, e.namespace, e);
-    for (const f of this.#indexed) addTo(this.#byField.get(f)!, e.fields[f] ?? '', e);
+    this.#add(e);
+    this.#maybeCompact();
     return prev;
   }
 
-  /** Removes `key`; returns the removed entry. */
+  #add(e: StoreEntry): void {
+    this.#byKey.set(e.key, e);
+    this.#bytes += e.size;
+    addTo(this.#byNamespace, e.namespace, e);
+    for (const f of this.#indexed) addTo(this.#byField.get(f)!, e.fields[f] ?? '', e);
+  }
+
+  /** Removes `key`; returns the removed entry (now the caller's to release). */
   remove(key: string): StoreEntry | undefined {
     const prev = this.#byKey.get(key);
     if (prev) {
@@ -316,30 +432,44 @@ export class Store {
       this.#byKey.delete(key);
       this.#sortedKeys = undefined;
     }
+    this.#maybeCompact();
     return prev;
   }
 
   /**
    * Replaces the whole contents with `entries` (built beforehand with {@link entry}, so nothing
-   * here can throw half-way): the new maps are filled aside and swapped in at the end.
+   * here can throw half-way): the new maps are filled aside and swapped in at the end. The
+   * entries replaced are released (nothing else holds them: the history is reset with a relist).
    */
   replaceAll(entries: readonly StoreEntry[]): void {
-    const next = new Store(this.#resource);
-    for (const e of entries) next.put(e);
-    for (const e of this.#byKey.values()) e.meter(undefined);
-    for (const e of entries) e.meter(this.#meter);
+    const next = new Store(this.#resource, this.#ctx);
+    for (const e of entries) next.#add(e);
+    for (const e of this.#byKey.values()) if (next.#byKey.get(e.key) !== e) e.release();
     this.#byKey = next.#byKey;
     this.#byNamespace = next.#byNamespace;
     this.#byField = next.#byField;
     this.#bytes = next.#bytes;
     this.#sortedKeys = undefined;
+    this.#maybeCompact();
   }
 
   #unindex(e: StoreEntry): void {
     this.#bytes -= e.size;
-    e.meter(undefined);
     removeFrom(this.#byNamespace, e.namespace, e.key);
     for (const f of this.#indexed) removeFrom(this.#byField.get(f)!, e.fields[f] ?? '', e.key);
+  }
+
+  /**
+   * Moves the bytes of entries in sparse slabs (less than half live) to the current slab once
+   * enough is wasted ({@link SlabArena.shouldCompact}): one pass over the store, amortized over
+   * the changes that wasted the space. Entries only the history holds stay where they are until
+   * it evicts them.
+   */
+  #maybeCompact(): void {
+    const arena = this.#ctx.arena;
+    if (!arena.shouldCompact()) return;
+    for (const e of this.#byKey.values()) e.compact();
+    arena.compacted();
   }
 
   /**
