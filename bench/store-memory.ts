@@ -65,7 +65,10 @@ function json(i: number): string {
           {
             apiVersion: 'bench.kcp.io/v1',
             fieldsType: 'FieldsV1',
-            fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:seeded': {} } }, 'f:spec': { '.': {}, 'f:filler': {}, 'f:i': {} } },
+            fieldsV1: {
+              'f:metadata': { 'f:labels': { '.': {}, 'f:seeded': {} } },
+              'f:spec': { '.': {}, 'f:filler': {}, 'f:i': {} },
+            },
             manager: 'undici',
             operation: 'Update',
             time: ts,
@@ -95,7 +98,10 @@ function json(i: number): string {
           apiVersion: 'v1',
           time: ts,
           fieldsType: 'FieldsV1',
-          fieldsV1: { 'f:data': { '.': {}, 'f:filler': {}, 'f:i': {} }, 'f:metadata': { 'f:labels': { '.': {}, 'f:seeded': {} } } },
+          fieldsV1: {
+            'f:data': { '.': {}, 'f:filler': {}, 'f:i': {} },
+            'f:metadata': { 'f:labels': { '.': {}, 'f:seeded': {} } },
+          },
         },
       ],
     },

@@ -9,11 +9,11 @@ import type { MetadataVersion } from '../apimachinery/accept.ts';
 import type { FieldSelector } from '../apimachinery/field-selector.ts';
 import { type FieldSet, indexedFields, selectableFields } from '../apimachinery/field-sets.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import { topLevelValueSpan } from '../apimachinery/json-span.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
 import type { KubeObject, ObjectMeta, UpstreamObject } from '../apimachinery/object.ts';
 import { eventChunks } from '../apimachinery/watch-event.ts';
 import { ResourceVersionError } from '../util/errors.ts';
-import { topLevelValueSpan } from '../apimachinery/json-span.ts';
 import { listItemBytes, listItemPrefix, typeMetaPrefix } from './encoding.ts';
 import { ENTRY_OVERHEAD, parsedBytes } from './memory-size.ts';
 import { GET_END, metadataHead, metadataSpan, OBJECT_END } from './metadata-view.ts';
@@ -90,8 +90,6 @@ const META_END_LIMIT = 1 << 20;
  * use {@link wire} and {@link listItem}).
  */
 export class StoreEntry implements UpstreamObject {
-  /** `namespace/name`, or `name` for cluster-scoped objects. */
-  readonly key: string;
   /** "" for cluster-scoped objects. */
   readonly namespace: string;
   readonly name: string;
@@ -113,9 +111,6 @@ export class StoreEntry implements UpstreamObject {
     this.#ctx = ctx;
     this.namespace = intern(meta.namespace ?? '');
     this.name = meta.name;
-    // Flat (V8's string table holds it): a `ns/name` concatenation stays a 32-byte ConsString
-    // over its parts once the entry is old (issue 12: 100,000 ConfigMaps, 3.2 MB).
-    this.key = this.namespace === '' ? this.name : intern(objectKey(this.namespace, this.name));
     this.rv = parseRV(meta.resourceVersion);
     // The bytes once, and of the parsed object only what the cache reads (issue 12: the whole
     // parsed object cost ~2.5× its JSON bytes in V8's heap, kept for every entry).
@@ -136,6 +131,14 @@ export class StoreEntry implements UpstreamObject {
     this.labels = meta.labels === undefined ? undefined : ctx.labels(meta.labels);
     const fields = selectableFields(resource, obj.object);
     this.#fields = onlyNameFields(fields) ? undefined : internFields(fields, this.name, this.namespace);
+  }
+
+  /**
+   * `namespace/name`, or `name` for cluster-scoped objects: built on each call (issue 12: not
+   * kept per entry; hot paths compare entries with {@link compareEntryKeys} instead).
+   */
+  get key(): string {
+    return objectKey(this.namespace, this.name);
   }
 
   /** `metadata.uid`, read from the stored bytes (pending deletes compare it: `server/serve-cache.ts`). */
@@ -190,10 +193,7 @@ export class StoreEntry implements UpstreamObject {
    */
   get wire(): readonly Buffer[] {
     if (!(this.#meta & STRIPPED)) return [this.#bytes];
-    return [
-      this.#ctx.prefix!,
-      this.#slab.buf.subarray(this.#offset + 1, this.#offset + this.#length),
-    ];
+    return [this.#ctx.prefix!, this.#slab.buf.subarray(this.#offset + 1, this.#offset + this.#length)];
   }
 
   /**
@@ -257,7 +257,6 @@ export class StoreEntry implements UpstreamObject {
     return (
       ENTRY_OVERHEAD +
       this.#length +
-      parsedBytes(this.key) +
       parsedBytes(this.name) +
       (this.labels ? parsedBytes(this.labels) : 0) +
       (this.#fields ? fieldBytes(this.#fields) : 0)
@@ -360,22 +359,24 @@ export function parseRV(rv: string): bigint {
 type Bucket = Map<string, StoreEntry>;
 
 /**
- * `key → entry` plus indexes. Invariant: every entry is in `#byKey`, in exactly one namespace
- * bucket, and in one bucket per indexed field; buckets are deleted when they become empty. The
- * entries' bytes live in the slabs of {@link EntryContext.arena}; an entry leaving the store
- * passes to the history (as an event's replaced or deleted object), which releases it on
- * eviction ({@link StoreEntry.release}); after changes, sparse slabs are compacted.
+ * `namespace → name → entry` plus indexes. Invariant: every entry is in exactly one namespace
+ * bucket (keyed by name; cluster-scoped objects in the `""` bucket) and in one bucket per indexed
+ * field (keyed by `key`); buckets are deleted when they become empty. There is no separate
+ * `key → entry` map (issue 12: one Map slot and one key string per entry less). The entries'
+ * bytes live in the slabs of {@link EntryContext.arena}; an entry leaving the store passes to the
+ * history (as an event's replaced or deleted object), which releases it on eviction
+ * ({@link StoreEntry.release}); after changes, sparse slabs are compacted.
  */
 export class Store {
   readonly #resource: ResourceInfo;
   readonly #ctx: EntryContext;
   readonly #indexed: readonly string[];
-  #byKey: Bucket = new Map();
   #byNamespace = new Map<string, Bucket>();
   #byField = new Map<string, Map<string, Bucket>>();
+  #size = 0;
   #bytes = 0;
-  /** All keys in order, rebuilt lazily after a key is added or removed (not on updates). */
-  #sortedKeys: string[] | undefined;
+  /** All entries in key order, rebuilt lazily after a key is added or removed; updated in place on updates. */
+  #sorted: StoreEntry[] | undefined;
 
   constructor(resource: ResourceInfo, ctx = new EntryContext(resource)) {
     this.#resource = resource;
@@ -385,7 +386,7 @@ export class Store {
   }
 
   get size(): number {
-    return this.#byKey.size;
+    return this.#size;
   }
 
   /** Bytes the entries hold (sum of {@link StoreEntry.size}). */
@@ -403,34 +404,50 @@ export class Store {
     return new StoreEntry(this.#ctx, obj);
   }
 
+  /** The entry of `key` (`namespace/name`, or `name` for cluster-scoped objects). */
   get(key: string): StoreEntry | undefined {
-    return this.#byKey.get(key);
+    const slash = this.#resource.namespaced ? key.indexOf('/') : -1;
+    return slash < 0 ? this.lookup('', key) : this.lookup(key.slice(0, slash), key.slice(slash + 1));
+  }
+
+  /** The entry of `name` in `namespace` ("" for cluster-scoped objects). */
+  lookup(namespace: string, name: string): StoreEntry | undefined {
+    return this.#byNamespace.get(namespace)?.get(name);
   }
 
   /** Inserts or replaces; returns the previous entry (now the caller's to release). */
   put(e: StoreEntry): StoreEntry | undefined {
-    const prev = this.#byKey.get(e.key);
-    if (prev) this.#unindex(prev);
-    else this.#sortedKeys = undefined;
+    const prev = this.lookup(e.namespace, e.name);
+    if (prev) {
+      this.#unindex(prev);
+      if (this.#sorted) this.#sorted[sortedIndex(this.#sorted, prev)] = e;
+    } else this.#sorted = undefined;
     this.#add(e);
     this.#maybeCompact();
     return prev;
   }
 
   #add(e: StoreEntry): void {
-    this.#byKey.set(e.key, e);
+    let b = this.#byNamespace.get(e.namespace);
+    if (!b) {
+      b = new Map();
+      this.#byNamespace.set(e.namespace, b);
+    }
+    b.set(e.name, e);
+    this.#size++;
     this.#bytes += e.size;
-    addTo(this.#byNamespace, e.namespace, e);
-    for (const f of this.#indexed) addTo(this.#byField.get(f)!, e.fields[f] ?? '', e);
+    if (this.#indexed.length > 0) {
+      const key = e.key;
+      for (const f of this.#indexed) addTo(this.#byField.get(f)!, e.fields[f] ?? '', key, e);
+    }
   }
 
   /** Removes `key`; returns the removed entry (now the caller's to release). */
   remove(key: string): StoreEntry | undefined {
-    const prev = this.#byKey.get(key);
+    const prev = this.get(key);
     if (prev) {
       this.#unindex(prev);
-      this.#byKey.delete(key);
-      this.#sortedKeys = undefined;
+      this.#sorted = undefined;
     }
     this.#maybeCompact();
     return prev;
@@ -444,19 +461,28 @@ export class Store {
   replaceAll(entries: readonly StoreEntry[]): void {
     const next = new Store(this.#resource, this.#ctx);
     for (const e of entries) next.#add(e);
-    for (const e of this.#byKey.values()) if (next.#byKey.get(e.key) !== e) e.release();
-    this.#byKey = next.#byKey;
+    for (const e of this.values()) if (next.lookup(e.namespace, e.name) !== e) e.release();
     this.#byNamespace = next.#byNamespace;
     this.#byField = next.#byField;
+    this.#size = next.#size;
     this.#bytes = next.#bytes;
-    this.#sortedKeys = undefined;
+    this.#sorted = undefined;
     this.#maybeCompact();
   }
 
+  /** Takes `e` out of every map (a replacing entry is added back by the caller). */
   #unindex(e: StoreEntry): void {
     this.#bytes -= e.size;
-    removeFrom(this.#byNamespace, e.namespace, e.key);
-    for (const f of this.#indexed) removeFrom(this.#byField.get(f)!, e.fields[f] ?? '', e.key);
+    this.#size--;
+    const b = this.#byNamespace.get(e.namespace);
+    if (b) {
+      b.delete(e.name);
+      if (b.size === 0) this.#byNamespace.delete(e.namespace);
+    }
+    if (this.#indexed.length > 0) {
+      const key = e.key;
+      for (const f of this.#indexed) removeFrom(this.#byField.get(f)!, e.fields[f] ?? '', key);
+    }
   }
 
   /**
@@ -468,7 +494,7 @@ export class Store {
   #maybeCompact(): void {
     const arena = this.#ctx.arena;
     if (!arena.shouldCompact()) return;
-    for (const e of this.#byKey.values()) e.compact();
+    for (const e of this.values()) e.compact();
     arena.compacted();
   }
 
@@ -486,7 +512,7 @@ export class Store {
     if (namespace === undefined && this.#resource.namespaced) namespace = field.exact('metadata.namespace');
     const name = field.exact('metadata.name');
     if (name !== undefined && (namespace !== undefined || !this.#resource.namespaced)) {
-      const e = this.#byKey.get(objectKey(namespace, name));
+      const e = this.lookup(namespace ?? '', name);
       return { entries: e ? [e] : [], sorted: true };
     }
     let best: Bucket | undefined =
@@ -498,34 +524,61 @@ export class Store {
       if (!best || bucket.size < best.size) best = bucket;
     }
     if (best) return { entries: best.values(), sorted: false };
-    return { entries: this.#inKeyOrder(), sorted: true };
-  }
-
-  *#inKeyOrder(): Generator<StoreEntry> {
-    if (!this.#sortedKeys) this.#sortedKeys = [...this.#byKey.keys()].sort(compareKeys);
-    for (const k of this.#sortedKeys) yield this.#byKey.get(k)!;
+    if (!this.#sorted) this.#sorted = [...this.values()].sort(compareEntryKeys);
+    return { entries: this.#sorted, sorted: true };
   }
 
   /** All entries (unordered). */
-  values(): IterableIterator<StoreEntry> {
-    return this.#byKey.values();
+  *values(): Generator<StoreEntry> {
+    for (const b of this.#byNamespace.values()) yield* b.values();
   }
 }
 
 const EMPTY: Bucket = new Map();
+
+/** Index of `e` in `sorted` (present, in key order: binary search). */
+function sortedIndex(sorted: readonly StoreEntry[], e: StoreEntry): number {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareEntryKeys(sorted[mid]!, e) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * {@link compareKeys} of two entries' keys without building them: `namespace/name` compared as
+ * one string (a namespace that is a prefix of the other compares its `/` with the other's next
+ * character; namespaces and names hold no `/`).
+ */
+export function compareEntryKeys(a: StoreEntry, b: StoreEntry): number {
+  if (a.namespace === b.namespace) return compareKeys(a.name, b.name);
+  const x = a.namespace;
+  const y = b.namespace;
+  const n = Math.min(x.length, y.length);
+  for (let i = 0; i < n; i++) {
+    const d = x.charCodeAt(i) - y.charCodeAt(i);
+    if (d !== 0) return d;
+  }
+  return x.length < y.length ? SLASH - y.charCodeAt(n) : x.charCodeAt(n) - SLASH;
+}
+
+const SLASH = 0x2f;
 
 /** Key order of etcd and the apiserver's btree (byte order; keys are ASCII). */
 export function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function addTo(index: Map<string, Bucket>, value: string, e: StoreEntry): void {
+function addTo(index: Map<string, Bucket>, value: string, key: string, e: StoreEntry): void {
   let b = index.get(value);
   if (!b) {
     b = new Map();
     index.set(value, b);
   }
-  b.set(e.key, e);
+  b.set(key, e);
 }
 
 function removeFrom(index: Map<string, Bucket>, value: string, key: string): void {

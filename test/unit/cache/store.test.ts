@@ -128,7 +128,13 @@ describe('StoreEntry slabs (issue 12: bytes packed into shared slabs)', () => {
     const object = {
       kind: 'ConfigMap',
       apiVersion: 'v1',
-      metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: String(rv), labels: { seeded: 'true' } },
+      metadata: {
+        name,
+        namespace: 'ns',
+        uid: `uid-${name}`,
+        resourceVersion: String(rv),
+        labels: { seeded: 'true' },
+      },
       data: { gen: String(gen), filler: 'x'.repeat(4000) },
     };
     return { object, raw: Buffer.from(JSON.stringify(object)) };
@@ -180,7 +186,10 @@ describe('StoreEntry slabs (issue 12: bytes packed into shared slabs)', () => {
     const used = s.arena.used;
     const kept = s.get('ns/b')!;
     s.replaceAll([kept, s.entry(cm('c', 3, 0))]);
-    assert.equal(s.arena.wasted, cm('a', 1, 0).raw.length - '{"kind":"ConfigMap","apiVersion":"v1",'.length + 1);
+    assert.equal(
+      s.arena.wasted,
+      cm('a', 1, 0).raw.length - '{"kind":"ConfigMap","apiVersion":"v1",'.length + 1,
+    );
     assert.ok(s.arena.used > used);
   });
 });
