@@ -80,7 +80,11 @@ export class Store {
     const prev = this.lookup(e.namespace, e.name);
     if (prev) {
       this.#unindex(prev);
-      if (this.#sorted) this.#sorted[sortedIndex(this.#sorted, prev)] = e;
+      if (this.#sorted) {
+        const i = sortedIndex(this.#sorted, prev);
+        if (this.#sorted[i] === prev) this.#sorted[i] = e;
+        else this.#sorted = undefined;
+      }
     } else this.#sorted = undefined;
     this.#add(e);
     this.#maybeCompact();

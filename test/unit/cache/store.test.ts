@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { everythingFields, parseFieldSelector } from '../../../src/apimachinery/selectors.ts';
 import { listItemBytes } from '../../../src/cache/encoding.ts';
-import { parseRV, Store } from '../../../src/cache/store.ts';
+import { compareEntryKeys, compareKeys, parseRV, Store } from '../../../src/cache/store.ts';
 import { PODS, pod, WIDGETS } from '../../support/watch-cache-fixtures.ts';
 
 const keys = (c: { entries: Iterable<{ key: string }> }) => [...c.entries].map((e) => e.key);
@@ -22,6 +22,11 @@ describe('Store', () => {
     assert.equal(all.sorted, true);
     assert.deepEqual(keys(all), ['a-b/y', 'a/a', 'a/z', 'b/x']);
     s.put(s.entry(pod('a', 'a', 2)));
+    // An update replaces the entry in the kept key order (no re-sort).
+    assert.deepEqual(
+      [...s.candidates(undefined, everythingFields).entries].map((e) => `${e.key}@${e.rv}`),
+      ['a-b/y@1', 'a/a@2', 'a/z@1', 'b/x@1'],
+    );
     s.remove('a/z');
     s.put(s.entry(pod('0', 'n', 3)));
     const after = [...s.candidates(undefined, everythingFields).entries];
@@ -55,6 +60,17 @@ describe('Store', () => {
     assert.deepEqual(keys(s.candidates(undefined, f('spec.nodeName=n1'))), ['b/p3']);
     s.remove('b/p3');
     assert.deepEqual(keys(s.candidates(undefined, f('spec.nodeName=n1'))), []);
+  });
+
+  it('compares entries in the byte order of their keys without building them', () => {
+    const s = new Store(PODS);
+    const names = ['a', 'a-b', 'a.b', 'ab', 'b', 'a0', 'z', 'a-', 'aa'];
+    const entries = names.flatMap((ns, i) => names.map((n, j) => s.entry(pod(ns, n, i * 100 + j + 1))));
+    const want = entries.map((e) => e.key).sort(compareKeys);
+    assert.deepEqual(
+      entries.sort(compareEntryKeys).map((e) => e.key),
+      want,
+    );
   });
 
   it('parses resourceVersions as uint64 only', () => {
