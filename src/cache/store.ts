@@ -119,12 +119,18 @@ export class Store {
 
   /**
    * Replaces the whole contents with `entries` (built beforehand with {@link entry}, so nothing
-   * here can throw half-way): the new maps are filled aside and swapped in at the end. The
-   * entries replaced are released (nothing else holds them: the history is reset with a relist).
+   * here can throw half-way): the new maps are filled aside and swapped in at the end. A key
+   * that repeats keeps its later entry. The entries replaced are released (nothing else holds
+   * them: the history is reset with a relist).
    */
   replaceAll(entries: readonly StoreEntry[]): void {
     const next = new Store(this.#resource, this.#ctx);
-    for (const e of entries) next.#add(e);
+    for (const e of entries) {
+      const prev = next.lookup(e.namespace, e.name);
+      if (prev) next.#unindex(prev);
+      next.#add(e);
+      if (prev && prev !== e) prev.release();
+    }
     for (const e of this.values()) if (next.lookup(e.namespace, e.name) !== e) e.release();
     this.#byNamespace = next.#byNamespace;
     this.#byField = next.#byField;

@@ -196,6 +196,17 @@ describe('StoreEntry slabs (issue 12: bytes packed into shared slabs)', () => {
     assert.deepEqual(a.fields, { 'metadata.name': 'a', 'metadata.namespace': 'ns' });
   });
 
+  it('a snapshot that repeats a key keeps the later object and releases the earlier', () => {
+    const s = new Store(cms);
+    const early = s.entry(cm('a', 1, 0));
+    const late = s.entry(cm('a', 2, 1));
+    s.replaceAll([early, s.entry(cm('b', 3, 0)), late]);
+    assert.equal(s.size, 2);
+    assert.equal(s.get('ns/a'), late);
+    assert.equal(s.bytes, late.size + s.get('ns/b')!.size);
+    assert.equal(s.arena.wasted, early.listItem.length);
+  });
+
   it('a relist releases the entries it replaces', () => {
     const s = new Store(cms);
     s.replaceAll([s.entry(cm('a', 1, 0)), s.entry(cm('b', 2, 0))]);
