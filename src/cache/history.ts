@@ -283,6 +283,15 @@ export class History {
     return lo;
   }
 
+  /** The entries only the buffered events hold (replaced ones, DELETED objects' last states). */
+  *heldEntries(): Generator<StoreEntry> {
+    for (let i = 0; i < this.#events.length; i++) {
+      const e = this.#events.at(i);
+      if (e.prev) yield e.prev;
+      if (e.type === 'DELETED') yield e.cur;
+    }
+  }
+
   /** The buffered events with RV > `rv`, oldest first (a copy: later evictions do not affect it). */
   since(rv: bigint): HistoryEvent[] {
     return this.#events.sliceFrom(this.#firstAfter(rv));

@@ -37,10 +37,17 @@ export class Store {
   #bytes = 0;
   /** All entries in key order, rebuilt lazily after a key is added or removed; updated in place on updates. */
   #sorted: StoreEntry[] | undefined;
+  /** The entries out of the store whose bytes are still in its slabs (the history's), to compact too. */
+  readonly #held: (() => Iterable<StoreEntry>) | undefined;
 
-  constructor(resource: ResourceInfo, ctx = new EntryContext(resource)) {
+  /**
+   * `ctx`: what the entries share (a new one by default). `held`: the entries that left the
+   * store but are still held (by the history), moved by compaction as well.
+   */
+  constructor(resource: ResourceInfo, ctx = new EntryContext(resource), held?: () => Iterable<StoreEntry>) {
     this.#resource = resource;
     this.#ctx = ctx;
+    this.#held = held;
     this.#indexed = indexedFields(resource);
     for (const f of this.#indexed) this.#byField.set(f, new Map());
   }
@@ -157,14 +164,14 @@ export class Store {
 
   /**
    * Moves the bytes of entries in sparse slabs (less than half live) to the current slab once
-   * enough is wasted ({@link SlabArena.shouldCompact}): one pass over the store, amortized over
-   * the changes that wasted the space. Entries only the history holds stay where they are until
-   * it evicts them.
+   * enough is wasted ({@link SlabArena.shouldCompact}): one pass over the store and the held
+   * entries, amortized over the changes that wasted the space.
    */
   #maybeCompact(): void {
     const arena = this.#ctx.arena;
     if (!arena.shouldCompact()) return;
     for (const e of this.values()) e.compact();
+    if (this.#held) for (const e of this.#held()) e.compact();
     arena.compacted();
   }
 
