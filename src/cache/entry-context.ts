@@ -39,6 +39,7 @@ export class EntryContext {
 /** How many recent label sets an {@link EntryContext} compares a new object's labels with. */
 const RECENT_LABEL_SETS = 8;
 
+/** Whether two label sets hold the same keys and values. */
 function sameLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
   let n = 0;
   for (const k in b) {
@@ -48,8 +49,6 @@ function sameLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<stri
   for (const _ in a) n--;
   return n === 0;
 }
-
-/** {@link StoreEntry} `#meta` bits: the stored bytes are the stripped LIST item. */
 
 /**
  * The one instance of `s` in V8's string table: a property key is always internalized, and
@@ -69,5 +68,3 @@ function internValues(labels: Readonly<Record<string, string>>): Readonly<Record
   for (const k in labels) out[k] = intern(labels[k]!);
   return out;
 }
-
-/** `f` with its values shared: the entry's own name and namespace, the rest {@link intern}ed. */

@@ -16,6 +16,7 @@ import { ENTRY_OVERHEAD, parsedBytes } from './memory-size.ts';
 import { GET_END, metadataHead, metadataSpan, OBJECT_END } from './metadata-view.ts';
 import type { Slab } from './slab.ts';
 
+/** {@link StoreEntry} `#meta` bits: the stored bytes are the stripped LIST item. */
 const STRIPPED = 1;
 /** …the entry was released (its slab bytes counted as free). */
 const RELEASED = 2;
@@ -229,7 +230,7 @@ export class StoreEntry implements UpstreamObject {
   }
 
   /** Moves the stored bytes to the arena's current slab when theirs is sparse (compaction). */
-  compact(): void {
+  compactBytes(): void {
     const arena = this.#ctx.arena;
     const old = this.#slab;
     if (this.#meta & RELEASED || !old.sparse || old === arena.current) return;
@@ -250,6 +251,7 @@ function onlyNameFields(f: FieldSet): boolean {
   return true;
 }
 
+/** `f` with its values shared: the entry's own name and namespace, the rest {@link intern}ed. */
 function internFields(f: FieldSet, name: string, namespace: string): FieldSet {
   const out: Record<string, string> = {};
   for (const k in f) {

@@ -170,8 +170,8 @@ export class Store {
   #maybeCompact(): void {
     const arena = this.#ctx.arena;
     if (!arena.shouldCompact()) return;
-    for (const e of this.values()) e.compact();
-    if (this.#held) for (const e of this.#held()) e.compact();
+    for (const e of this.values()) e.compactBytes();
+    if (this.#held) for (const e of this.#held()) e.compactBytes();
     arena.compacted();
   }
 
