@@ -19,6 +19,8 @@ import { cacheCodec } from './cache/codec.ts';
 import { type ResourceState, resourceState } from './cache/resource-state.ts';
 import { WatchCache } from './cache/watch-cache.ts';
 import { type Config, loadConfig, renderHelp } from './config.ts';
+import { configuredRecheck } from './configured-recheck.ts';
+import { OnDemandCaches } from './on-demand-caches.ts';
 import { createOnDemand } from './on-demand-parts.ts';
 import { type CacheStatusSource, createMetrics, type Metrics } from './ops/metrics.ts';
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
@@ -30,7 +32,8 @@ import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec, ServedCache } from './server/cache-api.ts';
 import type { OnDemandHook } from './server/on-demand-hook.ts';
 import type { UpstreamTarget } from './server/upstream-target.ts';
-import { createUpstream, parseResourceName, type Upstream } from './upstream/index.ts';
+import { createUpstream, discoverResource, parseResourceName, type Upstream } from './upstream/index.ts';
+import { realClock } from './util/clock.ts';
 import { ConfigError } from './util/errors.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 
@@ -348,10 +351,21 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
           caches.set(name, cache);
           onCache(cache);
           const auto = onDemand?.has(name) ? onDemand : undefined;
-          if (!metrics && !auto) return cache;
+          // After a relist the resource may have changed upstream (a CRD re-created with another
+          // scope): an on-demand cache is stopped, a configured one stops serving (issue 15).
+          const onRelist = auto
+            ? () => auto.relisted(name)
+            : configuredRecheck({
+                info,
+                discover: () => discoverResource(reflectorUpstream, OnDemandCaches.nameOf(info.gvr)),
+                unserve: () => onUncacheable?.(cache),
+                clock: realClock,
+                log: logger,
+              });
           return observedSink(cache, {
             ...(metrics ? { onEvent: () => metrics.eventsReceived.inc(gr) } : {}),
             ...(auto ? { onFirstSync: () => auto.synced(name) } : {}),
+            onRelist,
           });
         },
         onPassThrough: (_info, name) => {

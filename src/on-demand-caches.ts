@@ -22,7 +22,8 @@
  * and namespace (a denial cluster-wide is remembered too: a request in another namespace then
  * reviews only its namespace).
  */
-import type { ResourceInfo } from './apimachinery/gvr.ts';
+import { groupResourceString, type ResourceInfo } from './apimachinery/gvr.ts';
+import { resourceChange } from './apimachinery/resource-change.ts';
 import type { ResourceRequest } from './apimachinery/request-info.ts';
 import type { UpstreamReason } from './server/delegate.ts';
 import type { OnDemandHook } from './server/on-demand-hook.ts';
@@ -34,6 +35,32 @@ import type { Logger } from './util/logger.ts';
 export type RefusedReason = 'excluded' | 'not-list-watchable' | 'forbidden' | 'at-capacity' | 'error';
 /** Why an on-demand cache was stopped (`{event="stopped"}`). */
 export type StoppedReason = 'idle' | 'evicted' | 'resource-gone';
+
+/**
+ * The reasons of a request for a cached resource that still count as a use of its on-demand
+ * cache (idle eviction, LRU order): the cache serves it, or could but for its state at that
+ * moment (not synced yet, not live, …). A request no cache answers (`media-type`: a `kubectl
+ * get` Table; `namespace-outside-cache`; a write, a subresource, …) is not a use: else one
+ * `kubectl get pods -A` now and then would hold every pod in memory (issue 15).
+ */
+export const USE_REASONS: ReadonlySet<UpstreamReason> = new Set<UpstreamReason>([
+  'not-cached',
+  'not-synced',
+  'consistent-reads-upstream',
+  'not-live',
+  'behind-upstream',
+  'write-pending',
+  'freshness-timeout',
+  'exact-outside-window',
+  'continue-outside-window',
+  'aborted',
+]);
+
+/** A cache is an eviction victim only once synced and unused this long (ms), or the idle timeout if shorter. */
+export const MIN_UNUSED_BEFORE_EVICTION_MS = 60_000;
+
+/** After a relist whose discovery showed no change, discovery is asked once more this much later (ms). */
+export const RECHECK_AGAIN_MS = 5_000;
 
 /** What one on-demand cache reports for eviction decisions. */
 export interface CacheUsage {
@@ -89,6 +116,10 @@ interface Entry {
   lastUsedMs: number;
   synced: boolean;
   stopping: boolean;
+  /** A re-discovery after a relist is under way (one at a time). */
+  rechecking: boolean;
+  /** The timer of the second re-discovery after a relist. */
+  recheckTimer?: TimerHandle;
 }
 
 /** A remembered refusal. */
@@ -109,10 +140,28 @@ interface TrackedWatch {
   namespace: string | undefined;
 }
 
+/**
+ * The log fields naming an entry as `/debug/cache` does: `resource` is its `name` (`configmaps`,
+ * `deployments.apps`), `version` its version.
+ */
+export function logName(name: string): { resource: string; version: string } {
+  const [resource = '', version = '', ...group] = name.split('.');
+  return { resource: group.length ? `${resource}.${group.join('.')}` : resource, version };
+}
+
+/** The group-version key of an entry name (`v1`, `apps/v1`): a group-version discovery did not find. */
+function groupVersionOf(name: string): string {
+  const [, version = '', ...group] = name.split('.');
+  return group.length ? `${group.join('.')}/${version}` : version;
+}
+
 /** The refusal key of a namespace of a resource (a resource's own key is its entry name). */
 function refusalKey(name: string, namespace: string): string {
   return `${name} ${namespace}`;
 }
+
+/** How long a resource or group-version discovery did not find is remembered (ms). */
+const NOT_FOUND_TTL_MS = 5_000;
 
 /** The on-demand cache manager. See the module comment. */
 export class OnDemandCaches implements OnDemandHook {
@@ -125,11 +174,20 @@ export class OnDemandCaches implements OnDemandHook {
   readonly #refused = new Map<string, Refusal>();
   /** Passed-through watches by entry name, each with its `end` and its namespace. */
   readonly #watches = new Map<string, Set<TrackedWatch>>();
+  /** Group-versions discovery did not find (`example.com/v1`), until when (ms since the epoch). */
+  readonly #missingGroupVersions = new Map<string, number>();
+  /** `--auto-exclude` entries already warned about (one warning each). */
+  readonly #warnedExcludes = new Set<string>();
   #timer: TimerHandle | undefined;
   #closed = false;
 
   constructor(o: OnDemandOptions) {
     this.#o = o;
+    if (!o.exclude.includes('secrets'))
+      o.log.warn(
+        { exclude: o.exclude },
+        '--auto-exclude does not contain secrets: Secrets a client lists or watches are cached in memory (the list replaces the default secrets; add it back to keep them out)',
+      );
     this.#arm();
   }
 
@@ -142,13 +200,14 @@ export class OnDemandCaches implements OnDemandHook {
     const name = OnDemandCaches.nameOf(info);
     const e = this.#entries.get(name);
     if (e) {
-      // Another namespace than the one the cache holds (or all of them) does not use it.
-      if (reason !== 'namespace-outside-cache') e.lastUsedMs = this.#o.clock.now();
+      // Only what the cache serves or could serve uses it (see USE_REASONS).
+      if (reason === undefined || USE_REASONS.has(reason)) e.lastUsedMs = this.#o.clock.now();
       return;
     }
     if (reason !== 'not-cached' || verb === 'other' || this.#closed) return;
     if (this.#pending.has(name)) return;
     if (this.#isRefused(name, info.namespace)) return;
+    if (this.#isMissingGroupVersion(name)) return;
     if (this.#isConfigured(info)) return;
     if (this.#isExcluded(info)) {
       this.#refuse(name, 'excluded', 'excluded by --auto-exclude');
@@ -199,6 +258,21 @@ export class OnDemandCaches implements OnDemandHook {
     );
   }
 
+  /**
+   * The cache `name` stored a new complete snapshot after its first (a relist: its watch expired
+   * or ended with an error, e.g. because its CRD was deleted and re-created). Discovery of its
+   * GroupVersionResource is asked again, at once and {@link RECHECK_AGAIN_MS} later (the
+   * apiserver's discovery of a re-created CRD may trail its storage): when the resource is gone
+   * or its scope, kind or verbs changed, the cache is stopped (`resource-gone`) and the next
+   * request caches it anew, as the apiserver builds a new cacher with the CRD's new storage.
+   * Unknown names and first snapshots are ignored.
+   */
+  relisted(name: string): void {
+    const e = this.#entries.get(name);
+    if (!e || !e.synced || e.stopping) return;
+    void this.#recheck(e, true);
+  }
+
   /** When an on-demand cache was last used (ms since the epoch); undefined for other names. */
   lastUsed(name: string): number | undefined {
     return this.#entries.get(name)?.lastUsedMs;
@@ -213,12 +287,15 @@ export class OnDemandCaches implements OnDemandHook {
   close(): void {
     this.#closed = true;
     if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
+    for (const e of this.#entries.values()) if (e.recheckTimer) this.#o.clock.clearTimeout(e.recheckTimer);
   }
 
   /** Stops every on-demand cache idle for the idle timeout. Runs on a timer; public for tests. */
   async evictIdle(): Promise<void> {
     const now = this.#o.clock.now();
     for (const [key, r] of this.#refused) if (r.until <= now) this.#refused.delete(key);
+    for (const [gv, until] of this.#missingGroupVersions)
+      if (until <= now) this.#missingGroupVersions.delete(gv);
     for (const e of [...this.#entries.values()]) {
       if (this.#touchIfInUse(e, now)) continue;
       if (now - e.lastUsedMs >= this.#o.idleTimeoutMs) await this.#stop(e, 'idle');
@@ -232,11 +309,17 @@ export class OnDemandCaches implements OnDemandHook {
     } catch (err) {
       if (err instanceof DiscoveryError && err.code === 'KCP_ERR_DISCOVERY_NOT_LIST_WATCHABLE')
         return this.#refuse(name, 'not-list-watchable', err.message);
-      // Not served (yet): a CRD created a moment later is cached by a request soon after.
-      if (err instanceof DiscoveryError && err.code === 'KCP_ERR_DISCOVERY_NOT_FOUND')
-        return this.#refuse(name, 'error', err.message, { ttlMs: 5_000 });
+      // Not served (yet): a CRD created a moment later is cached by a request soon after. Any
+      // client may invent names: logged at debug, and a missing group-version is remembered so
+      // the names of one group-version cost one discovery.
+      if (err instanceof DiscoveryError && err.code === 'KCP_ERR_DISCOVERY_NOT_FOUND') {
+        if (err.groupVersionMissing)
+          this.#missingGroupVersions.set(groupVersionOf(name), this.#o.clock.now() + NOT_FOUND_TTL_MS);
+        return this.#refuse(name, 'error', err.message, { ttlMs: NOT_FOUND_TTL_MS, level: 'debug' });
+      }
       return this.#refuse(name, 'error', (err as Error).message);
     }
+    this.#warnExcludeMismatch(info);
     const fixed = this.#o.namespace;
     if (fixed !== undefined && info.namespaced && req.namespace !== fixed) return;
     let namespace: string | undefined;
@@ -260,6 +343,7 @@ export class OnDemandCaches implements OnDemandHook {
       lastUsedMs: now,
       synced: false,
       stopping: false,
+      rechecking: false,
     };
     this.#entries.set(name, e);
     if (!this.#o.start(name, info, (err) => this.#onReflectorError(e, err))) {
@@ -268,7 +352,7 @@ export class OnDemandCaches implements OnDemandHook {
     }
     this.#o.count?.('started', 'request');
     this.#o.log.info(
-      { resource: name, ...(namespace !== undefined ? { namespace } : {}) },
+      { ...logName(name), ...(namespace !== undefined ? { namespace } : {}) },
       namespace !== undefined
         ? `caching on demand: the first LIST/WATCH of it started a cache restricted to namespace ${namespace}`
         : 'caching on demand: the first LIST/WATCH of it started a cache',
@@ -336,13 +420,21 @@ export class OnDemandCaches implements OnDemandHook {
     return undefined;
   }
 
-  /** Evicts least recently used idle caches until one more fits; false when it cannot. */
+  /**
+   * Evicts least recently used idle caches until one more fits; false when it cannot. A victim
+   * is synced and unused for {@link MIN_UNUSED_BEFORE_EVICTION_MS} (or the idle timeout if
+   * shorter): with more resources in use than the cap, the new one is refused instead of every
+   * LIST starting a cache and evicting another before it ever served (issue 15).
+   */
   async #makeRoom(): Promise<boolean> {
     const now = this.#o.clock.now();
+    const minUnused = Math.min(MIN_UNUSED_BEFORE_EVICTION_MS, this.#o.idleTimeoutMs);
     const full = () => this.#entries.size >= this.#o.maxResources || this.#o.totalBytes() > this.#o.maxBytes;
     while (full()) {
       const idle = [...this.#entries.values()]
-        .filter((e) => !e.stopping && !this.#touchIfInUse(e, now))
+        .filter(
+          (e) => !e.stopping && e.synced && now - e.lastUsedMs >= minUnused && !this.#touchIfInUse(e, now),
+        )
         .sort((a, b) => a.lastUsedMs - b.lastUsedMs);
       const victim = idle[0];
       if (!victim) return false;
@@ -352,7 +444,7 @@ export class OnDemandCaches implements OnDemandHook {
   }
 
   #capacityText(): string {
-    return `${this.#entries.size} on-demand caches (--auto-max-resources ${this.#o.maxResources}), ${this.#o.totalBytes()} cached bytes (--auto-max-bytes ${this.#o.maxBytes}), none idle to evict`;
+    return `${this.#entries.size} on-demand caches (--auto-max-resources ${this.#o.maxResources}), ${this.#o.totalBytes()} cached bytes (--auto-max-bytes ${this.#o.maxBytes}), none synced and unused for ${Math.min(MIN_UNUSED_BEFORE_EVICTION_MS, this.#o.idleTimeoutMs) / 1000}s to evict`;
   }
 
   /** A cache with an open watcher (from the cache or passed through) is in use now. */
@@ -363,17 +455,67 @@ export class OnDemandCaches implements OnDemandHook {
     return true;
   }
 
-  /** A 404 from LIST/WATCH: the resource (a CRD) is gone; drop the cache. */
+  /**
+   * A 404 from LIST/WATCH: the resource (a CRD) is gone; drop the cache. Any other error of a
+   * synced cache's ListAndWatch: discovery is asked whether the resource changed (see
+   * {@link relisted}).
+   */
   #onReflectorError(e: Entry, err: unknown): void {
-    if (!(err instanceof UpstreamError) || err.statusCode !== 404 || e.stopping) return;
-    void this.#stop(e, 'resource-gone');
+    if (e.stopping) return;
+    if (err instanceof UpstreamError && err.statusCode === 404) {
+      void this.#stop(e, 'resource-gone');
+      return;
+    }
+    if (e.synced) void this.#recheck(e, false);
+  }
+
+  /**
+   * Discovery of `e`'s resource again: stopped (`resource-gone`) when it is not served any more
+   * or not list+watchable, or its scope, kind or verbs changed; `again`: unchanged, asked once
+   * more {@link RECHECK_AGAIN_MS} later. A discovery that fails otherwise changes nothing.
+   */
+  async #recheck(e: Entry, again: boolean): Promise<void> {
+    if (e.rechecking || e.stopping || this.#closed) return;
+    e.rechecking = true;
+    let change: string | undefined;
+    try {
+      const now = await this.#o.discover(e.name);
+      change = resourceChange(e.info, now);
+    } catch (err) {
+      const gone =
+        err instanceof DiscoveryError &&
+        (err.code === 'KCP_ERR_DISCOVERY_NOT_FOUND' || err.code === 'KCP_ERR_DISCOVERY_NOT_LIST_WATCHABLE');
+      if (!gone) {
+        this.#o.log.debug({ ...logName(e.name), err: (err as Error).message }, 'on-demand cache re-discovery failed');
+        return;
+      }
+      change = (err as Error).message;
+    } finally {
+      e.rechecking = false;
+    }
+    if (change !== undefined) {
+      if (e.recheckTimer) this.#o.clock.clearTimeout(e.recheckTimer);
+      this.#o.log.info(
+        { ...logName(e.name), change },
+        'on-demand cache stopped: its resource changed upstream (a CRD re-created?); the next request caches it anew',
+      );
+      await this.#stop(e, 'resource-gone');
+      return;
+    }
+    if (!again || this.#closed) return;
+    if (e.recheckTimer) this.#o.clock.clearTimeout(e.recheckTimer);
+    e.recheckTimer = this.#o.clock.setTimeout(() => {
+      delete e.recheckTimer;
+      if (this.#entries.get(e.name) === e) void this.#recheck(e, false);
+    }, RECHECK_AGAIN_MS);
   }
 
   async #stop(e: Entry, reason: StoppedReason): Promise<void> {
     if (e.stopping) return;
     e.stopping = true;
+    if (e.recheckTimer) this.#o.clock.clearTimeout(e.recheckTimer);
     this.#o.log.info(
-      { resource: e.name, reason, idleMs: this.#o.clock.now() - e.lastUsedMs },
+      { ...logName(e.name), reason, idleMs: this.#o.clock.now() - e.lastUsedMs },
       'on-demand cache stopped',
     );
     try {
@@ -389,15 +531,47 @@ export class OnDemandCaches implements OnDemandHook {
     key: string,
     reason: RefusedReason,
     why: string,
-    o: { ttlMs?: number; clusterDenied?: 'list' | 'watch' } = {},
+    o: { ttlMs?: number; clusterDenied?: 'list' | 'watch'; level?: 'info' | 'debug' } = {},
   ): void {
     this.#remember(key, o);
     this.#o.count?.('refused', reason);
-    const [resource, namespace] = key.split(' ');
-    this.#o.log.info(
-      { resource, reason, ...(namespace !== undefined ? { namespace } : {}) },
+    const [name = '', namespace] = key.split(' ');
+    this.#o.log[o.level ?? 'info'](
+      { ...logName(name), reason, ...(namespace !== undefined ? { namespace } : {}) },
       `not caching on demand: ${why}; its requests pass upstream`,
     );
+  }
+
+  /** Whether discovery recently did not find the group-version of `name`. */
+  #isMissingGroupVersion(name: string): boolean {
+    const gv = groupVersionOf(name);
+    const until = this.#missingGroupVersions.get(gv);
+    if (until === undefined) return false;
+    if (until > this.#o.clock.now()) return true;
+    this.#missingGroupVersions.delete(gv);
+    return false;
+  }
+
+  /**
+   * Warns once per `--auto-exclude` entry that names the discovered resource but not its group
+   * (`deployments` for `deployments.apps`), or reads as `resource.version` (`secrets.v1` is the
+   * resource `secrets` of the group `v1`): such an entry excludes nothing.
+   */
+  #warnExcludeMismatch(info: ResourceInfo): void {
+    const gr = groupResourceString(info.gvr);
+    for (const x of this.#o.exclude) {
+      if (x === gr || this.#warnedExcludes.has(x)) continue;
+      const [resource, ...rest] = x.split('.');
+      if (resource !== info.gvr.resource) continue;
+      this.#warnedExcludes.add(x);
+      const asVersion = rest.length === 1 && /^v\d+((alpha|beta)\d+)?$/.test(rest[0] ?? '');
+      this.#o.log.warn(
+        { entry: x, resource: gr },
+        asVersion
+          ? `--auto-exclude entry ${x} is read as resource ${resource} of group ${rest[0]} (entries are resource[.group], no version): it does not exclude ${gr}; write ${gr}`
+          : `--auto-exclude entry ${x} names the resource but not the group of ${gr}: it does not exclude it; write ${gr}`,
+      );
+    }
   }
 
   #remember(key: string, o: { ttlMs?: number; clusterDenied?: 'list' | 'watch' }): void {

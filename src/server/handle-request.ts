@@ -28,7 +28,13 @@ import type { Metrics, ServedFrom } from '../ops/metrics.ts';
 import type { Logger } from '../util/logger.ts';
 import { answerMeta } from './answer-meta.ts';
 import type { CacheRegistry } from './cache-registry.ts';
-import { type CacheVerb, type Delegation, delegate, type UpstreamReason } from './delegate.ts';
+import {
+  type CacheVerb,
+  type Delegation,
+  delegate,
+  type UpstreamReason,
+  uncacheableRequest,
+} from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import type { OnDemandHook } from './on-demand-hook.ts';
 import { type AnswerTee, MAX_TEE_BYTES, passThrough, READ_PREFIX_BYTES } from './passthrough.ts';
@@ -275,7 +281,9 @@ function trackerOf(l: Lifecycle, x: Exchange): (end: () => void) => () => void {
     info.subresource !== undefined ||
     x.method !== 'GET' ||
     !isWatchParam(x.query.get('watch')) ||
-    (x.reason !== 'not-cached' && x.reason !== 'not-synced')
+    (x.reason !== 'not-cached' && x.reason !== 'not-synced') ||
+    // A Table watch (`kubectl get -w`) is one no cache answers: ending it would gain nothing.
+    (x.reason === 'not-cached' && uncacheableRequest(info, x.query, x.req.headers) !== undefined)
   )
     return l.track;
   return (end) => {
@@ -294,7 +302,10 @@ function notifyOnDemand(l: Lifecycle, x: Exchange): void {
   if (!l.onDemand || !info) return;
   const collection = x.method === 'GET' && info.name === undefined && info.subresource === undefined;
   const verb = !collection ? 'other' : isWatchParam(x.query.get('watch')) ? 'watch' : 'list';
-  l.onDemand.request(info, x.reason, verb);
+  // A `not-cached` request no cache could answer (a Table, `pretty`, …) says so: it starts nothing.
+  const reason =
+    x.reason === 'not-cached' ? (uncacheableRequest(info, x.query, x.req.headers) ?? x.reason) : x.reason;
+  l.onDemand.request(info, reason, verb);
 }
 
 /** The tee of {@link passUpstream} for writes and short reads of a tracked resource. */
