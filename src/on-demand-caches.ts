@@ -23,8 +23,8 @@
  * reviews only its namespace).
  */
 import { groupResourceString, type ResourceInfo } from './apimachinery/gvr.ts';
-import { resourceChange } from './apimachinery/resource-change.ts';
 import type { ResourceRequest } from './apimachinery/request-info.ts';
+import { resourceChange } from './apimachinery/resource-change.ts';
 import type { UpstreamReason } from './server/delegate.ts';
 import type { OnDemandHook } from './server/on-demand-hook.ts';
 import type { Clock, TimerHandle } from './util/clock.ts';
@@ -486,7 +486,10 @@ export class OnDemandCaches implements OnDemandHook {
         err instanceof DiscoveryError &&
         (err.code === 'KCP_ERR_DISCOVERY_NOT_FOUND' || err.code === 'KCP_ERR_DISCOVERY_NOT_LIST_WATCHABLE');
       if (!gone) {
-        this.#o.log.debug({ ...logName(e.name), err: (err as Error).message }, 'on-demand cache re-discovery failed');
+        this.#o.log.debug(
+          { ...logName(e.name), err: (err as Error).message },
+          'on-demand cache re-discovery failed',
+        );
         return;
       }
       change = (err as Error).message;
