@@ -269,7 +269,7 @@ export class OnDemandCaches implements OnDemandHook {
    */
   relisted(name: string): void {
     const e = this.#entries.get(name);
-    if (!e || !e.synced || e.stopping) return;
+    if (!e?.synced || e.stopping) return;
     void this.#recheck(e, true);
   }
 
