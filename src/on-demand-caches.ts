@@ -250,7 +250,7 @@ export class OnDemandCaches implements OnDemandHook {
     for (const w of answered) w.end();
     this.#o.log.info(
       {
-        resource: name,
+        ...logName(name),
         endedWatches: answered.length,
         ...(e.namespace !== undefined ? { namespace: e.namespace } : {}),
       },
