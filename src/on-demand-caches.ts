@@ -1,6 +1,7 @@
 /**
  * Caches started on demand (`--resources=auto`, issue 15). The first LIST or WATCH of a resource
- * that is not cached (reason `not-cached`) starts a reflector for its GroupVersionResource when
+ * that is not cached (reason `not-cached`: a cache could answer it, unlike `kubectl get`'s Table
+ * requests) starts a reflector for its GroupVersionResource when
  * discovery offers list and watch and the proxy's own identity may list and watch it at some
  * scope (SelfSubjectAccessReviews, one per verb): cluster-wide, else, for a namespaced resource
  * asked in namespace N, in N; then the cache is restricted to N (`ResourceInfo.namespace`: its
@@ -11,12 +12,14 @@
  * once the cache is synced, the passed-through watches it can answer are ended cleanly so their
  * clients re-watch into the cache.
  *
- * An on-demand cache no request used and no watcher held for `--auto-idle-timeout` is stopped
- * (its reflector, its upstream watch and its memory go); starting one more than
- * `--auto-max-resources`, or while the cached bytes are over `--auto-max-bytes`, evicts the least
- * recently used idle one first, else the new one is not started. Configured caches are never
- * evicted, never widened, never doubled. A custom resource whose CRD is deleted (its LIST/WATCH
- * answer 404) drops its cache; a re-created CRD is cached again by the next request.
+ * An on-demand cache no request used ({@link USE_REASONS}) and no watcher held for
+ * `--auto-idle-timeout` is stopped (its reflector, its upstream watch and its memory go); starting
+ * one more than `--auto-max-resources`, or while the cached bytes are over `--auto-max-bytes`,
+ * evicts the least recently used idle one first (synced and unused for a minute at least), else
+ * the new one is not started (`at-capacity`). Configured caches are never evicted, never widened,
+ * never doubled. A custom resource whose CRD is deleted (its LIST/WATCH answer 404) drops its
+ * cache, and so does one whose discovery after a relist shows another scope, kind or verbs (a
+ * CRD re-created at once, {@link OnDemandCaches.relisted}); the next request caches it again.
  * Negative answers (excluded, not list+watchable, forbidden) are remembered for a while so a
  * client's requests cause no review storm: per resource, and a namespace's refusal per resource
  * and namespace (a denial cluster-wide is remembered too: a request in another namespace then

@@ -11,9 +11,11 @@ import type { UpstreamReason } from './delegate.ts';
 export interface OnDemandHook {
   /**
    * Every request for a resource (its path parsed): `reason` is why it goes upstream (undefined:
-   * the cache serves it). A LIST or WATCH with `not-cached` may start a cache for the resource;
-   * any request counts as a use of an on-demand cache (idle eviction) but one outside the
-   * namespace it holds (`namespace-outside-cache`).
+   * the cache serves it). For a resource not cached, `not-cached` only when a cache could answer
+   * the request (else the reason no cache could, e.g. `media-type` for a Table: `delegate.ts`
+   * `uncacheableRequest`). A LIST or WATCH with `not-cached` may start a cache for the resource;
+   * only requests an on-demand cache serves or could serve count as a use of it (idle eviction;
+   * `USE_REASONS` of `on-demand-caches.ts`).
    */
   request(info: ResourceRequest, reason: UpstreamReason | undefined, verb: 'list' | 'watch' | 'other'): void;
   /**
