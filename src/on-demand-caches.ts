@@ -25,90 +25,31 @@
  * and namespace (a denial cluster-wide is remembered too: a request in another namespace then
  * reviews only its namespace).
  */
-import { groupResourceString, type ResourceInfo } from './apimachinery/gvr.ts';
+import type { ResourceInfo } from './apimachinery/gvr.ts';
 import type { ResourceRequest } from './apimachinery/request-info.ts';
-import { resourceChange } from './apimachinery/resource-change.ts';
+import { ExcludeList } from './on-demand-exclude.ts';
+import { entryName, logName } from './on-demand-names.ts';
+import {
+  type OnDemandOptions,
+  type RefusedReason,
+  type StoppedReason,
+  USE_REASONS,
+} from './on-demand-options.ts';
+import { rediscoveredChange } from './on-demand-rediscover.ts';
+import { Refusals, refusalKey } from './on-demand-refusals.ts';
 import type { UpstreamReason } from './server/delegate.ts';
 import type { OnDemandHook } from './server/on-demand-hook.ts';
-import type { Clock, TimerHandle } from './util/clock.ts';
+import type { TimerHandle } from './util/clock.ts';
 import { DiscoveryError, UpstreamError } from './util/errors.ts';
-import type { Logger } from './util/logger.ts';
 
-/** Why an on-demand cache was not started (`kube_cache_proxy_on_demand_caches_total{event="refused"}`). */
-export type RefusedReason = 'excluded' | 'not-list-watchable' | 'forbidden' | 'at-capacity' | 'error';
-/** Why an on-demand cache was stopped (`{event="stopped"}`). */
-export type StoppedReason = 'idle' | 'evicted' | 'resource-gone';
-
-/**
- * The reasons of a request for a cached resource that still count as a use of its on-demand
- * cache (idle eviction, LRU order): the cache serves it, or could but for its state at that
- * moment (not synced yet, not live, …). A request no cache answers (`media-type`: a `kubectl
- * get` Table; `namespace-outside-cache`; a write, a subresource, …) is not a use: else one
- * `kubectl get pods -A` now and then would hold every pod in memory (issue 15).
- */
-export const USE_REASONS: ReadonlySet<UpstreamReason> = new Set<UpstreamReason>([
-  'not-cached',
-  'not-synced',
-  'consistent-reads-upstream',
-  'not-live',
-  'behind-upstream',
-  'write-pending',
-  'freshness-timeout',
-  'exact-outside-window',
-  'continue-outside-window',
-  'aborted',
-]);
+export type { CacheUsage, OnDemandOptions, RefusedReason, StoppedReason } from './on-demand-options.ts';
+export { USE_REASONS } from './on-demand-options.ts';
 
 /** A cache is an eviction victim only once synced and unused this long (ms), or the idle timeout if shorter. */
 export const MIN_UNUSED_BEFORE_EVICTION_MS = 60_000;
 
 /** After a relist whose discovery showed no change, discovery is asked once more this much later (ms). */
 export const RECHECK_AGAIN_MS = 5_000;
-
-/** What one on-demand cache reports for eviction decisions. */
-export interface CacheUsage {
-  /** Open watchers served from it. */
-  watchers: number;
-  /** Bytes of its stored objects. */
-  bytes: number;
-}
-
-/** Options of {@link OnDemandCaches}; the I/O is injected (main.ts wires the real one). */
-export interface OnDemandOptions {
-  /** `--auto-exclude`: `resource` (core) or `resource.group`. */
-  exclude: readonly string[];
-  /** `--auto-idle-timeout`, ms. */
-  idleTimeoutMs: number;
-  /** `--auto-max-resources`. */
-  maxResources: number;
-  /** `--auto-max-bytes`: bytes of cached objects of every cache. */
-  maxBytes: number;
-  /** Configured resources (`group/resource`): never cached on demand (never widened or doubled). */
-  configured: readonly { group: string; resource: string }[];
-  /** `--namespace`: reviews (and the caches) are in this namespace only. */
-  namespace?: string;
-  /** Discovery of one GroupVersionResource by name (`configmaps.v1`, `widgets.v1.example.com`). */
-  discover(name: string): Promise<ResourceInfo>;
-  /** Whether the proxy's identity may `verb` the resource (SelfSubjectAccessReview); namespace "" = all. */
-  allowed(verb: 'list' | 'watch', info: ResourceInfo, namespace: string): Promise<boolean>;
-  /**
-   * Adds the cache and starts its reflector; `onError` sees each ListAndWatch error.
-   * `info.namespace` is set for a cache restricted to one namespace.
-   */
-  start(name: string, info: ResourceInfo, onError: (err: unknown) => void): boolean;
-  /** Stops the reflector, ends its watchers, removes the cache from the server and frees it. */
-  stop(name: string): Promise<void>;
-  /** Usage of a started cache (undefined before its watch cache exists). */
-  usage(name: string): CacheUsage | undefined;
-  /** Bytes of stored objects over every cache (configured and on demand). */
-  totalBytes(): number;
-  clock: Clock;
-  log: Logger;
-  /** `kube_cache_proxy_on_demand_caches_total`. */
-  count?: (event: 'started' | 'stopped' | 'refused', reason: string) => void;
-  /** How long a refusal is remembered (ms); default 60 000. A missing resource: 5 000. */
-  negativeTtlMs?: number;
-}
 
 interface Entry {
   name: string;
@@ -124,43 +65,11 @@ interface Entry {
   /** The timer of the second re-discovery after a relist. */
   recheckTimer?: TimerHandle;
 }
-
-/** A remembered refusal. */
-interface Refusal {
-  /** Until when (ms since the epoch). */
-  until: number;
-  /**
-   * Only the cluster-wide reviews were denied (the first verb denied): a request in a namespace
-   * may still review its namespace.
-   */
-  clusterDenied?: 'list' | 'watch';
-}
-
 /** A passed-through watch of a resource being cached (see {@link OnDemandCaches.trackWatch}). */
 interface TrackedWatch {
   end: () => void;
   /** Its namespace; undefined: all namespaces. */
   namespace: string | undefined;
-}
-
-/**
- * The log fields naming an entry as `/debug/cache` does: `resource` is its `name` (`configmaps`,
- * `deployments.apps`), `version` its version.
- */
-export function logName(name: string): { resource: string; version: string } {
-  const [resource = '', version = '', ...group] = name.split('.');
-  return { resource: group.length ? `${resource}.${group.join('.')}` : resource, version };
-}
-
-/** The group-version key of an entry name (`v1`, `apps/v1`): a group-version discovery did not find. */
-function groupVersionOf(name: string): string {
-  const [, version = '', ...group] = name.split('.');
-  return group.length ? `${group.join('.')}/${version}` : version;
-}
-
-/** The refusal key of a namespace of a resource (a resource's own key is its entry name). */
-function refusalKey(name: string, namespace: string): string {
-  return `${name} ${namespace}`;
 }
 
 /** How long a resource or group-version discovery did not find is remembered (ms). */
@@ -173,30 +82,23 @@ export class OnDemandCaches implements OnDemandHook {
   readonly #entries = new Map<string, Entry>();
   /** Being checked (discovery, reviews) by entry name. */
   readonly #pending = new Set<string>();
-  /** Refusals by {@link refusalKey}. */
-  readonly #refused = new Map<string, Refusal>();
+  readonly #refused: Refusals;
+  readonly #exclude: ExcludeList;
   /** Passed-through watches by entry name, each with its `end` and its namespace. */
   readonly #watches = new Map<string, Set<TrackedWatch>>();
-  /** Group-versions discovery did not find (`example.com/v1`), until when (ms since the epoch). */
-  readonly #missingGroupVersions = new Map<string, number>();
-  /** `--auto-exclude` entries already warned about (one warning each). */
-  readonly #warnedExcludes = new Set<string>();
   #timer: TimerHandle | undefined;
   #closed = false;
 
   constructor(o: OnDemandOptions) {
     this.#o = o;
-    if (!o.exclude.includes('secrets'))
-      o.log.warn(
-        { exclude: o.exclude },
-        '--auto-exclude does not contain secrets: Secrets a client lists or watches are cached in memory (the list replaces the default secrets; add it back to keep them out)',
-      );
+    this.#refused = new Refusals(o.clock);
+    this.#exclude = new ExcludeList(o.exclude, o.log);
     this.#arm();
   }
 
   /** The entry name of a GroupVersionResource: `resource.version[.group]` (discovery's syntax). */
   static nameOf(gvr: { group: string; version: string; resource: string }): string {
-    return `${gvr.resource}.${gvr.version}${gvr.group ? `.${gvr.group}` : ''}`;
+    return entryName(gvr);
   }
 
   request(info: ResourceRequest, reason: UpstreamReason | undefined, verb: 'list' | 'watch' | 'other'): void {
@@ -209,10 +111,9 @@ export class OnDemandCaches implements OnDemandHook {
     }
     if (reason !== 'not-cached' || verb === 'other' || this.#closed) return;
     if (this.#pending.has(name)) return;
-    if (this.#isRefused(name, info.namespace)) return;
-    if (this.#isMissingGroupVersion(name)) return;
+    if (this.#refused.isRefused(name, info.namespace)) return;
     if (this.#isConfigured(info)) return;
-    if (this.#isExcluded(info)) {
+    if (this.#exclude.excludes(info)) {
       this.#refuse(name, 'excluded', 'excluded by --auto-exclude');
       return;
     }
@@ -296,9 +197,7 @@ export class OnDemandCaches implements OnDemandHook {
   /** Stops every on-demand cache idle for the idle timeout. Runs on a timer; public for tests. */
   async evictIdle(): Promise<void> {
     const now = this.#o.clock.now();
-    for (const [key, r] of this.#refused) if (r.until <= now) this.#refused.delete(key);
-    for (const [gv, until] of this.#missingGroupVersions)
-      if (until <= now) this.#missingGroupVersions.delete(gv);
+    this.#refused.sweep();
     for (const e of [...this.#entries.values()]) {
       if (this.#touchIfInUse(e, now)) continue;
       if (now - e.lastUsedMs >= this.#o.idleTimeoutMs) await this.#stop(e, 'idle');
@@ -316,13 +215,12 @@ export class OnDemandCaches implements OnDemandHook {
       // client may invent names: logged at debug, and a missing group-version is remembered so
       // the names of one group-version cost one discovery.
       if (err instanceof DiscoveryError && err.code === 'KCP_ERR_DISCOVERY_NOT_FOUND') {
-        if (err.groupVersionMissing)
-          this.#missingGroupVersions.set(groupVersionOf(name), this.#o.clock.now() + NOT_FOUND_TTL_MS);
+        if (err.groupVersionMissing) this.#refused.missingGroupVersion(name, NOT_FOUND_TTL_MS);
         return this.#refuse(name, 'error', err.message, { ttlMs: NOT_FOUND_TTL_MS, level: 'debug' });
       }
       return this.#refuse(name, 'error', (err as Error).message);
     }
-    this.#warnExcludeMismatch(info);
+    this.#exclude.warnMismatch(info.gvr);
     const fixed = this.#o.namespace;
     if (fixed !== undefined && info.namespaced && req.namespace !== fixed) return;
     let namespace: string | undefined;
@@ -376,7 +274,7 @@ export class OnDemandCaches implements OnDemandHook {
       return undefined;
     }
     // A cluster-wide denial remembered from a request of another namespace: not asked again.
-    const clusterDenied = this.#live(name)?.clusterDenied ?? (await this.#denied(info, ''));
+    const clusterDenied = this.#refused.live(name)?.clusterDenied ?? (await this.#denied(info, ''));
     if (clusterDenied === undefined) return '';
     const ns = info.namespaced ? asked : undefined;
     if (ns === undefined) {
@@ -385,7 +283,7 @@ export class OnDemandCaches implements OnDemandHook {
       });
       return undefined;
     }
-    if (!this.#live(name)) this.#remember(name, { clusterDenied });
+    if (!this.#refused.live(name)) this.#refused.remember(name, this.#ttl(), clusterDenied);
     const nsDenied = await this.#denied(info, ns);
     if (nsDenied === undefined) return ns;
     const what =
@@ -403,24 +301,6 @@ export class OnDemandCaches implements OnDemandHook {
       this.#o.allowed('watch', info, namespace),
     ]);
     return !list ? 'list' : !watch ? 'watch' : undefined;
-  }
-
-  /**
-   * Whether a request of `name` in `namespace` (undefined: all) is refused for now: the resource
-   * is, or (a request in a namespace after a denial cluster-wide only) that namespace is.
-   */
-  #isRefused(name: string, namespace: string | undefined): boolean {
-    const r = this.#live(name);
-    if (r && !(r.clusterDenied !== undefined && namespace !== undefined)) return true;
-    return namespace !== undefined && this.#live(refusalKey(name, namespace)) !== undefined;
-  }
-
-  /** The refusal of `key` unless it expired (then forgotten). */
-  #live(key: string): Refusal | undefined {
-    const r = this.#refused.get(key);
-    if (r === undefined || r.until > this.#o.clock.now()) return r;
-    this.#refused.delete(key);
-    return undefined;
   }
 
   /**
@@ -482,20 +362,13 @@ export class OnDemandCaches implements OnDemandHook {
     e.rechecking = true;
     let change: string | undefined;
     try {
-      const now = await this.#o.discover(e.name);
-      change = resourceChange(e.info, now);
+      change = await rediscoveredChange(this.#o.discover, e.name, e.info);
     } catch (err) {
-      const gone =
-        err instanceof DiscoveryError &&
-        (err.code === 'KCP_ERR_DISCOVERY_NOT_FOUND' || err.code === 'KCP_ERR_DISCOVERY_NOT_LIST_WATCHABLE');
-      if (!gone) {
-        this.#o.log.debug(
-          { ...logName(e.name), err: (err as Error).message },
-          'on-demand cache re-discovery failed',
-        );
-        return;
-      }
-      change = (err as Error).message;
+      this.#o.log.debug(
+        { ...logName(e.name), err: (err as Error).message },
+        'on-demand cache re-discovery failed',
+      );
+      return;
     } finally {
       e.rechecking = false;
     }
@@ -539,7 +412,7 @@ export class OnDemandCaches implements OnDemandHook {
     why: string,
     o: { ttlMs?: number; clusterDenied?: 'list' | 'watch'; level?: 'info' | 'debug' } = {},
   ): void {
-    this.#remember(key, o);
+    this.#refused.remember(key, o.ttlMs ?? this.#ttl(), o.clusterDenied);
     this.#o.count?.('refused', reason);
     const [name = '', namespace] = key.split(' ');
     this.#o.log[o.level ?? 'info'](
@@ -548,50 +421,13 @@ export class OnDemandCaches implements OnDemandHook {
     );
   }
 
-  /** Whether discovery recently did not find the group-version of `name`. */
-  #isMissingGroupVersion(name: string): boolean {
-    const gv = groupVersionOf(name);
-    const until = this.#missingGroupVersions.get(gv);
-    if (until === undefined) return false;
-    if (until > this.#o.clock.now()) return true;
-    this.#missingGroupVersions.delete(gv);
-    return false;
-  }
-
-  /**
-   * Warns once per `--auto-exclude` entry that names the discovered resource but not its group
-   * (`deployments` for `deployments.apps`), or reads as `resource.version` (`secrets.v1` is the
-   * resource `secrets` of the group `v1`): such an entry excludes nothing.
-   */
-  #warnExcludeMismatch(info: ResourceInfo): void {
-    const gr = groupResourceString(info.gvr);
-    for (const x of this.#o.exclude) {
-      if (x === gr || this.#warnedExcludes.has(x)) continue;
-      const [resource, ...rest] = x.split('.');
-      if (resource !== info.gvr.resource) continue;
-      this.#warnedExcludes.add(x);
-      const asVersion = rest.length === 1 && /^v\d+((alpha|beta)\d+)?$/.test(rest[0] ?? '');
-      this.#o.log.warn(
-        { entry: x, resource: gr },
-        asVersion
-          ? `--auto-exclude entry ${x} is read as resource ${resource} of group ${rest[0]} (entries are resource[.group], no version): it does not exclude ${gr}; write ${gr}`
-          : `--auto-exclude entry ${x} names the resource but not the group of ${gr}: it does not exclude it; write ${gr}`,
-      );
-    }
-  }
-
-  #remember(key: string, o: { ttlMs?: number; clusterDenied?: 'list' | 'watch' }): void {
-    const until = this.#o.clock.now() + (o.ttlMs ?? this.#o.negativeTtlMs ?? 60_000);
-    this.#refused.set(key, { until, ...(o.clusterDenied ? { clusterDenied: o.clusterDenied } : {}) });
+  /** How long a refusal is remembered by default (ms). */
+  #ttl(): number {
+    return this.#o.negativeTtlMs ?? 60_000;
   }
 
   #isConfigured(info: ResourceRequest): boolean {
     return this.#o.configured.some((c) => c.group === info.group && c.resource === info.resource);
-  }
-
-  #isExcluded(info: ResourceRequest): boolean {
-    const gr = info.group ? `${info.resource}.${info.group}` : info.resource;
-    return this.#o.exclude.includes(gr);
   }
 
   /** The idle check runs every quarter of the idle timeout (at least 1 s, at most 1 min). */
