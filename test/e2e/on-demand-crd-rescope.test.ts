@@ -9,7 +9,9 @@
  * - Namespaced → Cluster: the namespaced path answers 404 (it answered 200 `{"items":[]}` from
  *   the old cache);
  * - Cluster → Namespaced: the namespaced path is served from the cache again (it passed upstream
- *   forever, `namespace-for-cluster-scoped`), with the objects the apiserver lists.
+ *   forever, `namespace-for-cluster-scoped`), with the objects the apiserver lists;
+ * - a configured (`--resources`) CRD re-created Cluster-scoped: its cache stops being served (the
+ *   namespaced path answers the apiserver's 404) and an error names the change.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -41,6 +43,7 @@ const crd = (group: string, scope: 'Namespaced' | 'Cluster') => ({
 
 const TO_CLUSTER = 'e2e-rescope.example.com';
 const TO_NAMESPACED = 'e2e-rescope-ns.example.com';
+const CONFIGURED = 'e2e-rescope-cfg.example.com';
 
 describe('issue 15: a CRD re-created with another scope', () => {
   let f: Fixture;
@@ -99,7 +102,7 @@ describe('issue 15: a CRD re-created with another scope', () => {
   after(async () => {
     await proxy?.stop();
     await agent?.close();
-    for (const g of [TO_CLUSTER, TO_NAMESPACED])
+    for (const g of [TO_CLUSTER, TO_NAMESPACED, CONFIGURED])
       await f?.kubectl(['delete', 'crd', `sprockets.${g}`, '--ignore-not-found', '--wait=false']);
   });
 
@@ -174,5 +177,44 @@ describe('issue 15: a CRD re-created with another scope', () => {
       viaProxy.items.map((i) => i.metadata.name),
       ['s1'],
     );
+  });
+
+  test('a configured (--resources) CRD re-created Cluster-scoped stops being served from the cache: the apiserver answers, an error is logged', async () => {
+    const clusterPath = `/apis/${CONFIGURED}/v1/sprockets`;
+    const nsPath = `/apis/${CONFIGURED}/v1/namespaces/default/sprockets`;
+    await apply(CONFIGURED, 'Namespaced');
+    const configured = await startProxy(f, {
+      run: 'cli',
+      resources: `sprockets.${CONFIGURED}`,
+      args: ['--log-level', 'info'],
+    });
+    try {
+      await eventually('configured sprockets synced', 30_000, async () => {
+        const r = await request(`${configured.ops}/readyz`, { dispatcher: agent });
+        return (await r.body.text()) === 'ok' ? true : undefined;
+      });
+      assert.equal((await get(configured.url, nsPath)).status, 200);
+      await recreate(CONFIGURED, 'Cluster');
+      const direct = await get(f.server, nsPath);
+      assert.equal(direct.status, 404);
+      const changed = (l: Record<string, unknown>) =>
+        l.level === 50 &&
+        l.resource === `sprockets.${CONFIGURED}` &&
+        l.change === 'scope Namespaced → Cluster';
+      await eventually('the scope change logged as an error', 90_000, async () =>
+        configured.logs().some(changed) ? true : undefined,
+      );
+      const line = configured.logs().find(changed)!;
+      assert.match(
+        String(line.msg),
+        /no longer served from the cache, its requests pass upstream; restart the proxy/,
+      );
+      const viaProxy = await get(configured.url, nsPath);
+      assert.equal(viaProxy.status, 404, viaProxy.body);
+      assert.equal(viaProxy.body, direct.body);
+      assert.equal((await get(configured.url, clusterPath)).status, 200);
+    } finally {
+      await configured.stop();
+    }
   });
 });
