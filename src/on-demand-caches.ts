@@ -9,8 +9,10 @@
  * `--namespace` the reviews are in that namespace only. Still one cache per GroupVersionResource:
  * the first namespace wins, requests for other namespaces or all namespaces pass upstream
  * (`namespace-outside-cache`) and start nothing. The request itself passes upstream meanwhile;
- * once the cache is synced, the passed-through watches it can answer are ended cleanly so their
- * clients re-watch into the cache.
+ * once the cache is synced, the passed-through watches it can answer whose clients re-watch
+ * (client-go reflectors) are ended cleanly at an event boundary so they re-watch into the cache;
+ * other passed-through watches (`kubectl get -w`) stay passed through until they end by
+ * themselves, and keep the cache in use meanwhile.
  *
  * An on-demand cache no request used ({@link USE_REASONS}) and no watcher held for
  * `--auto-idle-timeout` is stopped (its reflector, its upstream watch and its memory go); starting
@@ -36,7 +38,8 @@ import {
   USE_REASONS,
 } from './on-demand-options.ts';
 import { rediscoveredChange } from './on-demand-rediscover.ts';
-import { Refusals, refusalKey } from './on-demand-refusals.ts';
+import { Refusals } from './on-demand-refusals.ts';
+import { reviewScope } from './on-demand-scope.ts';
 import type { UpstreamReason } from './server/delegate.ts';
 import type { OnDemandHook } from './server/on-demand-hook.ts';
 import type { TimerHandle } from './util/clock.ts';
@@ -67,7 +70,8 @@ interface Entry {
 }
 /** A passed-through watch of a resource being cached (see {@link OnDemandCaches.trackWatch}). */
 interface TrackedWatch {
-  end: () => void;
+  /** Its handover `end`, until it is handed over; none for a watch whose client watches once. */
+  handover?: () => void;
   /** Its namespace; undefined: all namespaces. */
   namespace: string | undefined;
 }
@@ -84,7 +88,7 @@ export class OnDemandCaches implements OnDemandHook {
   readonly #pending = new Set<string>();
   readonly #refused: Refusals;
   readonly #exclude: ExcludeList;
-  /** Passed-through watches by entry name, each with its `end` and its namespace. */
+  /** Open passed-through watches by entry name: uses of the cache, some with a handover. */
   readonly #watches = new Map<string, Set<TrackedWatch>>();
   #timer: TimerHandle | undefined;
   #closed = false;
@@ -123,12 +127,18 @@ export class OnDemandCaches implements OnDemandHook {
     void this.#consider(name, info).finally(() => this.#pending.delete(name));
   }
 
-  trackWatch(info: ResourceRequest, end: () => void): () => void {
+  trackWatch(info: ResourceRequest, handover: (() => void) | undefined): () => void {
     const name = OnDemandCaches.nameOf(info);
-    if (!this.#pending.has(name) && !this.#entries.has(name)) return () => {};
+    const e = this.#entries.get(name);
+    if (!this.#pending.has(name) && !e) return () => {};
     const set = this.#watches.get(name) ?? new Set<TrackedWatch>();
     this.#watches.set(name, set);
-    const w: TrackedWatch = { end, namespace: info.namespace };
+    // Already synced (a watch that passed as `not-synced` just before): nothing to hand over to
+    // later; it stays passed through.
+    const w: TrackedWatch = {
+      namespace: info.namespace,
+      ...(handover && !e?.synced ? { handover } : {}),
+    };
     set.add(w);
     return () => {
       set.delete(w);
@@ -138,27 +148,38 @@ export class OnDemandCaches implements OnDemandHook {
 
   /**
    * The cache `name` stored its first complete snapshot: the passed-through watches it can answer
-   * are ended (their clients re-watch and are served from the cache); those of other namespaces
-   * or all namespaces of a namespace-restricted cache go on upstream, untracked. Unknown names
-   * are ignored.
+   * that were registered with a handover are handed over (ended at an event boundary; their
+   * clients re-watch and are served from the cache); the others it can answer stay (and keep it
+   * in use); those of other namespaces or all namespaces of a namespace-restricted cache go on
+   * upstream, untracked. Unknown names are ignored.
    */
   synced(name: string): void {
     const e = this.#entries.get(name);
     if (!e || e.synced) return;
     e.synced = true;
-    const tracked = this.#watches.get(name);
-    this.#watches.delete(name);
-    const answered = [...(tracked ?? [])].filter(
-      (w) => e.namespace === undefined || w.namespace === e.namespace,
-    );
-    for (const w of answered) w.end();
+    const tracked = this.#watches.get(name) ?? new Set<TrackedWatch>();
+    let n = 0;
+    for (const w of [...tracked]) {
+      if (e.namespace !== undefined && w.namespace !== e.namespace) {
+        tracked.delete(w);
+        continue;
+      }
+      const handover = w.handover;
+      if (!handover) continue;
+      // Ending: no longer a use (its unregister, when it has ended, finds it gone).
+      tracked.delete(w);
+      n++;
+      handover();
+    }
+    if (tracked.size === 0 && this.#watches.get(name) === tracked) this.#watches.delete(name);
     this.#o.log.info(
       {
         ...logName(name),
-        endedWatches: answered.length,
+        handedOverWatches: n,
+        passedThroughWatches: this.#watches.get(name)?.size ?? 0,
         ...(e.namespace !== undefined ? { namespace: e.namespace } : {}),
       },
-      'on-demand cache synced: served from the cache, passed-through watches ended',
+      'on-demand cache synced: served from the cache, re-watching passed-through watches ended',
     );
   }
 
@@ -225,7 +246,19 @@ export class OnDemandCaches implements OnDemandHook {
     if (fixed !== undefined && info.namespaced && req.namespace !== fixed) return;
     let namespace: string | undefined;
     try {
-      const scope = await this.#scope(name, info, req.namespace);
+      const scope = await reviewScope(
+        {
+          allowed: (verb, info, ns) => this.#o.allowed(verb, info, ns),
+          ...(this.#o.namespace !== undefined ? { namespace: this.#o.namespace } : {}),
+          refused: this.#refused,
+          ttlMs: this.#ttl(),
+          refuse: (key, why, clusterDenied) =>
+            this.#refuse(key, 'forbidden', why, clusterDenied ? { clusterDenied } : {}),
+        },
+        name,
+        info,
+        req.namespace,
+      );
       if (scope === undefined) return;
       namespace = scope === '' ? undefined : scope;
     } catch (err) {
@@ -258,49 +291,6 @@ export class OnDemandCaches implements OnDemandHook {
         ? `caching on demand: the first LIST/WATCH of it started a cache restricted to namespace ${namespace}`
         : 'caching on demand: the first LIST/WATCH of it started a cache',
     );
-  }
-
-  /**
-   * Where the proxy's identity may list and watch `info` (see the module comment): "" for
-   * cluster-wide, a namespace, or undefined after refusing (counted and logged here).
-   * @throws whatever a SelfSubjectAccessReview throws.
-   */
-  async #scope(name: string, info: ResourceInfo, asked: string | undefined): Promise<string | undefined> {
-    const fixed = this.#o.namespace;
-    if (info.namespaced && fixed !== undefined) {
-      const denied = await this.#denied(info, fixed);
-      if (denied === undefined) return fixed;
-      this.#refuse(name, 'forbidden', `the proxy's identity may not ${denied} it in namespace ${fixed}`);
-      return undefined;
-    }
-    // A cluster-wide denial remembered from a request of another namespace: not asked again.
-    const clusterDenied = this.#refused.live(name)?.clusterDenied ?? (await this.#denied(info, ''));
-    if (clusterDenied === undefined) return '';
-    const ns = info.namespaced ? asked : undefined;
-    if (ns === undefined) {
-      this.#refuse(name, 'forbidden', `the proxy's identity may not ${clusterDenied} it cluster-wide`, {
-        ...(info.namespaced ? { clusterDenied } : {}),
-      });
-      return undefined;
-    }
-    if (!this.#refused.live(name)) this.#refused.remember(name, this.#ttl(), clusterDenied);
-    const nsDenied = await this.#denied(info, ns);
-    if (nsDenied === undefined) return ns;
-    const what =
-      nsDenied === clusterDenied
-        ? `${nsDenied} it cluster-wide nor in namespace ${ns}`
-        : `${clusterDenied} it cluster-wide nor ${nsDenied} it in namespace ${ns}`;
-    this.#refuse(refusalKey(name, ns), 'forbidden', `the proxy's identity may not ${what}`);
-    return undefined;
-  }
-
-  /** The first verb of list, watch the proxy's identity may not use on `info` in `namespace` ("" = all); undefined: both allowed. */
-  async #denied(info: ResourceInfo, namespace: string): Promise<'list' | 'watch' | undefined> {
-    const [list, watch] = await Promise.all([
-      this.#o.allowed('list', info, namespace),
-      this.#o.allowed('watch', info, namespace),
-    ]);
-    return !list ? 'list' : !watch ? 'watch' : undefined;
   }
 
   /**

@@ -21,7 +21,7 @@ import { type CacheWatcher, type CloseReason, Watcher } from './cache-watcher.ts
 import type { BookmarkLines, ListResult } from './encoding.ts';
 import type { History, HistoryEvent } from './history.ts';
 import type { Ready } from './ready.ts';
-import { objectKey, type Store, type StoreEntry } from './store.ts';
+import type { Store, StoreEntry } from './store.ts';
 import {
   firstFrom,
   historyLines,
@@ -195,7 +195,7 @@ export class Cacher {
   get(namespace: string | undefined, name: string): StoreEntry | undefined {
     const s = this.#state;
     s.ready.check();
-    return s.store.get(objectKey(s.resource.namespaced ? namespace : undefined, name));
+    return s.store.lookup(s.resource.namespaced ? (namespace ?? '') : '', name);
   }
 
   /** See `WatchCache.watch`. */

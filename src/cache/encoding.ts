@@ -245,7 +245,8 @@ export function listItemPrefix(resource: ResourceInfo, raw: Buffer): Buffer | un
 
 const prefixCache = new WeakMap<ResourceInfo, Buffer>();
 
-function typeMetaPrefix(resource: ResourceInfo): Buffer {
+/** `{"kind":K,"apiVersion":V,` of `resource` (one Buffer per resource: callers may compare by identity). */
+export function typeMetaPrefix(resource: ResourceInfo): Buffer {
   let p = prefixCache.get(resource);
   if (!p) {
     p = Buffer.from(

@@ -62,14 +62,19 @@ export class HistoryEvent {
     return n + this.#metadataBytes;
   }
 
-  /**
-   * Sends this event's later growth (lines built on first use, copies of the entries only it
-   * holds) to `meter`; undefined detaches it.
-   */
+  /** Sends this event's later growth (lines built on first use) to `meter`; undefined detaches it. */
   meter(meter: Meter | undefined): void {
     this.#meter = meter;
-    this.prev?.meter(meter);
-    if (this.type === 'DELETED') this.cur.meter(meter);
+  }
+
+  /**
+   * The event leaves the history: releases the entries only it held (the replaced one, and for
+   * a DELETED the object's last state) so their slab bytes count as free (`slab.ts`).
+   */
+  release(): void {
+    this.#meter = undefined;
+    this.prev?.release();
+    if (this.type === 'DELETED') this.cur.release();
   }
 
   /** The object newly matching a watcher's selector: sent as ADDED (cache_watcher.go); built once. */
@@ -219,7 +224,7 @@ export class History {
 
   /** Empties the ring and restarts the window at `rv` (a new snapshot). */
   reset(rv: bigint): void {
-    for (let i = 0; i < this.#events.length; i++) this.#events.at(i).meter(undefined);
+    for (let i = 0; i < this.#events.length; i++) this.#events.at(i).release();
     this.#events.clear();
     this.#bytes = 0;
     this.#start = rv;
@@ -257,7 +262,7 @@ export class History {
       if (!over) break;
       this.#events.shift();
       this.#bytes -= head.size;
-      head.meter(undefined);
+      head.release();
       evicted = head;
     }
     if (!evicted) return;
@@ -276,6 +281,15 @@ export class History {
       else lo = mid + 1;
     }
     return lo;
+  }
+
+  /** The entries only the buffered events hold (replaced ones, DELETED objects' last states). */
+  *heldEntries(): Generator<StoreEntry> {
+    for (let i = 0; i < this.#events.length; i++) {
+      const e = this.#events.at(i);
+      if (e.prev) yield e.prev;
+      if (e.type === 'DELETED') yield e.cur;
+    }
   }
 
   /** The buffered events with RV > `rv`, oldest first (a copy: later evictions do not affect it). */

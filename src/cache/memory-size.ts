@@ -1,8 +1,9 @@
 /**
  * What the cache really holds, in bytes, for its memory caps (`historyMaxBytes`) and the
  * `bytes`/`historyBytes` statistics: not only the upstream's raw bytes but the parsed metadata
- * and fields kept next to them, the ADDED-line copies (and the rare re-encoded LIST item), and
- * the bookkeeping.
+ * and fields kept next to them, the history's event lines, and the bookkeeping. Stored bytes
+ * live in shared slabs (`slab.ts`) and count their length only; a slab's free space (bounded by
+ * compaction) is not counted.
  *
  * A parsed structure is estimated per kept structure, walking it once when it is stored, with the
  * sizes of V8's heap layout on 64-bit Node without pointer compression (Node's default): a
@@ -14,8 +15,13 @@
  * (`test/unit/cache/memory-size.test.ts`).
  */
 
-/** Bytes of bookkeeping per stored entry besides its object (the entry, its fields, index slots). */
-export const ENTRY_OVERHEAD = 320;
+/**
+ * Bytes of bookkeeping per stored entry besides its bytes, name, labels and fields: the
+ * StoreEntry (11 fields), its RV BigInt, its namespace-bucket slot and sorted-array slot
+ * (issue 12: 100,000 ConfigMaps measured ~210 heap bytes per entry with the name, by
+ * `bench/store-memory.ts`).
+ */
+export const ENTRY_OVERHEAD = 200;
 
 /** Bytes of bookkeeping per buffered history event (the event object and its ring slot). */
 export const EVENT_OVERHEAD = 96;

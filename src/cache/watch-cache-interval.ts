@@ -11,7 +11,7 @@ import type { FieldSelector } from '../apimachinery/field-selector.ts';
 import { tooOldResourceVersion } from '../apimachinery/status.ts';
 import type { WireLine } from '../apimachinery/watch-event.ts';
 import type { History, HistoryEvent } from './history.ts';
-import { compareKeys, type Store, type StoreEntry } from './store.ts';
+import { compareEntryKeys, type Store, type StoreEntry } from './store.ts';
 
 /** The cache state an interval is cut from (the watch cache's, at one instant). */
 export interface CacheWindow {
@@ -47,7 +47,7 @@ export function snapshotAt(w: CacheWindow, rv: bigint, sel: Selection): StoreEnt
   if (rv < w.history.start || rv > w.current) throw tooOldResourceVersion(rv, w.history.start);
   const undo = new Map<string, StoreEntry | null>();
   for (const e of w.history.newestFirstAfter(rv)) undo.set(e.cur.key, e.prev ?? null);
-  for (const e of c.entries) if (!undo.has(e.key) && sel.wanted(e)) picked.push(e);
+  for (const e of c.entries) if ((undo.size === 0 || !undo.has(e.key)) && sel.wanted(e)) picked.push(e);
   for (const e of undo.values()) if (e && sel.wanted(e)) picked.push(e);
   picked.sort(byKey);
   return picked;
@@ -88,7 +88,7 @@ export function* historyLines(
 }
 
 function byKey(a: StoreEntry, b: StoreEntry): number {
-  return compareKeys(a.key, b.key);
+  return compareEntryKeys(a, b);
 }
 
 /**

@@ -24,6 +24,8 @@ export interface CacheSink {
    * `bookmarkObject`, when the snapshot came from a watch-list, is the `object` bytes of the
    * `k8s.io/initial-events-end` BOOKMARK as received: the cache learns from it the exact shape the
    * upstream gives bookmark objects of this kind, so its own bookmarks match byte for byte.
+   * `objects` may repeat a key (a watch-list burst is passed without a map by key): the later
+   * object wins, as in the temporary store it stands for.
    */
   replace(objects: UpstreamObject[], resourceVersion: string, bookmarkObject?: Buffer): void;
   /**

@@ -16,6 +16,7 @@ import type { StoreOp, WatchHandlers } from './watch-handler.ts';
 
 /** A complete snapshot. */
 export interface Snapshot {
+  /** The objects; a key may repeat in a watch-list burst of ADDED only (the later one wins). */
   objects: UpstreamObject[];
   /** The snapshot's RV (here: the initial-events-end bookmark's). */
   resourceVersion: string;
@@ -118,11 +119,27 @@ export async function collectInitialEvents(
   progress: SyncProgress,
   compact: (obj: UpstreamObject) => UpstreamObject = (o) => o,
 ): Promise<Snapshot> {
-  const temp = new Map<string, UpstreamObject>();
+  // A burst of ADDED (what the apiserver sends) is held as a list, with no key per object (issue
+  // 12: 100,000 `ns/name` strings and Map slots, ~11 MB, outlived the sync as old-generation
+  // garbage); the first other event turns it into the temporary store it stands for.
+  let adds: UpstreamObject[] | undefined = [];
+  let temp: Map<string, UpstreamObject> | undefined;
+  const store = (op: StoreOp, obj: UpstreamObject): void => {
+    if (adds && op === 'add') {
+      adds.push(compact(obj));
+      return;
+    }
+    if (!temp) {
+      temp = new Map();
+      for (const o of adds ?? []) temp.set(keyOf(o), o);
+      adds = undefined;
+    }
+    applyToMap(temp, op, op === 'delete' ? obj : compact(obj));
+  };
   let resourceVersion = '';
   let endBookmark: Buffer | undefined;
   const done = await handle({
-    store: (op, obj) => applyToMap(temp, op, op === 'delete' ? obj : compact(obj)),
+    store,
     bookmark: (_rv, raw) => {
       endBookmark = raw;
     },
@@ -130,11 +147,11 @@ export async function collectInitialEvents(
     onRV: (rv, besidesAdded) => {
       if (besidesAdded) resourceVersion = rv;
     },
-    progress: () => progress.tick(() => temp.size),
+    progress: () => progress.tick(() => adds?.length ?? temp?.size ?? 0),
   });
   if (!done)
     throw new WatchListIncompleteError('watch-list stream ended before the initial-events-end bookmark');
-  return { objects: [...temp.values()], resourceVersion, endBookmark };
+  return { objects: adds ?? [...temp!.values()], resourceVersion, endBookmark };
 }
 
 function keyOf(obj: UpstreamObject): string {

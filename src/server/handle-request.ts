@@ -37,6 +37,7 @@ import {
 } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import type { OnDemandHook } from './on-demand-hook.ts';
+import { passedThroughEndings } from './passed-through-endings.ts';
 import { type AnswerTee, MAX_TEE_BYTES, passThrough, READ_PREFIX_BYTES } from './passthrough.ts';
 import { writeStatus } from './send-status.ts';
 import { type ServeContext, serveGet, serveList, serveWatch, TOO_MANY_REQUESTS } from './serve-cache.ts';
@@ -254,7 +255,16 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
     upstream: l.upstream,
     longRunning: x.longRunning,
     log: l.log,
-    track: trackerOf(l, x),
+    ...passedThroughEndings({
+      track: l.track,
+      onDemand: l.onDemand,
+      info: x.decision.info,
+      longRunning: x.longRunning,
+      method: x.method,
+      query: x.query,
+      // A Table watch (`kubectl get -w`) of an uncached resource: no cache would answer it.
+      reason: onDemandReason(x),
+    }),
     ...(x.identity ? { identity: x.identity } : {}),
     ...(l.access
       ? {
@@ -267,45 +277,24 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
   return 'done';
 }
 
-/**
- * The `track` of a passed-through request: shutdown ends it; a WATCH of a collection that is not
- * cached (yet) or not synced is also ended once an on-demand cache of it is synced.
- */
-function trackerOf(l: Lifecycle, x: Exchange): (end: () => void) => () => void {
-  const info = x.decision.info;
-  const hook = l.onDemand;
-  if (
-    !hook ||
-    !info ||
-    info.name !== undefined ||
-    info.subresource !== undefined ||
-    x.method !== 'GET' ||
-    !isWatchParam(x.query.get('watch')) ||
-    (x.reason !== 'not-cached' && x.reason !== 'not-synced') ||
-    // A Table watch (`kubectl get -w`) is one no cache answers: ending it would gain nothing.
-    (x.reason === 'not-cached' && uncacheableRequest(info, x.query, x.req.headers) !== undefined)
-  )
-    return l.track;
-  return (end) => {
-    const a = l.track(end);
-    const b = hook.trackWatch(info, end);
-    return () => {
-      a();
-      b();
-    };
-  };
-}
-
 /** Tells the on-demand manager about a request for a resource (see `on-demand-hook.ts`). */
 function notifyOnDemand(l: Lifecycle, x: Exchange): void {
   const info = x.decision.info;
   if (!l.onDemand || !info) return;
   const collection = x.method === 'GET' && info.name === undefined && info.subresource === undefined;
   const verb = !collection ? 'other' : isWatchParam(x.query.get('watch')) ? 'watch' : 'list';
-  // A `not-cached` request no cache could answer (a Table, `pretty`, …) says so: it starts nothing.
-  const reason =
-    x.reason === 'not-cached' ? (uncacheableRequest(info, x.query, x.req.headers) ?? x.reason) : x.reason;
-  l.onDemand.request(info, reason, verb);
+  l.onDemand.request(info, onDemandReason(x), verb);
+}
+
+/**
+ * The reason the on-demand manager is told: a `not-cached` request no cache could answer (a
+ * Table, `pretty`, …) gets the reason no cache could (`uncacheableRequest`), so it starts
+ * nothing and is not tracked.
+ */
+function onDemandReason(x: Exchange): UpstreamReason | undefined {
+  const info = x.decision.info;
+  if (x.reason !== 'not-cached' || !info) return x.reason;
+  return uncacheableRequest(info, x.query, x.req.headers) ?? x.reason;
 }
 
 /** The tee of {@link passUpstream} for writes and short reads of a tracked resource. */

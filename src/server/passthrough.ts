@@ -21,6 +21,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { pipeline } from 'node:stream/promises';
 import type { Dispatcher } from 'undici';
 import { serviceUnavailable } from '../apimachinery/status.ts';
+import { watchFraming } from '../apimachinery/watch-framing.ts';
 import type { ClientIdentity } from '../auth/access-control.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AnswerHeaders } from './answer-meta.ts';
@@ -28,6 +29,7 @@ import { forwardRequestHeaders, forwardResponseHeaders } from './hop-by-hop.ts';
 import { writeStatus } from './send-status.ts';
 import { upstreamCredentials } from './upstream-credentials.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
+import { WatchRelay } from './watch-relay.ts';
 
 /** Largest write answer buffered for read-your-writes (bytes); bigger ones stream after their first 8 MiB. */
 export const MAX_TEE_BYTES = 8 * 1024 * 1024;
@@ -53,6 +55,13 @@ export interface PassThroughOptions {
   tee?: AnswerTee;
   /** Registers a function that ends this request cleanly at shutdown; returns its unregister. */
   track?: (end: () => void) => () => void;
+  /**
+   * Long-running requests only: registers this watch's handover `end` (returns its unregister,
+   * called when the request ends, whoever ended it). Unlike shutdown's, it ends the stream at an
+   * event boundary (`watch-relay.ts`), and never a stream whose framing is unknown. Such a watch
+   * is forwarded without `Accept-Encoding` (the answer comes uncompressed).
+   */
+  handover?: (end: () => void) => () => void;
   log: Logger;
   /** Who asked; default: the `Authorization` header if any, else no credential. */
   identity?: ClientIdentity;
@@ -72,6 +81,11 @@ export async function passThrough(
   if (res.closed || res.destroyed) return;
   const method = req.method ?? 'GET';
   const forwarded = forwardRequestHeaders(req.headers);
+  // A watch the handover may end is asked for uncompressed: the apiserver gzips watch answers for
+  // clients that accept it (client-go does), and event boundaries are found in the plain bytes
+  // (`watch-relay.ts`). Any client accepts identity (RFC 9110 §12.5.3); the cache serves watches
+  // uncompressed too.
+  if (o.longRunning && o.handover) delete forwarded['accept-encoding'];
   const hasBody =
     method !== 'GET' &&
     method !== 'HEAD' &&
@@ -294,7 +308,11 @@ function forwardShort(
   });
 }
 
-/** A long-running request (watch, `logs -f`, …): headers flushed at once, the body piped through. */
+/**
+ * A long-running request (watch, `logs -f`, …): headers flushed at once, the body piped through;
+ * with `o.handover`, relayed by a {@link WatchRelay} instead (a handover ends it on an event
+ * boundary of a 2xx answer's framing).
+ */
 async function forwardLongRunning(
   _req: IncomingMessage,
   res: ServerResponse,
@@ -313,11 +331,26 @@ async function forwardLongRunning(
     if (res.headersSent) res.end();
     else res.destroy();
   });
+  const relay = o.handover
+    ? new WatchRelay(res, { abortUpstream: () => ac.abort(), log: o.log, url: _req.url })
+    : undefined;
+  const unhandover = relay ? o.handover?.(() => relay.handover()) : undefined;
   try {
     const up = await dispatcher.request({ ...request, signal: ac.signal, bodyTimeout: 0 });
     res.writeHead(up.statusCode, forwardResponseHeaders(up.headers));
     res.flushHeaders();
-    await pipeline(up.body, res);
+    if (!relay) {
+      await pipeline(up.body, res);
+      return;
+    }
+    const ok = up.statusCode >= 200 && up.statusCode < 300;
+    relay.start(
+      ok
+        ? watchFraming(headerValue(up.headers['content-type']), headerValue(up.headers['content-encoding']))
+        : undefined,
+    );
+    await relay.pump(up.body);
+    if (!relay.ended && !res.destroyed) res.end();
   } catch (err) {
     if (ac.signal.aborted) return;
     o.log.warn(
@@ -329,6 +362,7 @@ async function forwardLongRunning(
   } finally {
     res.off('close', onClose);
     untrack?.();
+    unhandover?.();
   }
 }
 

@@ -1,9 +1,10 @@
 /**
  * Issue 15, caches started on demand (`--resources=auto`), against the fixture apiserver with the
  * proxy run as `npm start` runs it (src/cli.ts):
- * - the first WATCH of an uncached resource passes upstream (reason `not-cached`) and starts a
- *   cache; once it is synced that passed-through watch is ended cleanly (the chunked answer
- *   finishes) and the client's re-watch is served from the cache, as are LISTs, equal to direct;
+ * - the first WATCH of an uncached resource (bookmarks allowed, as a client-go reflector sends
+ *   it) passes upstream (reason `not-cached`) and starts a cache; once it is synced that
+ *   passed-through watch is ended cleanly (the chunked answer finishes) and the client's
+ *   re-watch is served from the cache, as are LISTs, equal to direct;
  * - the apiserver sees one watch of the resource (the proxy's reflector) while it is cached,
  *   none after the idle timeout stopped the cache (its objects and bytes gone from /debug/cache
  *   and /metrics), and `/readyz` never waits for on-demand caches;
@@ -125,12 +126,14 @@ describe('issue 15: caches started on demand (--resources=auto)', () => {
     const path = `/apis/apps/v1/namespaces/${ns}/controllerrevisions`;
     assert.equal(await apiserverWatches('controllerrevisions'), 0, 'nothing watches them before');
     assert.equal((await get(proxy.ops, '/readyz')).body, 'ok', 'auto alone: ready at once');
-    // The first request: a WATCH (what an informer's re-watch or `kubectl get -w` sends).
+    // The first request: a WATCH as an informer's reflector sends it (`allowWatchBookmarks=true`:
+    // only such watches are ended at the handover; `kubectl get -w` stays passed through, see
+    // on-demand-handover.test.ts).
     const direct = await get(f.server, path);
     const rv = (JSON.parse(direct.body) as { metadata: { resourceVersion: string } }).metadata
       .resourceVersion;
     const started = Date.now();
-    const w = await request(`${proxy.url}${path}?watch=1&resourceVersion=${rv}`, {
+    const w = await request(`${proxy.url}${path}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`, {
       headers: { accept: 'application/json', ...proxy.auth },
       bodyTimeout: 0,
     });

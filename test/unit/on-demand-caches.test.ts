@@ -146,7 +146,7 @@ describe('OnDemandCaches (issue 15)', () => {
     h.m.close();
   });
 
-  it('passed-through watches are ended once the cache synced; untracked ones and others are not', async () => {
+  it('passed-through watches with a handover are ended once the cache synced; untracked ones and others are not', async () => {
     const h = harness();
     const ended: string[] = [];
     assert.doesNotThrow(() => h.m.trackWatch(deploy, () => ended.push('unrelated'))());
@@ -154,12 +154,34 @@ describe('OnDemandCaches (issue 15)', () => {
     h.m.trackWatch(cm, () => ended.push('w1'));
     const untrack = h.m.trackWatch(cm, () => ended.push('w2'));
     untrack();
+    h.m.trackWatch(cm, undefined); // kubectl get -w: no handover
     await flush();
     h.m.trackWatch(cm, () => ended.push('w3'));
     h.m.synced('configmaps.v1');
     assert.deepEqual(ended, ['w1', 'w3']);
     h.m.synced('configmaps.v1');
     assert.deepEqual(ended, ['w1', 'w3'], 'once');
+    h.m.trackWatch(cm, () => ended.push('late'));
+    h.m.synced('configmaps.v1');
+    assert.deepEqual(ended, ['w1', 'w3'], 'registered after the sync: stays passed through');
+    h.m.close();
+  });
+
+  it('a passed-through watch without handover stays open after the sync and keeps the cache in use until it ends', async () => {
+    const h = harness();
+    h.m.request(cm, 'not-cached', 'watch');
+    const untrack = h.m.trackWatch(cm, undefined);
+    await flush();
+    h.m.synced('configmaps.v1');
+    await h.clock.step(200_000);
+    await flush();
+    assert.deepEqual(h.stopped, [], 'its open watch keeps the cache');
+    // The idle check (every 15 s here) counts it as a use.
+    assert.ok(h.clock.now() - h.m.lastUsed('configmaps.v1')! <= 15_000);
+    untrack();
+    await h.clock.step(120_000);
+    await flush();
+    assert.deepEqual(h.stopped, ['configmaps.v1'], 'idle once it ended');
     h.m.close();
   });
 

@@ -29,8 +29,10 @@ describe('WatchCache list/get', () => {
       String(all.items[0]),
       '{"metadata":{"name":"p1","namespace":"a","resourceVersion":"5","labels":{"app":"web"}},"spec":{"nodeName":"n1"},"status":{}}',
     );
-    // computed once per object, then shared
-    assert.equal(cache.list(ALL).items[0], all.items[0]);
+    // never copied: every LIST writes a view of the same stored memory
+    const again = cache.list(ALL).items[0]!;
+    assert.equal(again.buffer, all.items[0]!.buffer);
+    assert.equal(again.byteOffset, all.items[0]!.byteOffset);
     assert.deepEqual(names(cache.list({ ...ALL, namespace: 'a' }).items), ['a/p1', 'a/p2']);
     assert.deepEqual(names(cache.list({ ...ALL, namespace: 'zz' }).items), []);
     const web = { labelSelector: parseLabelSelector('app=web'), fieldSelector: everythingFields };
@@ -198,6 +200,7 @@ describe('issue 11 item 15: no per-watcher or per-page rework', () => {
     assert.equal(cache.stats().bytes, bytes, 'nothing built and kept per entry');
     const p1 = cache.get('a', 'p1')!;
     assert.equal(a[0]![1]!.buffer, p1.listItem.buffer);
+    assert.equal(a[0]![1]!.byteOffset, p1.listItem.byteOffset + 1);
     assert.equal(String(Buffer.concat(a[0]!)), `{"type":"ADDED","object":${String(p1.raw)}}\n`);
   });
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HistoryEvent } from '../../../src/cache/history.ts';
 import { encodeMetadataList, metadataLine, metadataOf } from '../../../src/cache/metadata-view.ts';
-import { StoreEntry } from '../../../src/cache/store.ts';
+import { Store, type StoreEntry } from '../../../src/cache/store.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
 const pods = resourceInfo('v1', 'pods', 'Pod');
@@ -13,7 +13,7 @@ const pod = (rv: number, labels: Record<string, string>) => {
     metadata: { name: 'p', namespace: 'a', resourceVersion: String(rv), labels },
     spec: { x: '"metadata":{}' },
   };
-  return new StoreEntry(pods, { object, raw: Buffer.from(JSON.stringify(object)) });
+  return new Store(pods).entry({ object, raw: Buffer.from(JSON.stringify(object)) });
 };
 const head = '{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":';
 

@@ -177,6 +177,28 @@ describe('collectInitialEvents', () => {
     );
   });
 
+  it('issue 12: a burst of ADDED only is passed in arrival order, a repeated key included (the sink keeps the later)', async () => {
+    const progress = new SyncProgress({
+      log: silentLogger,
+      clock: new FakeClock(),
+      intervalMs: 5_000,
+      mode: 'watch-list',
+      start: 0,
+    });
+    const s = await collectInitialEvents(async (h) => {
+      h.store('add', cm('b', 10));
+      h.store('add', cm('a', 20));
+      h.store('add', cm('b', 30));
+      h.onRV('30', true);
+      h.bookmark('30', Buffer.from('{}'));
+      return true;
+    }, progress);
+    assert.deepEqual(
+      s.objects.map((o) => `${o.object.metadata.name}@${o.object.metadata.resourceVersion}`),
+      ['b@10', 'a@20', 'b@30'],
+    );
+  });
+
   it("holds each object in the sink's compact form as it arrives (not at the end)", async () => {
     const progress = new SyncProgress({
       log: silentLogger,

@@ -256,3 +256,108 @@ describe('issue 10: the admit step (who asks)', () => {
     assert.equal(w.r.json().kind, 'Status');
   });
 });
+
+describe('issue 15 F1: which passed-through watches the on-demand handover ends', () => {
+  it('a not-cached WATCH with bookmarks gets a handover that ends it after the event in flight, and is forwarded without Accept-Encoding; without bookmarks, none', async () => {
+    const e1 = '{"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"a"}}}\n';
+    const e2 = '{"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"b"}}}\n';
+    let writeRest!: () => void;
+    const encodings: (string | undefined)[] = [];
+    const upstream = createServer((req, res) => {
+      encodings.push(req.headers['accept-encoding']);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(e1 + e2.slice(0, 20));
+      writeRest = () => res.write(`${e2.slice(20)}${e1}`);
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const agent = new Agent();
+    const tracked: { resource: string; handover: (() => void) | undefined; untracked: boolean }[] = [];
+    const server = buildServer({
+      upstream: {
+        server: new URL(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`),
+        dispatcher: agent,
+        longRunningDispatcher: agent,
+        authorization: async () => undefined,
+      },
+      caches: [],
+      codec: fakeCodec,
+      consistentReads: 'cache',
+      logger: silentLogger,
+      onDemand: {
+        request: () => {},
+        trackWatch: (info, handover) => {
+          const t = { resource: info.resource, handover, untracked: false };
+          tracked.push(t);
+          return () => {
+            t.untracked = true;
+          };
+        },
+      },
+    });
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    const base = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;
+    const open = (query: string) =>
+      new Promise<{ first: Promise<void>; body: Promise<string>; destroy: () => void }>((resolve, reject) => {
+        const req = request(
+          `${base}/api/v1/namespaces/a/configmaps?${query}`,
+          { headers: { 'accept-encoding': 'gzip' } },
+          (res) => {
+            let b = '';
+            let gotFirst!: () => void;
+            const first = new Promise<void>((r) => {
+              gotFirst = r;
+            });
+            const body = new Promise<string>((r) => {
+              res.on('data', (c: Buffer) => {
+                b += c.toString();
+                if (b.length >= e1.length + 20) gotFirst();
+              });
+              res.on('end', () => r(b));
+              res.on('close', () => r(b));
+            });
+            resolve({ first, body, destroy: () => req.destroy() });
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const kubectl = await open('watch=1&resourceVersion=5');
+      await kubectl.first;
+      assert.equal(tracked.length, 1);
+      assert.equal(tracked[0]!.resource, 'configmaps');
+      assert.equal(tracked[0]!.handover, undefined, 'kubectl get -w: never handed over');
+      kubectl.destroy();
+      await kubectl.body;
+
+      const informer = await open('watch=1&resourceVersion=5&allowWatchBookmarks=true&timeoutSeconds=300');
+      await informer.first;
+      assert.equal(tracked.length, 2);
+      const handover = tracked[1]!.handover;
+      assert.ok(handover, 'a reflector watch gets a handover');
+      handover();
+      writeRest();
+      // Ended right after the event that was in flight; the next one is not sent.
+      assert.equal(await informer.body, e1 + e2);
+      for (let i = 0; i < 50 && !tracked[1]!.untracked; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(tracked[1]!.untracked, true, 'unregistered once ended');
+      assert.equal(tracked[0]!.untracked, true);
+      // client-go accepts gzip and the apiserver gzips watch answers: a watch the handover may
+      // end is asked for uncompressed (its event boundaries must be seen); the others unchanged.
+      assert.deepEqual(encodings, ['gzip', undefined]);
+
+      // Shutdown does not wait for an event in flight (it stays immediate, unlike a handover).
+      const third = await open('watch=1&allowWatchBookmarks=true');
+      await third.first;
+      const t0 = Date.now();
+      await server.shutdown();
+      assert.equal(await third.body, e1 + e2.slice(0, 20), 'cut where it was');
+      assert.ok(Date.now() - t0 < 4_000, `shutdown took ${Date.now() - t0} ms`);
+    } finally {
+      await server.shutdown();
+      upstream.closeAllConnections();
+      await new Promise((r) => upstream.close(r));
+      await agent.close();
+    }
+  });
+});

@@ -1,0 +1,293 @@
+/**
+ * One stored object of the watch cache (apiserver `storage/cacher/store.go` `storeElement`: key,
+ * object, labels, fields), its bytes in the store's slabs; the key and resourceVersion helpers.
+ */
+import type { MetadataVersion } from '../apimachinery/accept.ts';
+import type { FieldSelector } from '../apimachinery/field-selector.ts';
+import { type FieldSet, selectableFields } from '../apimachinery/field-sets.ts';
+import { topLevelValueSpan } from '../apimachinery/json-span.ts';
+import type { LabelSelector } from '../apimachinery/label-selector.ts';
+import type { KubeObject, ObjectMeta, UpstreamObject } from '../apimachinery/object.ts';
+import { eventChunks } from '../apimachinery/watch-event.ts';
+import { ResourceVersionError } from '../util/errors.ts';
+import { listItemBytes, listItemPrefix } from './encoding.ts';
+import { type EntryContext, intern } from './entry-context.ts';
+import { ENTRY_OVERHEAD, parsedBytes } from './memory-size.ts';
+import { GET_END, metadataHead, metadataSpan, OBJECT_END } from './metadata-view.ts';
+import type { Slab } from './slab.ts';
+
+/** {@link StoreEntry} `#meta` bits: the stored bytes are the stripped LIST item. */
+const STRIPPED = 1;
+/** …the entry was released (its slab bytes counted as free). */
+const RELEASED = 2;
+/** …the metadata span is known: start × {@link META_START}, end × {@link META_END}. */
+const META_KNOWN = 4;
+const META_START = 8;
+const META_END = 2048;
+/** Spans past these are not kept (found again on each use; not seen: metadata comes first). */
+const META_START_LIMIT = 256;
+const META_END_LIMIT = 1 << 20;
+
+/**
+ * One stored object (issue 12). Its bytes live in a slab shared by the store's entries
+ * (`slab.ts`: an offset and a length, not a Buffer each — a Buffer of its own cost ~490 bytes
+ * besides its contents). For a built-in kind whose upstream bytes start with
+ * `{"kind":K,"apiVersion":V,` (what the apiserver writes) the stored bytes are the object as a
+ * LIST item, `{` + the rest, and the TypeMeta prefix is shared per resource; a GET answer and a
+ * watch event are written from that prefix plus a view of the stored bytes, a LIST writes views
+ * of the stored bytes (no copy per item, none built on first use). Custom resources keep their
+ * bytes whole (their list items carry kind and apiVersion). What the cache reads of the parsed
+ * object is kept as fields (name, namespace, RV, labels — shared with equal recent sets — and the
+ * selectable fields when the kind has more than name and namespace); the uid is read from the
+ * bytes when asked. Immutable once created, except that the store may move its bytes to another
+ * slab (compaction: same bytes, views already handed out stay valid). Satisfies
+ * {@link UpstreamObject} for the reflector's `compact` (its `raw` then is a copy: the hot paths
+ * use {@link wire} and {@link listItem}).
+ */
+export class StoreEntry implements UpstreamObject {
+  /** "" for cluster-scoped objects. */
+  readonly namespace: string;
+  readonly name: string;
+  readonly rv: bigint;
+  readonly labels: Readonly<Record<string, string>> | undefined;
+  /** The selectable fields, or undefined when they are only `metadata.name` / `metadata.namespace`. */
+  readonly #fields: FieldSet | undefined;
+  readonly #ctx: EntryContext;
+  /** Where the stored bytes are: `#slab.buf[#offset, #offset + #length)`. */
+  #slab: Slab;
+  #offset: number;
+  readonly #length: number;
+  /** {@link STRIPPED}, {@link RELEASED} and the `metadata` span once found (see META_*). */
+  #meta: number;
+
+  constructor(ctx: EntryContext, obj: UpstreamObject) {
+    const meta = obj.object.metadata;
+    const resource = ctx.resource;
+    this.#ctx = ctx;
+    this.namespace = intern(meta.namespace ?? '');
+    this.name = meta.name;
+    this.rv = parseRV(meta.resourceVersion);
+    // The bytes once, and of the parsed object only what the cache reads (issue 12: the whole
+    // parsed object cost ~2.5× its JSON bytes in V8's heap, kept for every entry).
+    const raw = obj.raw;
+    const prefix = listItemPrefix(resource, raw);
+    if (prefix) {
+      this.#slab = ctx.arena.copy(raw, prefix.length, raw.length, 1);
+      this.#length = raw.length - prefix.length + 1;
+      this.#offset = this.#slab.used - this.#length;
+      this.#slab.buf[this.#offset] = 0x7b; // '{'
+      this.#meta = STRIPPED;
+    } else {
+      this.#slab = ctx.arena.copy(raw, 0, raw.length);
+      this.#length = raw.length;
+      this.#offset = this.#slab.used - this.#length;
+      this.#meta = 0;
+    }
+    this.labels = meta.labels === undefined ? undefined : ctx.labels(meta.labels);
+    const fields = selectableFields(resource, obj.object);
+    this.#fields = onlyNameFields(fields) ? undefined : internFields(fields, this.name, this.namespace);
+  }
+
+  /**
+   * `namespace/name`, or `name` for cluster-scoped objects: built on each call (issue 12: not
+   * kept per entry; hot paths compare entries with {@link compareEntryKeys} instead).
+   */
+  get key(): string {
+    return objectKey(this.namespace, this.name);
+  }
+
+  /** `metadata.uid`, read from the stored bytes (pending deletes compare it: `server/serve-cache.ts`). */
+  get uid(): string | undefined {
+    const m = this.metadata;
+    const span = topLevelValueSpan(m, 'uid');
+    if (!span) return undefined;
+    const v: unknown = JSON.parse(m.toString('utf8', span[0], span[1]));
+    return typeof v === 'string' ? v : undefined;
+  }
+
+  /** The selectable fields (`fields.Set`): built on each call when they are name and namespace only. */
+  get fields(): FieldSet {
+    if (this.#fields) return this.#fields;
+    const f: Record<string, string> = { 'metadata.name': this.name };
+    if (this.#ctx.resource.namespaced) f['metadata.namespace'] = this.namespace;
+    return f;
+  }
+
+  /**
+   * What the cache keeps of the object's metadata (name, namespace, RV, uid, labels), built on
+   * each call: kept as the entry's own fields, not as parsed objects (~130 bytes an entry less).
+   */
+  get object(): KubeObject {
+    const m: ObjectMeta = { name: this.name, resourceVersion: String(this.rv) };
+    if (this.namespace !== '') m.namespace = this.namespace;
+    const uid = this.uid;
+    if (uid !== undefined) m.uid = uid;
+    if (this.labels !== undefined) m.labels = this.labels as Record<string, string>;
+    return { metadata: m };
+  }
+
+  /** The stored bytes (a view): the LIST item when stripped, else the upstream's bytes. */
+  get #bytes(): Buffer {
+    return this.#slab.buf.subarray(this.#offset, this.#offset + this.#length);
+  }
+
+  /** The object as the upstream sent it (WITH kind/apiVersion); a copy. */
+  get raw(): Buffer {
+    return Buffer.concat(this.wire);
+  }
+
+  /** This entry as an {@link UpstreamObject} (itself). */
+  get obj(): UpstreamObject {
+    return this;
+  }
+
+  /**
+   * The object's bytes as a GET answer and watch event object (WITH kind/apiVersion, byte for
+   * byte what the upstream sent), as chunks to write in order: the shared prefix and a view of
+   * the stored bytes past their `{`.
+   */
+  get wire(): readonly Buffer[] {
+    if (!(this.#meta & STRIPPED)) return [this.#bytes];
+    return [this.#ctx.prefix!, this.#slab.buf.subarray(this.#offset + 1, this.#offset + this.#length)];
+  }
+
+  /**
+   * Bytes as an item of a LIST answer (see `listItemBytes`): a view of the stored bytes (for a
+   * built-in object whose bytes did not start with the TypeMeta prefix, not seen with real
+   * apiservers, re-encoded on each call and not kept).
+   */
+  get listItem(): Buffer {
+    if (this.#meta & STRIPPED || !this.#ctx.resource.builtIn) return this.#bytes;
+    return listItemBytes(this.#ctx.resource, this.#bytes);
+  }
+
+  /**
+   * The object as an ADDED watch event line, for initial snapshots: chunks around a view of the
+   * stored bytes, nothing encoded or kept (issue 12: a kept copy per entry, built once any watch
+   * asked for initial events, doubled the store; issue 11 item 15: nor is anything re-encoded
+   * per watcher).
+   */
+  get addedLine(): readonly Buffer[] {
+    const w = this.wire;
+    return w.length === 2 ? eventChunks('ADDED', w[0], w[1]!) : eventChunks('ADDED', undefined, w[0]!);
+  }
+
+  /**
+   * The object's top-level `metadata` value: a view of the stored bytes (its span found by a
+   * JSON scan on first use and kept packed in one number; `{}` when absent).
+   */
+  get metadata(): Buffer {
+    let start: number;
+    let end: number;
+    const m = this.#meta;
+    if (m & META_KNOWN) {
+      start = Math.floor(m / META_START) % (META_END / META_START);
+      end = Math.floor(m / META_END);
+    } else {
+      [start, end] = metadataSpan(this.#bytes);
+      if (start < META_START_LIMIT && end < META_END_LIMIT)
+        this.#meta = (m % META_KNOWN) + META_KNOWN + start * META_START + end * META_END;
+    }
+    return end > start
+      ? this.#slab.buf.subarray(this.#offset + start, this.#offset + end)
+      : Buffer.from('{}');
+  }
+
+  /** The object as a PartialObjectMetadata GET answer (`meta.k8s.io/<version>`), as chunks. */
+  metadataWire(version: MetadataVersion): readonly Buffer[] {
+    return [metadataHead(version), this.metadata, GET_END];
+  }
+
+  /** The object as the ADDED line of a metadata watch's initial events, chunks around a view. */
+  metadataAddedLine(version: MetadataVersion): readonly Buffer[] {
+    const [prefix, metadata, end] = eventChunks('ADDED', metadataHead(version), this.metadata);
+    return [prefix!, metadata!, OBJECT_END, end!];
+  }
+
+  /**
+   * Bytes this entry holds (see `memory-size.ts`): the stored bytes, the strings, labels and
+   * fields kept, and its bookkeeping (labels are counted whole even when shared).
+   */
+  get size(): number {
+    return (
+      ENTRY_OVERHEAD +
+      this.#length +
+      parsedBytes(this.name) +
+      (this.labels ? parsedBytes(this.labels) : 0) +
+      (this.#fields ? fieldBytes(this.#fields) : 0)
+    );
+  }
+
+  /**
+   * Marks the stored bytes free (nobody stores this entry any more: replaced or removed and then
+   * evicted from the history, or dropped by a relist). Idempotent. The bytes stay readable for
+   * whoever still holds the entry (no slab space is ever reused).
+   */
+  release(): void {
+    if (this.#meta & RELEASED) return;
+    this.#meta += RELEASED;
+    this.#ctx.arena.release(this.#slab, this.#length);
+  }
+
+  /** Moves the stored bytes to the arena's current slab when theirs is sparse (compaction). */
+  compactBytes(): void {
+    const arena = this.#ctx.arena;
+    const old = this.#slab;
+    if (this.#meta & RELEASED || !old.sparse || old === arena.current) return;
+    const slab = arena.copy(old.buf, this.#offset, this.#offset + this.#length);
+    arena.release(old, this.#length);
+    this.#slab = slab;
+    this.#offset = slab.used - this.#length;
+  }
+
+  matches(label: LabelSelector, field: FieldSelector): boolean {
+    return label.matches(this.labels) && (field.empty || field.matches(this.fields));
+  }
+}
+
+/** Whether a field set is just `metadata.name` (and `metadata.namespace`): rebuilt when read. */
+function onlyNameFields(f: FieldSet): boolean {
+  for (const k in f) if (k !== 'metadata.name' && k !== 'metadata.namespace') return false;
+  return true;
+}
+
+/** `f` with its values shared: the entry's own name and namespace, the rest {@link intern}ed. */
+function internFields(f: FieldSet, name: string, namespace: string): FieldSet {
+  const out: Record<string, string> = {};
+  for (const k in f) {
+    const v = f[k]!;
+    out[k] = k === 'metadata.name' ? name : k === 'metadata.namespace' ? namespace : intern(v);
+  }
+  return out;
+}
+
+/** Estimated heap bytes of a {@link FieldSet} (its values; keys are shared constants). */
+function fieldBytes(f: FieldSet): number {
+  let n = 24;
+  for (const k in f) n += 8 + parsedBytes(f[k]);
+  return n;
+}
+
+/** The store key of an object. */
+export function objectKey(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+/**
+ * A resourceVersion as an unsigned 64-bit integer.
+ * @throws ResourceVersionError `KCP_ERR_RESOURCE_VERSION_NOT_UINT64` when it is not a decimal uint64 (such resources cannot be cached).
+ */
+export function parseRV(rv: string): bigint {
+  if (!/^\d{1,20}$/.test(rv))
+    throw new ResourceVersionError(
+      'KCP_ERR_RESOURCE_VERSION_NOT_UINT64',
+      `resourceVersion ${JSON.stringify(rv)} is not a uint64`,
+    );
+  const n = BigInt(rv);
+  if (n > 0xffff_ffff_ffff_ffffn)
+    throw new ResourceVersionError(
+      'KCP_ERR_RESOURCE_VERSION_NOT_UINT64',
+      `resourceVersion ${JSON.stringify(rv)} is not a uint64`,
+    );
+  return n;
+}

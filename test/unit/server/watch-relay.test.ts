@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import { createServer, get, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import type { WatchFraming } from '../../../src/apimachinery/watch-framing.ts';
+import { WatchRelay } from '../../../src/server/watch-relay.ts';
+import { createLogger } from '../../../src/util/logger.ts';
+
+/** An upstream body the test feeds chunk by chunk. */
+class Feed implements AsyncIterable<Uint8Array> {
+  readonly #queue: (Uint8Array | null)[] = [];
+  #wake: (() => void) | undefined;
+  aborted = false;
+  push(chunk: string | Uint8Array | null): void {
+    this.#queue.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    this.#wake?.();
+  }
+  abort(): void {
+    this.aborted = true;
+    this.#wake?.();
+  }
+  async *[Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    for (;;) {
+      if (this.aborted) throw new Error('aborted');
+      const next = this.#queue.shift();
+      if (next === null) return;
+      if (next) {
+        yield next;
+        continue;
+      }
+      await new Promise<void>((r) => {
+        this.#wake = r;
+      });
+    }
+  }
+}
+
+interface Case {
+  feed: Feed;
+  relay: WatchRelay;
+  /** Everything the client received, once the response ended. */
+  body: Promise<string>;
+  /** Resolves once the client has `n` bytes. */
+  received(n: number): Promise<void>;
+}
+
+describe('WatchRelay: the on-demand handover ends a watch at an event boundary', () => {
+  let server: Server;
+  let base: string;
+  const logs: string[] = [];
+  const log = createLogger({
+    destination: new Writable({
+      write(chunk, _e, cb) {
+        logs.push(String(chunk));
+        cb();
+      },
+    }),
+  });
+  let next: (relay: WatchRelay) => void;
+  let framing: WatchFraming | undefined;
+  let feed: Feed;
+  let waitMs = 5_000;
+
+  before(async () => {
+    server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.flushHeaders();
+      const f = feed;
+      const relay = new WatchRelay(res, { abortUpstream: () => f.abort(), log, url: '/w', waitMs });
+      next(relay);
+      relay.start(framing);
+      void relay
+        .pump(f)
+        .catch(() => {})
+        .then(() => {
+          if (!relay.ended && !res.destroyed) res.end();
+        });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => server.close());
+
+  /** Opens a watch relayed with `f` (framing, optional handover before the head). */
+  async function open(f: WatchFraming | undefined, early = false): Promise<Case> {
+    framing = f;
+    feed = new Feed();
+    const relay = await new Promise<WatchRelay>((resolve) => {
+      next = (r) => {
+        if (early) r.handover();
+        resolve(r);
+      };
+      get(`${base}/w`, (res: IncomingMessage) => onRes(res)).on('error', () => {});
+    });
+    let chunks = '';
+    const waiters: { n: number; r: () => void }[] = [];
+    let endBody!: (s: string) => void;
+    const body = new Promise<string>((r) => {
+      endBody = r;
+    });
+    function onRes(res: IncomingMessage) {
+      res.on('data', (c: Buffer) => {
+        chunks += c.toString('latin1');
+        for (const w of waiters.splice(0))
+          if (chunks.length >= w.n) w.r();
+          else waiters.push(w);
+      });
+      res.on('end', () => endBody(chunks));
+    }
+    return {
+      feed,
+      relay,
+      body,
+      received: (n) =>
+        new Promise<void>((r) => {
+          if (chunks.length >= n) r();
+          else waiters.push({ n, r });
+        }),
+    };
+  }
+
+  const e1 = '{"type":"ADDED","object":{"metadata":{"name":"one"}}}\n';
+  const e2 = '{"type":"ADDED","object":{"metadata":{"name":"two"}}}\n';
+
+  it('on a boundary: ends at once, after the events written; the upstream read stops', async () => {
+    const c = await open('json-lines');
+    c.feed.push(e1 + e2);
+    await c.received((e1 + e2).length);
+    c.relay.handover();
+    assert.equal(await c.body, e1 + e2);
+    assert.equal(c.feed.aborted, true);
+    assert.equal(c.relay.ended, true);
+  });
+
+  it('mid-event: waits for it to complete, writes up to its newline, drops what follows', async () => {
+    const c = await open('json-lines');
+    c.feed.push(e1 + e2.slice(0, 12));
+    await c.received(e1.length + 12);
+    c.relay.handover();
+    assert.equal(c.relay.ended, false, 'an event is in flight');
+    c.feed.push(e2.slice(12, 30));
+    c.feed.push(`${e2.slice(30)}${e1}{"type":"MOD`);
+    const body = await c.body;
+    assert.equal(body, e1 + e2);
+    assert.deepEqual(
+      body
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { object: { metadata: { name: string } } }).object.metadata.name),
+      ['one', 'two'],
+    );
+  });
+
+  it('mid-event and it never completes: ends anyway after the bounded wait, with a warning', async () => {
+    waitMs = 150;
+    try {
+      const c = await open('json-lines');
+      c.feed.push(e1 + e2.slice(0, 12));
+      await c.received(e1.length + 12);
+      const t0 = Date.now();
+      c.relay.handover();
+      assert.equal(await c.body, e1 + e2.slice(0, 12));
+      assert.ok(Date.now() - t0 >= 140, 'waited');
+      assert.ok(logs.some((l) => l.includes('did not complete in time') && l.includes('"waitMs":150')));
+    } finally {
+      waitMs = 5_000;
+    }
+  });
+
+  it('protobuf: a frame split across chunks, its length header too, ends right after it', async () => {
+    const frame = (n: number, fill: number) => {
+      const b = Buffer.alloc(4 + n, fill);
+      b.writeUInt32BE(n);
+      return b;
+    };
+    const f1 = frame(10, 1);
+    const f2 = frame(300, 2);
+    const c = await open('length-prefixed');
+    c.feed.push(Buffer.concat([f1, f2.subarray(0, 2)]));
+    await c.received(f1.length + 2);
+    c.relay.handover();
+    c.feed.push(f2.subarray(2, 100));
+    c.feed.push(Buffer.concat([f2.subarray(100), f1]));
+    const body = Buffer.from(await c.body, 'latin1');
+    assert.deepEqual(body, Buffer.concat([f1, f2]));
+  });
+
+  it('asked before the head: ends as soon as the framing is known (an empty, whole body)', async () => {
+    const c = await open('json-lines', true);
+    assert.equal(await c.body, '');
+    assert.equal(c.relay.ended, true);
+  });
+
+  it('unknown framing: a handover leaves the stream alone; it ends by itself', async () => {
+    const c = await open(undefined);
+    c.feed.push('a');
+    await c.received(1);
+    c.relay.handover();
+    c.feed.push('bc');
+    c.feed.push(null);
+    assert.equal(await c.body, 'abc');
+    assert.equal(c.relay.ended, false);
+    assert.equal(c.feed.aborted, false);
+  });
+
+  it('no handover: every chunk is relayed until the upstream body ends', async () => {
+    const c = await open('json-lines');
+    c.feed.push(e1.slice(0, 5));
+    c.feed.push(e1.slice(5) + e2);
+    c.feed.push(null);
+    assert.equal(await c.body, e1 + e2);
+    assert.equal(c.relay.ended, false);
+  });
+});
