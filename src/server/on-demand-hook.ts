@@ -20,9 +20,9 @@ export interface OnDemandHook {
   request(info: ResourceRequest, reason: UpstreamReason | undefined, verb: 'list' | 'watch' | 'other'): void;
   /**
    * A WATCH of a collection passed upstream because the resource is not cached (yet) and a cache
-   * could answer it, or its cache is not synced; it counts as a use of an on-demand cache of that GroupVersionResource
-   * (idle eviction) while it is open (but not after a namespace-restricted cache of another
-   * namespace synced). `handover` (given only for watches whose client re-watches, see
+   * could answer it, or its cache is not synced; it counts as a use of an on-demand cache of
+   * that GroupVersionResource (idle eviction) while it is open (but not after a
+   * namespace-restricted cache of another namespace synced). `handover` (given only for watches whose client re-watches, see
    * `rewatches` in `passed-through-endings.ts`) finishes it cleanly at an event boundary once a
    * cache that can answer it (its namespace, for a namespace-restricted one) is synced, so the
    * client re-watches into the cache; without it the watch stays passed through until it ends by
