@@ -352,7 +352,7 @@ export class OnDemandCaches implements OnDemandHook {
     e.rechecking = true;
     let change: string | undefined;
     try {
-      change = await rediscoveredChange(this.#o.discover, e.name, e.info);
+      change = await rediscoveredChange((n) => this.#o.discover(n), e.name, e.info);
     } catch (err) {
       this.#o.log.debug(
         { ...logName(e.name), err: (err as Error).message },
