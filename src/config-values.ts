@@ -39,6 +39,8 @@ export interface ValueSpec {
   kind: 'string' | 'resources' | 'names' | 'address' | 'enum' | 'int' | 'bool' | 'duration' | 'regexps';
   /** The allowed values of an `enum`. */
   values?: readonly string[];
+  /** A `duration`'s smallest allowed value, as a Go duration (`1s`). */
+  atLeast?: string;
 }
 
 /**
@@ -91,6 +93,8 @@ export function convert(
       const ms = typeof raw === 'string' ? parseGoDuration(raw) : undefined;
       if (ms === undefined)
         throw new ConfigError(`${where}: invalid duration ${JSON.stringify(raw)} (want e.g. 10s, 1m30s)`);
+      if (spec.atLeast !== undefined && ms < parseGoDuration(spec.atLeast)!)
+        throw new ConfigError(`${where}: want at least ${spec.atLeast}, got ${raw}`);
       return ms;
     }
     case 'regexps': {

@@ -81,6 +81,8 @@ export interface OptionSpec {
   env: string;
   kind: Kind;
   values?: readonly string[];
+  /** A `duration`'s smallest allowed value (Go duration). */
+  atLeast?: string;
   default?: unknown;
   description: string;
 }
@@ -110,7 +112,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'names',
     default: ['secrets'],
     description:
-      'Comma-separated resources (resource[.group]) that --resources=auto never caches; their requests always pass upstream. Empty: none excluded.',
+      'Comma-separated resources (resource[.group], no version: deployments.apps, not deployments or deployments.v1) that --resources=auto never caches; their requests always pass upstream. The list replaces the default secrets: name it again to keep Secrets out of memory (a warning is logged at start when it is missing, and once for an entry that names a requested resource without its group). Empty: none excluded.',
   },
   {
     key: 'autoIdleTimeout',
@@ -118,8 +120,9 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: 'KCP_AUTO_IDLE_TIMEOUT',
     kind: 'duration',
     default: '10m',
+    atLeast: '1s',
     description:
-      'An on-demand cache that served no request and had no open watch for this long is stopped and its memory freed (Go duration).',
+      'An on-demand cache that served no request and had no open watch for this long is stopped and its memory freed (Go duration, at least 1s). Only requests the cache serves or could serve count (not a kubectl get Table, nor another namespace than the one it holds).',
   },
   {
     key: 'autoMaxResources',
@@ -128,7 +131,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'int',
     default: 50,
     description:
-      'At most this many on-demand caches at once; one more evicts the least recently used idle one first, else it is not started (logged).',
+      'At most this many on-demand caches at once; one more evicts the least recently used idle one first (synced and unused for at least 1m, or --auto-idle-timeout if shorter), else it is not started (logged, its requests pass upstream).',
   },
   {
     key: 'autoMaxBytes',
@@ -137,7 +140,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'int',
     default: 1073741824,
     description:
-      'Bytes of cached objects (all caches) above which a new on-demand cache first evicts least recently used idle on-demand caches, else is not started.',
+      'Bytes of cached objects (all caches) above which a new on-demand cache first evicts least recently used idle on-demand caches, else is not started. Checked only when a cache starts: not a memory bound, a started cache grows with its resource.',
   },
   {
     key: 'namespace',

@@ -17,14 +17,13 @@ import { SubjectAccessReviewAuthorizer } from './auth/subject-access-review.ts';
 import { TokenReviewAuthenticator } from './auth/token-review.ts';
 import { cacheCodec } from './cache/codec.ts';
 import { type ResourceState, resourceState } from './cache/resource-state.ts';
-import { WatchCache } from './cache/watch-cache.ts';
+import type { WatchCache } from './cache/watch-cache.ts';
+import { cacheFor } from './cache-for.ts';
 import { type Config, loadConfig, renderHelp } from './config.ts';
 import { createOnDemand } from './on-demand-parts.ts';
 import { type CacheStatusSource, createMetrics, type Metrics } from './ops/metrics.ts';
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
 import { observeUpstream } from './ops/upstream-observer.ts';
-import { observedSink } from './reflector/cache-sink.ts';
-import { proveNoEventsBetween } from './reflector/gap-proof.ts';
 import { type ReflectorEntry, ReflectorSet } from './reflector/index.ts';
 import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec, ServedCache } from './server/cache-api.ts';
@@ -331,29 +330,16 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
         logger,
         // --namespace: every reflector lists/watches only that namespace (namespace-scoped RBAC).
         ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
-        sinkFor: (info, name, lw) => {
-          const gr = { group: info.gvr.group, resource: info.gvr.resource };
-          const cache = new WatchCache({
-            resource: info,
+        sinkFor: (info, name, lw) =>
+          cacheFor(info, name, lw, {
             logger,
-            // A watch resuming below the window after a (re)start asks the upstream first (docs/design.md §6).
-            gapProver: (from, to, signal) => proveNoEventsBetween(lw, from, to, signal),
-            ...(metrics
-              ? {
-                  onEventDispatched: () => metrics.eventsDispatched.inc(gr),
-                  onWatcherTerminated: () => metrics.terminatedWatchers.inc(gr),
-                }
-              : {}),
-          });
-          caches.set(name, cache);
-          onCache(cache);
-          const auto = onDemand?.has(name) ? onDemand : undefined;
-          if (!metrics && !auto) return cache;
-          return observedSink(cache, {
-            ...(metrics ? { onEvent: () => metrics.eventsReceived.inc(gr) } : {}),
-            ...(auto ? { onFirstSync: () => auto.synced(name) } : {}),
-          });
-        },
+            metrics,
+            caches,
+            onCache,
+            unserve: onUncacheable,
+            onDemand,
+            upstream: reflectorUpstream,
+          }),
         onPassThrough: (_info, name) => {
           const cache = caches.get(name);
           if (cache) onUncacheable?.(cache);

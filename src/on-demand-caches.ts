@@ -1,6 +1,7 @@
 /**
  * Caches started on demand (`--resources=auto`, issue 15). The first LIST or WATCH of a resource
- * that is not cached (reason `not-cached`) starts a reflector for its GroupVersionResource when
+ * that is not cached (reason `not-cached`: a cache could answer it, unlike `kubectl get`'s Table
+ * requests) starts a reflector for its GroupVersionResource when
  * discovery offers list and watch and the proxy's own identity may list and watch it at some
  * scope (SelfSubjectAccessReviews, one per verb): cluster-wide, else, for a namespaced resource
  * asked in namespace N, in N; then the cache is restricted to N (`ResourceInfo.namespace`: its
@@ -13,12 +14,14 @@
  * other passed-through watches (`kubectl get -w`) stay passed through until they end by
  * themselves, and keep the cache in use meanwhile.
  *
- * An on-demand cache no request used and no watcher held for `--auto-idle-timeout` is stopped
- * (its reflector, its upstream watch and its memory go); starting one more than
- * `--auto-max-resources`, or while the cached bytes are over `--auto-max-bytes`, evicts the least
- * recently used idle one first, else the new one is not started. Configured caches are never
- * evicted, never widened, never doubled. A custom resource whose CRD is deleted (its LIST/WATCH
- * answer 404) drops its cache; a re-created CRD is cached again by the next request.
+ * An on-demand cache no request used ({@link USE_REASONS}) and no watcher held for
+ * `--auto-idle-timeout` is stopped (its reflector, its upstream watch and its memory go); starting
+ * one more than `--auto-max-resources`, or while the cached bytes are over `--auto-max-bytes`,
+ * evicts the least recently used idle one first (synced and unused for a minute at least), else
+ * the new one is not started (`at-capacity`). Configured caches are never evicted, never widened,
+ * never doubled. A custom resource whose CRD is deleted (its LIST/WATCH answer 404) drops its
+ * cache, and so does one whose discovery after a relist shows another scope, kind or verbs (a
+ * CRD re-created at once, {@link OnDemandCaches.relisted}); the next request caches it again.
  * Negative answers (excluded, not list+watchable, forbidden) are remembered for a while so a
  * client's requests cause no review storm: per resource, and a namespace's refusal per resource
  * and namespace (a denial cluster-wide is remembered too: a request in another namespace then
@@ -26,61 +29,30 @@
  */
 import type { ResourceInfo } from './apimachinery/gvr.ts';
 import type { ResourceRequest } from './apimachinery/request-info.ts';
+import { ExcludeList } from './on-demand-exclude.ts';
+import { entryName, logName } from './on-demand-names.ts';
+import {
+  type OnDemandOptions,
+  type RefusedReason,
+  type StoppedReason,
+  USE_REASONS,
+} from './on-demand-options.ts';
+import { rediscoveredChange } from './on-demand-rediscover.ts';
+import { Refusals } from './on-demand-refusals.ts';
+import { reviewScope } from './on-demand-scope.ts';
 import type { UpstreamReason } from './server/delegate.ts';
 import type { OnDemandHook } from './server/on-demand-hook.ts';
-import type { Clock, TimerHandle } from './util/clock.ts';
+import type { TimerHandle } from './util/clock.ts';
 import { DiscoveryError, UpstreamError } from './util/errors.ts';
-import type { Logger } from './util/logger.ts';
 
-/** Why an on-demand cache was not started (`kube_cache_proxy_on_demand_caches_total{event="refused"}`). */
-export type RefusedReason = 'excluded' | 'not-list-watchable' | 'forbidden' | 'at-capacity' | 'error';
-/** Why an on-demand cache was stopped (`{event="stopped"}`). */
-export type StoppedReason = 'idle' | 'evicted' | 'resource-gone';
+export type { CacheUsage, OnDemandOptions, RefusedReason, StoppedReason } from './on-demand-options.ts';
+export { USE_REASONS } from './on-demand-options.ts';
 
-/** What one on-demand cache reports for eviction decisions. */
-export interface CacheUsage {
-  /** Open watchers served from it. */
-  watchers: number;
-  /** Bytes of its stored objects. */
-  bytes: number;
-}
+/** A cache is an eviction victim only once synced and unused this long (ms), or the idle timeout if shorter. */
+export const MIN_UNUSED_BEFORE_EVICTION_MS = 60_000;
 
-/** Options of {@link OnDemandCaches}; the I/O is injected (main.ts wires the real one). */
-export interface OnDemandOptions {
-  /** `--auto-exclude`: `resource` (core) or `resource.group`. */
-  exclude: readonly string[];
-  /** `--auto-idle-timeout`, ms. */
-  idleTimeoutMs: number;
-  /** `--auto-max-resources`. */
-  maxResources: number;
-  /** `--auto-max-bytes`: bytes of cached objects of every cache. */
-  maxBytes: number;
-  /** Configured resources (`group/resource`): never cached on demand (never widened or doubled). */
-  configured: readonly { group: string; resource: string }[];
-  /** `--namespace`: reviews (and the caches) are in this namespace only. */
-  namespace?: string;
-  /** Discovery of one GroupVersionResource by name (`configmaps.v1`, `widgets.v1.example.com`). */
-  discover(name: string): Promise<ResourceInfo>;
-  /** Whether the proxy's identity may `verb` the resource (SelfSubjectAccessReview); namespace "" = all. */
-  allowed(verb: 'list' | 'watch', info: ResourceInfo, namespace: string): Promise<boolean>;
-  /**
-   * Adds the cache and starts its reflector; `onError` sees each ListAndWatch error.
-   * `info.namespace` is set for a cache restricted to one namespace.
-   */
-  start(name: string, info: ResourceInfo, onError: (err: unknown) => void): boolean;
-  /** Stops the reflector, ends its watchers, removes the cache from the server and frees it. */
-  stop(name: string): Promise<void>;
-  /** Usage of a started cache (undefined before its watch cache exists). */
-  usage(name: string): CacheUsage | undefined;
-  /** Bytes of stored objects over every cache (configured and on demand). */
-  totalBytes(): number;
-  clock: Clock;
-  log: Logger;
-  /** `kube_cache_proxy_on_demand_caches_total`. */
-  count?: (event: 'started' | 'stopped' | 'refused', reason: string) => void;
-  /** How long a refusal is remembered (ms); default 60 000. A missing resource: 5 000. */
-  negativeTtlMs?: number;
-}
+/** After a relist whose discovery showed no change, discovery is asked once more this much later (ms). */
+export const RECHECK_AGAIN_MS = 5_000;
 
 interface Entry {
   name: string;
@@ -91,19 +63,11 @@ interface Entry {
   lastUsedMs: number;
   synced: boolean;
   stopping: boolean;
+  /** A re-discovery after a relist is under way (one at a time). */
+  rechecking: boolean;
+  /** The timer of the second re-discovery after a relist. */
+  recheckTimer?: TimerHandle;
 }
-
-/** A remembered refusal. */
-interface Refusal {
-  /** Until when (ms since the epoch). */
-  until: number;
-  /**
-   * Only the cluster-wide reviews were denied (the first verb denied): a request in a namespace
-   * may still review its namespace.
-   */
-  clusterDenied?: 'list' | 'watch';
-}
-
 /** A passed-through watch of a resource being cached (see {@link OnDemandCaches.trackWatch}). */
 interface TrackedWatch {
   /** Its handover `end`, until it is handed over; none for a watch whose client watches once. */
@@ -112,10 +76,8 @@ interface TrackedWatch {
   namespace: string | undefined;
 }
 
-/** The refusal key of a namespace of a resource (a resource's own key is its entry name). */
-function refusalKey(name: string, namespace: string): string {
-  return `${name} ${namespace}`;
-}
+/** How long a resource or group-version discovery did not find is remembered (ms). */
+const NOT_FOUND_TTL_MS = 5_000;
 
 /** The on-demand cache manager. See the module comment. */
 export class OnDemandCaches implements OnDemandHook {
@@ -124,8 +86,8 @@ export class OnDemandCaches implements OnDemandHook {
   readonly #entries = new Map<string, Entry>();
   /** Being checked (discovery, reviews) by entry name. */
   readonly #pending = new Set<string>();
-  /** Refusals by {@link refusalKey}. */
-  readonly #refused = new Map<string, Refusal>();
+  readonly #refused: Refusals;
+  readonly #exclude: ExcludeList;
   /** Open passed-through watches by entry name: uses of the cache, some with a handover. */
   readonly #watches = new Map<string, Set<TrackedWatch>>();
   #timer: TimerHandle | undefined;
@@ -133,27 +95,29 @@ export class OnDemandCaches implements OnDemandHook {
 
   constructor(o: OnDemandOptions) {
     this.#o = o;
+    this.#refused = new Refusals(o.clock);
+    this.#exclude = new ExcludeList(o.exclude, o.log);
     this.#arm();
   }
 
   /** The entry name of a GroupVersionResource: `resource.version[.group]` (discovery's syntax). */
   static nameOf(gvr: { group: string; version: string; resource: string }): string {
-    return `${gvr.resource}.${gvr.version}${gvr.group ? `.${gvr.group}` : ''}`;
+    return entryName(gvr);
   }
 
   request(info: ResourceRequest, reason: UpstreamReason | undefined, verb: 'list' | 'watch' | 'other'): void {
     const name = OnDemandCaches.nameOf(info);
     const e = this.#entries.get(name);
     if (e) {
-      // Another namespace than the one the cache holds (or all of them) does not use it.
-      if (reason !== 'namespace-outside-cache') e.lastUsedMs = this.#o.clock.now();
+      // Only what the cache serves or could serve uses it (see USE_REASONS).
+      if (reason === undefined || USE_REASONS.has(reason)) e.lastUsedMs = this.#o.clock.now();
       return;
     }
     if (reason !== 'not-cached' || verb === 'other' || this.#closed) return;
     if (this.#pending.has(name)) return;
-    if (this.#isRefused(name, info.namespace)) return;
+    if (this.#refused.isRefused(name, info.namespace)) return;
     if (this.#isConfigured(info)) return;
-    if (this.#isExcluded(info)) {
+    if (this.#exclude.excludes(info)) {
       this.#refuse(name, 'excluded', 'excluded by --auto-exclude');
       return;
     }
@@ -210,13 +174,28 @@ export class OnDemandCaches implements OnDemandHook {
     if (tracked.size === 0 && this.#watches.get(name) === tracked) this.#watches.delete(name);
     this.#o.log.info(
       {
-        resource: name,
+        ...logName(name),
         handedOverWatches: n,
         passedThroughWatches: this.#watches.get(name)?.size ?? 0,
         ...(e.namespace !== undefined ? { namespace: e.namespace } : {}),
       },
       'on-demand cache synced: served from the cache, re-watching passed-through watches ended',
     );
+  }
+
+  /**
+   * The cache `name` stored a new complete snapshot after its first (a relist: its watch expired
+   * or ended with an error, e.g. because its CRD was deleted and re-created). Discovery of its
+   * GroupVersionResource is asked again, at once and {@link RECHECK_AGAIN_MS} later (the
+   * apiserver's discovery of a re-created CRD may trail its storage): when the resource is gone
+   * or its scope, kind or verbs changed, the cache is stopped (`resource-gone`) and the next
+   * request caches it anew, as the apiserver builds a new cacher with the CRD's new storage.
+   * Unknown names and first snapshots are ignored.
+   */
+  relisted(name: string): void {
+    const e = this.#entries.get(name);
+    if (!e?.synced || e.stopping) return;
+    void this.#recheck(e, true);
   }
 
   /** When an on-demand cache was last used (ms since the epoch); undefined for other names. */
@@ -233,12 +212,13 @@ export class OnDemandCaches implements OnDemandHook {
   close(): void {
     this.#closed = true;
     if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
+    for (const e of this.#entries.values()) if (e.recheckTimer) this.#o.clock.clearTimeout(e.recheckTimer);
   }
 
   /** Stops every on-demand cache idle for the idle timeout. Runs on a timer; public for tests. */
   async evictIdle(): Promise<void> {
     const now = this.#o.clock.now();
-    for (const [key, r] of this.#refused) if (r.until <= now) this.#refused.delete(key);
+    this.#refused.sweep();
     for (const e of [...this.#entries.values()]) {
       if (this.#touchIfInUse(e, now)) continue;
       if (now - e.lastUsedMs >= this.#o.idleTimeoutMs) await this.#stop(e, 'idle');
@@ -252,16 +232,33 @@ export class OnDemandCaches implements OnDemandHook {
     } catch (err) {
       if (err instanceof DiscoveryError && err.code === 'KCP_ERR_DISCOVERY_NOT_LIST_WATCHABLE')
         return this.#refuse(name, 'not-list-watchable', err.message);
-      // Not served (yet): a CRD created a moment later is cached by a request soon after.
-      if (err instanceof DiscoveryError && err.code === 'KCP_ERR_DISCOVERY_NOT_FOUND')
-        return this.#refuse(name, 'error', err.message, { ttlMs: 5_000 });
+      // Not served (yet): a CRD created a moment later is cached by a request soon after. Any
+      // client may invent names: logged at debug, and a missing group-version is remembered so
+      // the names of one group-version cost one discovery.
+      if (err instanceof DiscoveryError && err.code === 'KCP_ERR_DISCOVERY_NOT_FOUND') {
+        if (err.groupVersionMissing) this.#refused.missingGroupVersion(name, NOT_FOUND_TTL_MS);
+        return this.#refuse(name, 'error', err.message, { ttlMs: NOT_FOUND_TTL_MS, level: 'debug' });
+      }
       return this.#refuse(name, 'error', (err as Error).message);
     }
+    this.#exclude.warnMismatch(info.gvr);
     const fixed = this.#o.namespace;
     if (fixed !== undefined && info.namespaced && req.namespace !== fixed) return;
     let namespace: string | undefined;
     try {
-      const scope = await this.#scope(name, info, req.namespace);
+      const scope = await reviewScope(
+        {
+          allowed: (verb, info, ns) => this.#o.allowed(verb, info, ns),
+          ...(this.#o.namespace !== undefined ? { namespace: this.#o.namespace } : {}),
+          refused: this.#refused,
+          ttlMs: this.#ttl(),
+          refuse: (key, why, clusterDenied) =>
+            this.#refuse(key, 'forbidden', why, clusterDenied ? { clusterDenied } : {}),
+        },
+        name,
+        info,
+        req.namespace,
+      );
       if (scope === undefined) return;
       namespace = scope === '' ? undefined : scope;
     } catch (err) {
@@ -280,6 +277,7 @@ export class OnDemandCaches implements OnDemandHook {
       lastUsedMs: now,
       synced: false,
       stopping: false,
+      rechecking: false,
     };
     this.#entries.set(name, e);
     if (!this.#o.start(name, info, (err) => this.#onReflectorError(e, err))) {
@@ -288,7 +286,7 @@ export class OnDemandCaches implements OnDemandHook {
     }
     this.#o.count?.('started', 'request');
     this.#o.log.info(
-      { resource: name, ...(namespace !== undefined ? { namespace } : {}) },
+      { ...logName(name), ...(namespace !== undefined ? { namespace } : {}) },
       namespace !== undefined
         ? `caching on demand: the first LIST/WATCH of it started a cache restricted to namespace ${namespace}`
         : 'caching on demand: the first LIST/WATCH of it started a cache',
@@ -296,73 +294,20 @@ export class OnDemandCaches implements OnDemandHook {
   }
 
   /**
-   * Where the proxy's identity may list and watch `info` (see the module comment): "" for
-   * cluster-wide, a namespace, or undefined after refusing (counted and logged here).
-   * @throws whatever a SelfSubjectAccessReview throws.
+   * Evicts least recently used idle caches until one more fits; false when it cannot. A victim
+   * is synced and unused for {@link MIN_UNUSED_BEFORE_EVICTION_MS} (or the idle timeout if
+   * shorter): with more resources in use than the cap, the new one is refused instead of every
+   * LIST starting a cache and evicting another before it ever served (issue 15).
    */
-  async #scope(name: string, info: ResourceInfo, asked: string | undefined): Promise<string | undefined> {
-    const fixed = this.#o.namespace;
-    if (info.namespaced && fixed !== undefined) {
-      const denied = await this.#denied(info, fixed);
-      if (denied === undefined) return fixed;
-      this.#refuse(name, 'forbidden', `the proxy's identity may not ${denied} it in namespace ${fixed}`);
-      return undefined;
-    }
-    // A cluster-wide denial remembered from a request of another namespace: not asked again.
-    const clusterDenied = this.#live(name)?.clusterDenied ?? (await this.#denied(info, ''));
-    if (clusterDenied === undefined) return '';
-    const ns = info.namespaced ? asked : undefined;
-    if (ns === undefined) {
-      this.#refuse(name, 'forbidden', `the proxy's identity may not ${clusterDenied} it cluster-wide`, {
-        ...(info.namespaced ? { clusterDenied } : {}),
-      });
-      return undefined;
-    }
-    if (!this.#live(name)) this.#remember(name, { clusterDenied });
-    const nsDenied = await this.#denied(info, ns);
-    if (nsDenied === undefined) return ns;
-    const what =
-      nsDenied === clusterDenied
-        ? `${nsDenied} it cluster-wide nor in namespace ${ns}`
-        : `${clusterDenied} it cluster-wide nor ${nsDenied} it in namespace ${ns}`;
-    this.#refuse(refusalKey(name, ns), 'forbidden', `the proxy's identity may not ${what}`);
-    return undefined;
-  }
-
-  /** The first verb of list, watch the proxy's identity may not use on `info` in `namespace` ("" = all); undefined: both allowed. */
-  async #denied(info: ResourceInfo, namespace: string): Promise<'list' | 'watch' | undefined> {
-    const [list, watch] = await Promise.all([
-      this.#o.allowed('list', info, namespace),
-      this.#o.allowed('watch', info, namespace),
-    ]);
-    return !list ? 'list' : !watch ? 'watch' : undefined;
-  }
-
-  /**
-   * Whether a request of `name` in `namespace` (undefined: all) is refused for now: the resource
-   * is, or (a request in a namespace after a denial cluster-wide only) that namespace is.
-   */
-  #isRefused(name: string, namespace: string | undefined): boolean {
-    const r = this.#live(name);
-    if (r && !(r.clusterDenied !== undefined && namespace !== undefined)) return true;
-    return namespace !== undefined && this.#live(refusalKey(name, namespace)) !== undefined;
-  }
-
-  /** The refusal of `key` unless it expired (then forgotten). */
-  #live(key: string): Refusal | undefined {
-    const r = this.#refused.get(key);
-    if (r === undefined || r.until > this.#o.clock.now()) return r;
-    this.#refused.delete(key);
-    return undefined;
-  }
-
-  /** Evicts least recently used idle caches until one more fits; false when it cannot. */
   async #makeRoom(): Promise<boolean> {
     const now = this.#o.clock.now();
+    const minUnused = Math.min(MIN_UNUSED_BEFORE_EVICTION_MS, this.#o.idleTimeoutMs);
     const full = () => this.#entries.size >= this.#o.maxResources || this.#o.totalBytes() > this.#o.maxBytes;
     while (full()) {
       const idle = [...this.#entries.values()]
-        .filter((e) => !e.stopping && !this.#touchIfInUse(e, now))
+        .filter(
+          (e) => !e.stopping && e.synced && now - e.lastUsedMs >= minUnused && !this.#touchIfInUse(e, now),
+        )
         .sort((a, b) => a.lastUsedMs - b.lastUsedMs);
       const victim = idle[0];
       if (!victim) return false;
@@ -372,7 +317,7 @@ export class OnDemandCaches implements OnDemandHook {
   }
 
   #capacityText(): string {
-    return `${this.#entries.size} on-demand caches (--auto-max-resources ${this.#o.maxResources}), ${this.#o.totalBytes()} cached bytes (--auto-max-bytes ${this.#o.maxBytes}), none idle to evict`;
+    return `${this.#entries.size} on-demand caches (--auto-max-resources ${this.#o.maxResources}), ${this.#o.totalBytes()} cached bytes (--auto-max-bytes ${this.#o.maxBytes}), none synced and unused for ${Math.min(MIN_UNUSED_BEFORE_EVICTION_MS, this.#o.idleTimeoutMs) / 1000}s to evict`;
   }
 
   /** A cache with an open watcher (from the cache or passed through) is in use now. */
@@ -383,17 +328,63 @@ export class OnDemandCaches implements OnDemandHook {
     return true;
   }
 
-  /** A 404 from LIST/WATCH: the resource (a CRD) is gone; drop the cache. */
+  /**
+   * A 404 from LIST/WATCH: the resource (a CRD) is gone; drop the cache. Any other error of a
+   * synced cache's ListAndWatch: discovery is asked whether the resource changed (see
+   * {@link relisted}).
+   */
   #onReflectorError(e: Entry, err: unknown): void {
-    if (!(err instanceof UpstreamError) || err.statusCode !== 404 || e.stopping) return;
-    void this.#stop(e, 'resource-gone');
+    if (e.stopping) return;
+    if (err instanceof UpstreamError && err.statusCode === 404) {
+      void this.#stop(e, 'resource-gone');
+      return;
+    }
+    if (e.synced) void this.#recheck(e, false);
+  }
+
+  /**
+   * Discovery of `e`'s resource again: stopped (`resource-gone`) when it is not served any more
+   * or not list+watchable, or its scope, kind or verbs changed; `again`: unchanged, asked once
+   * more {@link RECHECK_AGAIN_MS} later. A discovery that fails otherwise changes nothing.
+   */
+  async #recheck(e: Entry, again: boolean): Promise<void> {
+    if (e.rechecking || e.stopping || this.#closed) return;
+    e.rechecking = true;
+    let change: string | undefined;
+    try {
+      change = await rediscoveredChange((n) => this.#o.discover(n), e.name, e.info);
+    } catch (err) {
+      this.#o.log.debug(
+        { ...logName(e.name), err: (err as Error).message },
+        'on-demand cache re-discovery failed',
+      );
+      return;
+    } finally {
+      e.rechecking = false;
+    }
+    if (change !== undefined) {
+      if (e.recheckTimer) this.#o.clock.clearTimeout(e.recheckTimer);
+      this.#o.log.info(
+        { ...logName(e.name), change },
+        'on-demand cache stopped: its resource changed upstream (a CRD re-created?); the next request caches it anew',
+      );
+      await this.#stop(e, 'resource-gone');
+      return;
+    }
+    if (!again || this.#closed) return;
+    if (e.recheckTimer) this.#o.clock.clearTimeout(e.recheckTimer);
+    e.recheckTimer = this.#o.clock.setTimeout(() => {
+      delete e.recheckTimer;
+      if (this.#entries.get(e.name) === e) void this.#recheck(e, false);
+    }, RECHECK_AGAIN_MS);
   }
 
   async #stop(e: Entry, reason: StoppedReason): Promise<void> {
     if (e.stopping) return;
     e.stopping = true;
+    if (e.recheckTimer) this.#o.clock.clearTimeout(e.recheckTimer);
     this.#o.log.info(
-      { resource: e.name, reason, idleMs: this.#o.clock.now() - e.lastUsedMs },
+      { ...logName(e.name), reason, idleMs: this.#o.clock.now() - e.lastUsedMs },
       'on-demand cache stopped',
     );
     try {
@@ -409,29 +400,24 @@ export class OnDemandCaches implements OnDemandHook {
     key: string,
     reason: RefusedReason,
     why: string,
-    o: { ttlMs?: number; clusterDenied?: 'list' | 'watch' } = {},
+    o: { ttlMs?: number; clusterDenied?: 'list' | 'watch'; level?: 'info' | 'debug' } = {},
   ): void {
-    this.#remember(key, o);
+    this.#refused.remember(key, o.ttlMs ?? this.#ttl(), o.clusterDenied);
     this.#o.count?.('refused', reason);
-    const [resource, namespace] = key.split(' ');
-    this.#o.log.info(
-      { resource, reason, ...(namespace !== undefined ? { namespace } : {}) },
+    const [name = '', namespace] = key.split(' ');
+    this.#o.log[o.level ?? 'info'](
+      { ...logName(name), reason, ...(namespace !== undefined ? { namespace } : {}) },
       `not caching on demand: ${why}; its requests pass upstream`,
     );
   }
 
-  #remember(key: string, o: { ttlMs?: number; clusterDenied?: 'list' | 'watch' }): void {
-    const until = this.#o.clock.now() + (o.ttlMs ?? this.#o.negativeTtlMs ?? 60_000);
-    this.#refused.set(key, { until, ...(o.clusterDenied ? { clusterDenied: o.clusterDenied } : {}) });
+  /** How long a refusal is remembered by default (ms). */
+  #ttl(): number {
+    return this.#o.negativeTtlMs ?? 60_000;
   }
 
   #isConfigured(info: ResourceRequest): boolean {
     return this.#o.configured.some((c) => c.group === info.group && c.resource === info.resource);
-  }
-
-  #isExcluded(info: ResourceRequest): boolean {
-    const gr = info.group ? `${info.resource}.${info.group}` : info.resource;
-    return this.#o.exclude.includes(gr);
   }
 
   /** The idle check runs every quarter of the idle timeout (at least 1 s, at most 1 min). */

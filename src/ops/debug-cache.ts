@@ -19,7 +19,7 @@ export interface DebugCacheResource {
   origin: ResourceState['origin'];
   /** When the cache was added (RFC 3339). */
   started: string;
-  /** On-demand caches: the last request for the resource or open watcher of it (RFC 3339); null for configured ones. */
+  /** On-demand caches: the last use (a request it served or could serve) or open watcher of it (RFC 3339); null for configured ones. */
   lastUsed: string | null;
   synced: boolean;
   /** Upstream watch stream proven live. */

@@ -307,7 +307,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   );
   stateGauge(
     'watch_cache_last_used_timestamp_seconds',
-    'On-demand caches: Unix time of the last request for the resource or open watcher of it (idle eviction counts from it).',
+    'On-demand caches: Unix time of the last use (a request the cache served or could serve) or open watcher of it (idle eviction counts from it).',
     (s) => seconds(s.lastUsedMs),
   );
 

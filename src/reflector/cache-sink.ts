@@ -56,21 +56,22 @@ export interface CacheSink {
 /**
  * `sink` with observers: `onEvent` for every ADDED/MODIFIED/DELETED the reflector delivers (not
  * bookmarks: `kube_cache_proxy_watch_cache_events_received_total`), `onFirstSync` once, after
- * the first complete snapshot was stored (an on-demand cache ends its passed-through watches).
+ * the first complete snapshot was stored (an on-demand cache ends its passed-through watches),
+ * `onRelist` after every later one (a relist: the resource may have changed, issue 15).
  */
 export function observedSink(
   sink: CacheSink,
-  o: { onEvent?: () => void; onFirstSync?: () => void },
+  o: { onEvent?: () => void; onFirstSync?: () => void; onRelist?: () => void },
 ): CacheSink {
   const onEvent = o.onEvent ?? (() => {});
-  let first = o.onFirstSync;
+  let synced = false;
   return {
     replace: (objects, rv, bookmark) => {
       sink.replace(objects, rv, bookmark);
-      if (first) {
-        const f = first;
-        first = undefined;
-        f();
+      if (synced) o.onRelist?.();
+      else {
+        synced = true;
+        o.onFirstSync?.();
       }
     },
     add: (obj) => {

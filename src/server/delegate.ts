@@ -153,25 +153,11 @@ export function delegate(
   // only that namespace: never another one, never all namespaces.
   const held = registry.namespaceOf(cache);
   if (held !== undefined && info.namespace !== held) return up('namespace-outside-cache');
-  if (Object.keys(headers).some((h) => h.startsWith('impersonate-'))) return up('impersonation');
-  const form = requestForm(headers);
-  if (!form) return up('media-type');
-  const watch = isWatchParam(query.get('watch'));
-  if (form.form === 'metadata') {
-    // GET and WATCH convert objects (PartialObjectMetadata), a LIST its list (…List); the
-    // apiserver answers the other combinations 406 (checked on v1.37.2), or a watch with …List
-    // an empty stream: theirs to word.
-    const single = info.name !== undefined || watch;
-    if ((form.kind === 'PartialObjectMetadata') !== single) return up('media-type');
-  }
-  // The apiserver indents non-streaming JSON for `pretty=true` and for curl/Wget/browsers.
-  if (!watch && isPrettyPrint(query, headers['user-agent'])) return up('pretty');
-  if (info.name !== undefined) {
-    // A single object with ?watch is the apiserver's GET handler's business; keep it exact.
-    if (watch) return up('single-object-watch');
+  const form = formReason(info, query, headers);
+  if (form) return up(form);
+  if (info.name !== undefined)
     return r.verbs.includes('get') ? { kind: 'cache', verb: 'get', cache, info } : up('verb-not-supported');
-  }
-  const verb: CacheVerb = watch ? 'watch' : 'list';
+  const verb: CacheVerb = isWatchParam(query.get('watch')) ? 'watch' : 'list';
   if (!r.verbs.includes(verb)) return up('verb-not-supported');
   // A scoped cache: decided here, before any SubjectAccessReview or cache slot is spent on a
   // request the cache cannot answer. A selector that does not parse is outside too (the
@@ -179,6 +165,50 @@ export function delegate(
   if (!withinScope(r.scope, query.get('labelSelector') ?? '', query.get('fieldSelector') ?? ''))
     return up('outside-scope');
   return { kind: 'cache', verb, cache, info };
+}
+
+/**
+ * The checks of {@link delegate} on who asks and in which form, whatever the cache: an
+ * `Impersonate-*` header, an `Accept` the cache cannot answer (or a PartialObjectMetadata kind
+ * the verb does not take), indented JSON, `?watch` on one object. Undefined: a cache could.
+ */
+function formReason(
+  info: ResourceRequest,
+  query: URLSearchParams,
+  headers: IncomingHttpHeaders,
+): UpstreamReason | undefined {
+  if (Object.keys(headers).some((h) => h.startsWith('impersonate-'))) return 'impersonation';
+  const form = requestForm(headers);
+  if (!form) return 'media-type';
+  const watch = isWatchParam(query.get('watch'));
+  if (form.form === 'metadata') {
+    // GET and WATCH convert objects (PartialObjectMetadata), a LIST its list (…List); the
+    // apiserver answers the other combinations 406 (checked on v1.37.2), or a watch with …List
+    // an empty stream: theirs to word.
+    const single = info.name !== undefined || watch;
+    if ((form.kind === 'PartialObjectMetadata') !== single) return 'media-type';
+  }
+  // The apiserver indents non-streaming JSON for `pretty=true` and for curl/Wget/browsers.
+  if (!watch && isPrettyPrint(query, headers['user-agent'])) return 'pretty';
+  // A single object with ?watch is the apiserver's GET handler's business; keep it exact.
+  if (info.name !== undefined && watch) return 'single-object-watch';
+  return undefined;
+}
+
+/**
+ * Why no cache of the request's resource could answer it, whatever the resource's scope and
+ * namespace (the request-only checks of {@link delegate}: a name the apiserver rejects, then
+ * {@link formReason}); undefined when a synced cache could. `--resources=auto` starts a cache
+ * only for a `not-cached` LIST or WATCH a cache could answer (issue 15: `kubectl get` asks for a
+ * Table, which no cache answers, so it must not start one).
+ */
+export function uncacheableRequest(
+  info: ResourceRequest,
+  query: URLSearchParams,
+  headers: IncomingHttpHeaders,
+): UpstreamReason | undefined {
+  if (!isValidPathSegment(info.namespace) || !isValidPathSegment(info.name)) return 'invalid-name';
+  return formReason(info, query, headers);
 }
 
 /**

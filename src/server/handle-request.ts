@@ -28,7 +28,13 @@ import type { Metrics, ServedFrom } from '../ops/metrics.ts';
 import type { Logger } from '../util/logger.ts';
 import { answerMeta } from './answer-meta.ts';
 import type { CacheRegistry } from './cache-registry.ts';
-import { type CacheVerb, type Delegation, delegate, type UpstreamReason } from './delegate.ts';
+import {
+  type CacheVerb,
+  type Delegation,
+  delegate,
+  type UpstreamReason,
+  uncacheableRequest,
+} from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import type { OnDemandHook } from './on-demand-hook.ts';
 import { passedThroughEndings } from './passed-through-endings.ts';
@@ -256,7 +262,8 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
       longRunning: x.longRunning,
       method: x.method,
       query: x.query,
-      reason: x.reason,
+      // A Table watch (`kubectl get -w`) of an uncached resource: no cache would answer it.
+      reason: onDemandReason(x),
     }),
     ...(x.identity ? { identity: x.identity } : {}),
     ...(l.access
@@ -276,7 +283,18 @@ function notifyOnDemand(l: Lifecycle, x: Exchange): void {
   if (!l.onDemand || !info) return;
   const collection = x.method === 'GET' && info.name === undefined && info.subresource === undefined;
   const verb = !collection ? 'other' : isWatchParam(x.query.get('watch')) ? 'watch' : 'list';
-  l.onDemand.request(info, x.reason, verb);
+  l.onDemand.request(info, onDemandReason(x), verb);
+}
+
+/**
+ * The reason the on-demand manager is told: a `not-cached` request no cache could answer (a
+ * Table, `pretty`, …) gets the reason no cache could (`uncacheableRequest`), so it starts
+ * nothing and is not tracked.
+ */
+function onDemandReason(x: Exchange): UpstreamReason | undefined {
+  const info = x.decision.info;
+  if (x.reason !== 'not-cached' || !info) return x.reason;
+  return uncacheableRequest(info, x.query, x.req.headers) ?? x.reason;
 }
 
 /** The tee of {@link passUpstream} for writes and short reads of a tracked resource. */

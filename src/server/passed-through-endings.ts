@@ -20,7 +20,11 @@ export interface PassedRequest {
   longRunning: boolean;
   method: string;
   query: URLSearchParams;
-  /** Why it goes upstream. */
+  /**
+   * Why it goes upstream; for a resource not cached, `not-cached` only when a cache could answer
+   * it (else the reason none could, `uncacheableRequest` of `delegate.ts`: a Table watch is not
+   * registered).
+   */
   reason: UpstreamReason | undefined;
 }
 

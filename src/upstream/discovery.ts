@@ -78,7 +78,7 @@ interface APIResource {
  * Resolves a configured resource name to its {@link ResourceInfo} through `/api` and `/apis`
  * (the preferred version unless the name spells one), like kubectl's RESTMapper.
  * Throws {@link DiscoveryError}: `KCP_ERR_DISCOVERY_NOT_FOUND` (group, version or resource not
- * served — e.g. a CRD not installed yet), `KCP_ERR_DISCOVERY_NOT_LIST_WATCHABLE` (no list+watch
+ * served — e.g. a CRD not installed yet; `groupVersionMissing` when the group-version is not), `KCP_ERR_DISCOVERY_NOT_LIST_WATCHABLE` (no list+watch
  * verbs), `KCP_ERR_DISCOVERY_FAILED` (discovery request failed). Callers retry with backoff so a CRD installed later is picked up.
  */
 export async function discoverResource(
@@ -112,22 +112,26 @@ export async function discoverResource(
       version = list?.groups?.find((g) => g.name === rn.group)?.preferredVersion?.version;
     }
     if (!version) {
-      throw new DiscoveryError(
+      const err = new DiscoveryError(
         'KCP_ERR_DISCOVERY_NOT_FOUND',
         name,
         `resource "${name}": API group "${rn.group || 'core'}" is not served upstream`,
       );
+      err.groupVersionMissing = true;
+      throw err;
     }
   }
   const gvPath = rn.group === '' ? `/api/${version}` : `/apis/${rn.group}/${version}`;
   const rl = await fetchJson<{ resources?: APIResource[] }>(gvPath);
   const r = rl?.resources?.find((x) => x.name === rn.resource);
   if (!r) {
-    throw new DiscoveryError(
+    const err = new DiscoveryError(
       'KCP_ERR_DISCOVERY_NOT_FOUND',
       name,
       `resource "${name}" is not served upstream (not in ${gvPath})`,
     );
+    err.groupVersionMissing = rl === undefined;
+    throw err;
   }
   const verbs = r.verbs ?? [];
   if (!verbs.includes('list') || !verbs.includes('watch')) {

@@ -132,6 +132,11 @@ export type DiscoveryErrorCode =
 export class DiscoveryError extends KcpError<DiscoveryErrorCode> {
   /** The resource as configured. */
   readonly resource: string;
+  /**
+   * `KCP_ERR_DISCOVERY_NOT_FOUND` only: the whole group-version is not served (not just the
+   * resource), so no other resource of it is either.
+   */
+  groupVersionMissing = false;
   constructor(code: DiscoveryErrorCode, resource: string, message: string, cause?: unknown) {
     super(code, message, cause === undefined ? undefined : { cause });
     this.resource = resource;

@@ -425,10 +425,11 @@ describe('issue 15: on-demand caches restricted to the requested namespace', () 
       assert.deepEqual(debug.resources, []);
       const refusals = proxy.logs().filter((l) => String(l.msg).startsWith('not caching on demand'));
       assert.deepEqual(
-        refusals.map((l) => [l.resource, l.reason, l.namespace, l.msg]),
+        refusals.map((l) => [l.resource, l.version, l.reason, l.namespace, l.msg]),
         [
           [
-            'configmaps.v1',
+            'configmaps', // as /debug/cache names it
+            'v1',
             'forbidden',
             nsA,
             `not caching on demand: the proxy's identity may not list it cluster-wide nor in namespace ${nsA}; its requests pass upstream`,

@@ -97,6 +97,13 @@ describe('config', () => {
       '--auto-idle-timeout: invalid duration "soon" (want e.g. 10s, 1m30s)',
     );
     fails(['--auto-max-resources', '0'], '--auto-max-resources: invalid value "0" (want a positive integer)');
+    // Issue 15 attack finding: 0 was accepted and every LIST started and stopped a cache.
+    fails(['--auto-idle-timeout', '0'], '--auto-idle-timeout: want at least 1s, got 0');
+    fails(['--auto-idle-timeout', '999ms'], '--auto-idle-timeout: want at least 1s, got 999ms');
+    assert.throws(() => cfg([], { KCP_AUTO_IDLE_TIMEOUT: '500ms' }), {
+      message: 'KCP_AUTO_IDLE_TIMEOUT: want at least 1s, got 500ms',
+    });
+    assert.equal(cfg(['--auto-idle-timeout', '1s']).autoIdleTimeout, 1_000);
   });
 
   it('flag > env > file', () => {

@@ -60,7 +60,19 @@ function harness(over: Partial<OnDemandOptions> = {}) {
     count: (event, reason) => counts.push(`${event}/${reason}`),
     ...over,
   });
-  return { m, clock, started, stopped, counts, reviews, usage, errors, discoveries: () => discoveries };
+  const discovered: string[] = [];
+  return {
+    m,
+    clock,
+    started,
+    stopped,
+    counts,
+    reviews,
+    usage,
+    errors,
+    discovered,
+    discoveries: () => discoveries,
+  };
 }
 
 const cm: ResourceRequest = { group: '', version: 'v1', resource: 'configmaps', namespace: 'a' };
@@ -202,14 +214,16 @@ describe('OnDemandCaches (issue 15)', () => {
   });
 
   it('caps: one more than --auto-max-resources evicts the least recently used idle cache; none idle: not started', async () => {
-    const h = harness({ maxResources: 2 });
+    const h = harness({ maxResources: 2, idleTimeoutMs: 600_000 });
     const req = (resource: string): ResourceRequest => ({ group: '', version: 'v1', resource });
     h.m.request(req('a'), 'not-cached', 'list');
     await flush();
     await h.clock.step(1_000);
     h.m.request(req('b'), 'not-cached', 'list');
     await flush();
-    await h.clock.step(1_000);
+    h.m.synced('a.v1');
+    h.m.synced('b.v1');
+    await h.clock.step(61_000);
     h.m.request(req('a'), undefined, 'list'); // a is now the most recently used
     h.m.request(req('c'), 'not-cached', 'list');
     await flush();
@@ -225,9 +239,11 @@ describe('OnDemandCaches (issue 15)', () => {
   });
 
   it('caps: cached bytes over --auto-max-bytes evict idle caches first', async () => {
-    const h = harness({ maxBytes: 150 });
+    const h = harness({ maxBytes: 150, idleTimeoutMs: 600_000 });
     h.m.request(cm, 'not-cached', 'list');
     await flush();
+    h.m.synced('configmaps.v1');
+    await h.clock.step(60_000);
     h.usage.set('configmaps.v1', { watchers: 0, bytes: 200 });
     h.m.request(deploy, 'not-cached', 'list');
     await flush();
@@ -341,7 +357,7 @@ describe('OnDemandCaches (issue 15)', () => {
         [
           [
             "not caching on demand: the proxy's identity may not list it cluster-wide nor in namespace a; its requests pass upstream",
-            'configmaps.v1',
+            'configmaps',
             'a',
           ],
         ],
@@ -449,5 +465,235 @@ describe('OnDemandCaches (issue 15)', () => {
       );
       h.m.close();
     });
+  });
+});
+
+/** A pino logger at `level` whose lines land in the returned array. */
+function capture(level = 'debug') {
+  const lines: { level: number; msg: string; resource?: string; version?: string; entry?: string }[] = [];
+  const log = pino(
+    { level },
+    new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(JSON.parse(String(chunk)));
+        cb();
+      },
+    }),
+  );
+  return { log, lines };
+}
+
+const notFound = (n: string, gvMissing: boolean) => {
+  const err = new DiscoveryError('KCP_ERR_DISCOVERY_NOT_FOUND', n, `resource "${n}" is not served upstream`);
+  err.groupVersionMissing = gvMissing;
+  return err;
+};
+
+describe('OnDemandCaches: issue 15 attack findings', () => {
+  const things: ResourceRequest = {
+    group: 'attack.example.com',
+    version: 'v1',
+    resource: 'thing29s',
+    namespace: 'default',
+  };
+  const THINGS = 'thing29s.v1.attack.example.com';
+
+  it('finding 1: after a relist, a resource whose scope changed is stopped (resource-gone); the next request caches it anew', async () => {
+    let namespaced = true;
+    const c = capture('info');
+    const h = harness({
+      log: c.log,
+      discover: async () => resourceInfo('attack.example.com/v1', 'thing29s', 'Thing29', { namespaced }),
+    });
+    h.m.request(things, 'not-cached', 'list');
+    await flush();
+    h.m.relisted(THINGS); // before the first sync: ignored
+    await flush();
+    assert.equal(h.discoveries(), 0, 'the overridden discover does not count; nothing stopped');
+    h.m.synced(THINGS);
+    h.m.relisted(THINGS); // same scope: kept
+    await flush();
+    assert.deepEqual(h.stopped, []);
+    namespaced = false; // the CRD re-created Cluster-scoped
+    h.m.relisted(THINGS);
+    await flush();
+    assert.deepEqual(h.stopped, [THINGS]);
+    assert.equal(h.counts.at(-1), 'stopped/resource-gone');
+    const line = c.lines.find((l) => l.msg.startsWith('on-demand cache stopped: its resource changed'));
+    assert.equal((line as { change?: string } | undefined)?.change, 'scope Namespaced → Cluster');
+    assert.equal(line?.resource, 'thing29s.attack.example.com', 'named as /debug/cache names it');
+    assert.equal(line?.version, 'v1');
+    h.m.request({ ...things, namespace: undefined }, 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(h.started, [THINGS, THINGS]);
+    h.m.close();
+  });
+
+  it('finding 1: discovery trailing the storage: asked again 5 s after a relist; gone or not list+watchable also stops; a failed discovery or 500 keeps it', async () => {
+    let answer: () => ResourceInfo = () => resourceInfo('example.com/v1', 'widgets', 'Widget');
+    let asked = 0;
+    const h = harness({
+      discover: async () => {
+        asked++;
+        return answer();
+      },
+    });
+    const w: ResourceRequest = { group: 'example.com', version: 'v1', resource: 'widgets' };
+    h.m.request(w, 'not-cached', 'list');
+    await flush();
+    h.m.synced('widgets.v1.example.com');
+    asked = 0;
+    h.m.relisted('widgets.v1.example.com');
+    await flush();
+    assert.equal(asked, 1);
+    answer = () => resourceInfo('example.com/v1', 'widgets', 'Widget', { namespaced: false });
+    await h.clock.step(5_000);
+    await flush();
+    assert.equal(asked, 2);
+    assert.deepEqual(h.stopped, ['widgets.v1.example.com']);
+
+    // Cluster → Namespaced, seen from an error of its ListAndWatch (not a 404).
+    answer = () => resourceInfo('example.com/v1', 'widgets', 'Widget', { namespaced: false });
+    h.m.request(w, 'not-cached', 'list');
+    await flush();
+    h.m.synced('widgets.v1.example.com');
+    answer = () => {
+      throw new DiscoveryError('KCP_ERR_DISCOVERY_FAILED', 'widgets', 'boom');
+    };
+    h.errors.get('widgets.v1.example.com')!(new UpstreamError(500, 'boom'));
+    await flush();
+    assert.equal(h.stopped.length, 1, 'a failed discovery changes nothing');
+    answer = () => resourceInfo('example.com/v1', 'widgets', 'Widget', { namespaced: true });
+    h.errors.get('widgets.v1.example.com')!(new UpstreamError(500, 'boom'));
+    await flush();
+    assert.deepEqual(h.stopped, ['widgets.v1.example.com', 'widgets.v1.example.com']);
+
+    h.m.request(w, 'not-cached', 'list');
+    await flush();
+    h.m.synced('widgets.v1.example.com');
+    answer = () => {
+      throw notFound('widgets.v1.example.com', false);
+    };
+    h.m.relisted('widgets.v1.example.com');
+    await flush();
+    assert.equal(h.stopped.length, 3, 'gone from discovery');
+    assert.deepEqual(
+      h.counts.filter((x) => x.startsWith('stopped')),
+      ['stopped/resource-gone', 'stopped/resource-gone', 'stopped/resource-gone'],
+    );
+    h.m.close();
+  });
+
+  it('finding 3: only requests the cache serves or could serve are a use; a not-cached Table request starts nothing', async () => {
+    const h = harness();
+    h.m.request(cm, 'media-type', 'list'); // what handle-request passes for a not-cached Table LIST
+    await flush();
+    assert.deepEqual(h.started, []);
+    h.m.request(cm, 'not-cached', 'list');
+    await flush();
+    const t0 = h.clock.now();
+    for (const r of ['media-type', 'namespace-outside-cache', 'not-get', 'subresource', 'pretty'] as const) {
+      await h.clock.step(1_000);
+      h.m.request(cm, r, 'other');
+    }
+    assert.equal(h.m.lastUsed('configmaps.v1'), t0, 'none of them used it');
+    await h.clock.step(1_000);
+    h.m.request(cm, 'not-synced', 'list');
+    assert.equal(h.m.lastUsed('configmaps.v1'), t0 + 6_000);
+    await h.clock.step(1_000);
+    h.m.request(cm, undefined, 'list');
+    assert.equal(h.m.lastUsed('configmaps.v1'), t0 + 7_000);
+    h.m.close();
+  });
+
+  it('finding 5: no thrash over --auto-max-resources: a victim must be synced and unused for min(60 s, idle timeout); else at-capacity', async () => {
+    const h = harness({ maxResources: 2, idleTimeoutMs: 600_000 });
+    const req = (resource: string): ResourceRequest => ({ group: '', version: 'v1', resource });
+    h.m.request(req('a'), 'not-cached', 'list');
+    h.m.request(req('b'), 'not-cached', 'list');
+    await flush();
+    await h.clock.step(120_000);
+    h.m.request(req('c'), 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(h.stopped, [], 'not synced: never evicted');
+    assert.equal(h.counts.at(-1), 'refused/at-capacity');
+    h.m.synced('a.v1');
+    h.m.synced('b.v1');
+    h.m.request(req('a'), undefined, 'list');
+    h.m.request(req('b'), undefined, 'list');
+    await h.clock.step(30_000);
+    h.m.request(req('d'), 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(h.stopped, [], 'used 30 s ago: not evicted');
+    assert.deepEqual(h.started, ['a.v1', 'b.v1']);
+    await h.clock.step(30_000);
+    h.m.request(req('e'), 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(h.stopped, ['a.v1'], 'unused for 60 s: the LRU one goes');
+    assert.deepEqual(h.started, ['a.v1', 'b.v1', 'e.v1']);
+
+    h.m.close();
+  });
+
+  it('finding 6: a group-version discovery did not find is remembered 5 s (one discovery for its names), logged at debug', async () => {
+    const c = capture('info');
+    const h = harness({
+      log: c.log,
+      discover: async (n) => {
+        h.discovered.push(n);
+        throw notFound(n, n.includes('bogus'));
+      },
+    });
+    const bogus = (resource: string): ResourceRequest => ({
+      group: 'g1.bogus.example.com',
+      version: 'v1',
+      resource,
+    });
+    h.m.request(bogus('things'), 'not-cached', 'list');
+    await flush();
+    h.m.request(bogus('others'), 'not-cached', 'list');
+    h.m.request(bogus('more'), 'not-cached', 'watch');
+    await flush();
+    assert.deepEqual(h.discovered, ['things.v1.g1.bogus.example.com']);
+    // A resource missing from a served group-version does not hide its neighbours.
+    h.m.request({ group: 'apps', version: 'v1', resource: 'nope1' }, 'not-cached', 'list');
+    h.m.request({ group: 'apps', version: 'v1', resource: 'nope2' }, 'not-cached', 'list');
+    await flush();
+    assert.equal(h.discovered.length, 3);
+    assert.deepEqual(
+      c.lines.filter((l) => l.msg.startsWith('not caching')),
+      [],
+      'at debug, not info',
+    );
+    await h.clock.step(5_000);
+    h.m.request(bogus('others'), 'not-cached', 'list');
+    await flush();
+    assert.equal(h.discovered.at(-1), 'others.v1.g1.bogus.example.com', 'forgotten after 5 s');
+    h.m.close();
+  });
+
+  it('finding 2: a warning at start without secrets; once per --auto-exclude entry that misses the group or reads as resource.version', async () => {
+    const c = capture('info');
+    const h = harness({ log: c.log, exclude: ['deployments', 'secrets.v1'] });
+    const warns = () => c.lines.filter((l) => l.level === 40).map((l) => l.msg);
+    assert.deepEqual(warns(), [
+      '--auto-exclude does not contain secrets: Secrets a client lists or watches are cached in memory (the list replaces the default secrets; add it back to keep them out)',
+    ]);
+    h.m.request(deploy, 'not-cached', 'list');
+    h.m.request({ group: '', version: 'v1', resource: 'secrets' }, 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(h.started, ['deployments.v1.apps', 'secrets.v1'], 'neither entry excludes anything');
+    await h.clock.step(120_000);
+    h.m.request(deploy, 'not-cached', 'list');
+    h.m.request({ group: 'extensions', version: 'v1beta1', resource: 'deployments' }, 'not-cached', 'list');
+    await flush();
+    assert.deepEqual(warns().slice(1), [
+      '--auto-exclude entry deployments names the resource but not the group of deployments.apps: it does not exclude it; write deployments.apps',
+      '--auto-exclude entry secrets.v1 is read as resource secrets of group v1 (entries are resource[.group], no version): it does not exclude secrets; write secrets',
+    ]);
+    const quiet = capture('info');
+    harness({ log: quiet.log }).m.close();
+    assert.deepEqual(quiet.lines, [], 'the default list: no warning');
+    h.m.close();
   });
 });

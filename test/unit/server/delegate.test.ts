@@ -21,7 +21,12 @@ import type { TokenReviewAuthenticator } from '../../../src/auth/token-review.ts
 import { createMetrics } from '../../../src/ops/metrics.ts';
 import type { KubeServer, ServerOptions } from '../../../src/server/app.ts';
 import { CacheRegistry } from '../../../src/server/cache-registry.ts';
-import { delegate, UPSTREAM_REASONS, type UpstreamReason } from '../../../src/server/delegate.ts';
+import {
+  delegate,
+  UPSTREAM_REASONS,
+  type UpstreamReason,
+  uncacheableRequest,
+} from '../../../src/server/delegate.ts';
 import { FakeCache, mockServer, pod } from '../../support/fake-cache.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
@@ -113,6 +118,41 @@ describe('delegate', () => {
     assert.equal(withDefault.namespaceOf(withDefault.lookup('', 'v1', 'configmaps')!), 'a');
     assert.equal(withDefault.namespaceOf(withDefault.lookup('', 'v1', 'pods')!), 'z');
     assert.equal(reg.namespaceOf(reg.lookup('', 'v1', 'nodes')!), undefined);
+  });
+});
+
+describe('uncacheableRequest (issue 15: what may start an on-demand cache)', () => {
+  const pods = { group: '', version: 'v1', resource: 'pods' };
+  const q = (s = '') => new URLSearchParams(s);
+  const TABLE =
+    'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+  it("kubectl get's Table Accept, pretty, impersonation, a bad name: the reason no cache could answer", () => {
+    assert.equal(uncacheableRequest(pods, q(), { accept: TABLE }), 'media-type');
+    assert.equal(uncacheableRequest(pods, q('pretty=true'), { accept: 'application/json' }), 'pretty');
+    assert.equal(uncacheableRequest(pods, q(), { 'impersonate-user': 'bob' }), 'impersonation');
+    assert.equal(uncacheableRequest({ ...pods, namespace: '..' }, q(), {}), 'invalid-name');
+    assert.equal(
+      uncacheableRequest(pods, q(), {
+        accept: 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io',
+      }),
+      'media-type',
+      'a LIST takes …List',
+    );
+  });
+  it('plain JSON (kubectl get -o json), …List metadata for a LIST, a watch: undefined (a cache could)', () => {
+    assert.equal(uncacheableRequest(pods, q(), { accept: 'application/json' }), undefined);
+    assert.equal(uncacheableRequest(pods, q('watch=1'), {}), undefined);
+    assert.equal(
+      uncacheableRequest(pods, q(), {
+        accept: 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io',
+      }),
+      undefined,
+    );
+    assert.equal(
+      uncacheableRequest(pods, q('watch=1'), { 'user-agent': 'curl/8' }),
+      undefined,
+      'watches are never indented',
+    );
   });
 });
 

@@ -130,4 +130,18 @@ describe('discoverResource (against a scripted discovery server)', () => {
       message: 'resource "bindings" cannot be cached: it must support list and watch (verbs: create)',
     });
   });
+
+  it('issue 15: groupVersionMissing tells a group-version not served from a resource missing in one', async () => {
+    const missing = async (name: string) => {
+      try {
+        await discoverResource(up, name);
+      } catch (err) {
+        return (err as { groupVersionMissing?: boolean }).groupVersionMissing;
+      }
+      return 'resolved';
+    };
+    assert.equal(await missing('gadgets.other.io'), true, 'group not served');
+    assert.equal(await missing('things.v1.g123.bogus.example.com'), true, 'its /apis/G/V answers 404');
+    assert.equal(await missing('nodesx'), false, 'v1 is served, nodesx is not in it');
+  });
 });
