@@ -9,8 +9,8 @@
 import type { ResourceInfo } from './apimachinery/gvr.ts';
 import { WatchCache } from './cache/watch-cache.ts';
 import { configuredRecheck } from './configured-recheck.ts';
-import type { OnDemandCaches } from './on-demand-caches.ts';
-import { entryName } from './on-demand-names.ts';
+import type { OnDemandCaches } from './on-demand/caches.ts';
+import { entryName } from './on-demand/names.ts';
 import type { Metrics } from './ops/metrics.ts';
 import { type CacheSink, observedSink } from './reflector/cache-sink.ts';
 import { proveNoEventsBetween } from './reflector/gap-proof.ts';

@@ -27,7 +27,7 @@ export interface Config {
   resources: ResourceSpec[];
   /**
    * `auto` among `--resources` (the default when `--resources` is not given): a LIST or WATCH of
-   * a resource that is not cached starts a cache for it (`src/on-demand-caches.ts`).
+   * a resource that is not cached starts a cache for it (`src/on-demand/caches.ts`).
    */
   auto: boolean;
   /** Resources (`resource[.group]`) never cached on demand (`--auto-exclude`). */

@@ -8,7 +8,7 @@ import type { ResourceInfo } from './apimachinery/gvr.ts';
 import { createReview, type ReviewUpstream } from './auth/review-client.ts';
 import type { WatchCache } from './cache/watch-cache.ts';
 import type { Config } from './config.ts';
-import { OnDemandCaches } from './on-demand-caches.ts';
+import { OnDemandCaches } from './on-demand/caches.ts';
 import type { Metrics } from './ops/metrics.ts';
 import type { ReflectorSet } from './reflector/index.ts';
 import type { ServedCache } from './server/cache-api.ts';

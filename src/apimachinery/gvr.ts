@@ -64,7 +64,7 @@ export interface ResourceInfo {
    * `namespace-outside-cache` for every other namespace and for all namespaces). Set from
    * `--namespace` for every cache, or per cache by `--resources=auto` when the proxy's identity
    * may list and watch the resource only in the namespace of the request that started it
-   * (on-demand-caches.ts). Undefined: all namespaces (and always for cluster-scoped resources).
+   * (on-demand/caches.ts). Undefined: all namespaces (and always for cluster-scoped resources).
    */
   namespace?: string;
 }

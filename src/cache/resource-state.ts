@@ -89,7 +89,7 @@ export interface ResourceState {
  * Builds the {@link ResourceState} of `entry` (the reflector side) and `stats` (its watch cache;
  * undefined before discovery created it). Before discovery, `fallbackGvr` (the configured name,
  * version "" unless configured) stands for the GroupVersionResource. `lastUsedMs`: an on-demand
- * cache's last use (`on-demand-caches.ts`).
+ * cache's last use (`on-demand/caches.ts`).
  */
 export function resourceState(
   entry: ReflectorEntry,

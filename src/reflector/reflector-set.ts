@@ -34,7 +34,7 @@ export interface ReflectorEntry {
   reflector: ReflectorStatus | undefined;
   /**
    * `configured`: from `--resources` (gates `/readyz`, never evicted); `auto`: started on demand
-   * by a client's LIST or WATCH (`--resources=auto`, `on-demand-caches.ts`).
+   * by a client's LIST or WATCH (`--resources=auto`, `on-demand/caches.ts`).
    */
   origin: CacheOrigin;
   /** When the entry was added, ms since the epoch. */

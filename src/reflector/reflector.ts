@@ -63,7 +63,7 @@ export interface ReflectorOptions {
   backoff?: Backoff;
   /**
    * Called with every error that ended a ListAndWatch attempt (before the backoff), e.g. the 404
-   * of a custom resource whose CRD was deleted (`on-demand-caches.ts` drops its cache). Must not throw.
+   * of a custom resource whose CRD was deleted (`on-demand/caches.ts` drops its cache). Must not throw.
    */
   onError?: (err: unknown) => void;
 }

@@ -1,6 +1,6 @@
 /**
  * What the server tells the on-demand cache manager (`--resources=auto`,
- * `src/on-demand-caches.ts`) about the requests it sees. Implemented above the server; every
+ * `src/on-demand/caches.ts`) about the requests it sees. Implemented above the server; every
  * method is synchronous and cheap (called on every request) and must not throw: a request is
  * never delayed by it.
  */
@@ -15,7 +15,7 @@ export interface OnDemandHook {
    * the request (else the reason no cache could, e.g. `media-type` for a Table: `delegate.ts`
    * `uncacheableRequest`). A LIST or WATCH with `not-cached` may start a cache for the resource;
    * only requests an on-demand cache serves or could serve count as a use of it (idle eviction;
-   * `USE_REASONS` of `on-demand-options.ts`).
+   * `USE_REASONS` of `on-demand/options.ts`).
    */
   request(info: ResourceRequest, reason: UpstreamReason | undefined, verb: 'list' | 'watch' | 'other'): void;
   /**

@@ -22,6 +22,7 @@ const LAYERS = [
   'ops',
   'auth',
   'server',
+  'on-demand',
   '.',
 ] as const;
 

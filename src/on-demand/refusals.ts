@@ -1,11 +1,11 @@
 /**
- * What `--resources=auto` (`on-demand-caches.ts`) remembers it refused, so a client's requests
+ * What `--resources=auto` (`on-demand/caches.ts`) remembers it refused, so a client's requests
  * cause no review or discovery storm: refusals per resource, and per resource and namespace (a
  * denial cluster-wide is kept apart: a request in another namespace then reviews only its
  * namespace), and the group-versions discovery did not find (the names of one group-version then
  * cost one discovery, issue 15). Entries expire; nothing here logs or counts.
  */
-import type { Clock } from './util/clock.ts';
+import type { Clock } from '../util/clock.ts';
 
 /** A remembered refusal. */
 export interface Refusal {

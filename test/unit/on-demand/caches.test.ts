@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
-import type { ResourceRequest } from '../../src/apimachinery/request-info.ts';
-import { type CacheUsage, OnDemandCaches, type OnDemandOptions } from '../../src/on-demand-caches.ts';
-import { DiscoveryError, UpstreamError } from '../../src/util/errors.ts';
-import { silentLogger } from '../../src/util/logger.ts';
-import { FakeClock } from '../support/fake-clock.ts';
-import { resourceInfo } from '../support/resource-info.ts';
+import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
+import type { ResourceRequest } from '../../../src/apimachinery/request-info.ts';
+import { type CacheUsage, OnDemandCaches, type OnDemandOptions } from '../../../src/on-demand/caches.ts';
+import { DiscoveryError, UpstreamError } from '../../../src/util/errors.ts';
+import { silentLogger } from '../../../src/util/logger.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
+import { resourceInfo } from '../../support/resource-info.ts';
 
 const flush = async () => {
   for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));

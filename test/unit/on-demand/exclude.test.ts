@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { ExcludeList } from '../../src/on-demand-exclude.ts';
+import { ExcludeList } from '../../../src/on-demand/exclude.ts';
 
 function capture() {
   const lines: { level: number; msg: string; entry?: string }[] = [];

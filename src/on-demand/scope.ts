@@ -1,13 +1,13 @@
 /**
- * Where `--resources=auto` may cache a resource (`on-demand-caches.ts`): the scope at which the
+ * Where `--resources=auto` may cache a resource (`on-demand/caches.ts`): the scope at which the
  * proxy's own identity may list and watch it, by SelfSubjectAccessReviews (one per verb):
  * cluster-wide, else, for a namespaced resource asked in namespace N, in N; with `--namespace`,
  * in that namespace only (namespaced resources; cluster-scoped ones are reviewed cluster-wide).
  * A cluster-wide denial is remembered for the resource (a request in another namespace then
  * reviews only its namespace), a namespace's denial for the resource and namespace.
  */
-import type { ResourceInfo } from './apimachinery/gvr.ts';
-import { type Refusals, refusalKey } from './on-demand-refusals.ts';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import { type Refusals, refusalKey } from './refusals.ts';
 
 /** What {@link reviewScope} needs. */
 export interface ScopeDeps {

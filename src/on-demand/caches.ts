@@ -27,26 +27,21 @@
  * and namespace (a denial cluster-wide is remembered too: a request in another namespace then
  * reviews only its namespace).
  */
-import type { ResourceInfo } from './apimachinery/gvr.ts';
-import type { ResourceRequest } from './apimachinery/request-info.ts';
-import { ExcludeList } from './on-demand-exclude.ts';
-import { entryName, logName } from './on-demand-names.ts';
-import {
-  type OnDemandOptions,
-  type RefusedReason,
-  type StoppedReason,
-  USE_REASONS,
-} from './on-demand-options.ts';
-import { rediscoveredChange } from './on-demand-rediscover.ts';
-import { Refusals } from './on-demand-refusals.ts';
-import { reviewScope } from './on-demand-scope.ts';
-import type { UpstreamReason } from './server/delegate.ts';
-import type { OnDemandHook } from './server/on-demand-hook.ts';
-import type { TimerHandle } from './util/clock.ts';
-import { DiscoveryError, UpstreamError } from './util/errors.ts';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import type { ResourceRequest } from '../apimachinery/request-info.ts';
+import type { UpstreamReason } from '../server/delegate.ts';
+import type { OnDemandHook } from '../server/on-demand-hook.ts';
+import type { TimerHandle } from '../util/clock.ts';
+import { DiscoveryError, UpstreamError } from '../util/errors.ts';
+import { ExcludeList } from './exclude.ts';
+import { entryName, logName } from './names.ts';
+import { type OnDemandOptions, type RefusedReason, type StoppedReason, USE_REASONS } from './options.ts';
+import { rediscoveredChange } from './rediscover.ts';
+import { Refusals } from './refusals.ts';
+import { reviewScope } from './scope.ts';
 
-export type { CacheUsage, OnDemandOptions, RefusedReason, StoppedReason } from './on-demand-options.ts';
-export { USE_REASONS } from './on-demand-options.ts';
+export type { CacheUsage, OnDemandOptions, RefusedReason, StoppedReason } from './options.ts';
+export { USE_REASONS } from './options.ts';
 
 /** A cache is an eviction victim only once synced and unused this long (ms), or the idle timeout if shorter. */
 export const MIN_UNUSED_BEFORE_EVICTION_MS = 60_000;

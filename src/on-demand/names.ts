@@ -1,5 +1,5 @@
 /**
- * How on-demand caches (`on-demand-caches.ts`) are named. Internally an entry's key is
+ * How on-demand caches (`on-demand/caches.ts`) are named. Internally an entry's key is
  * discovery's `resource.version[.group]` (`configmaps.v1`, `deployments.v1.apps`); logs name it
  * as `/debug/cache` does (issue 15: the two used to differ).
  */

@@ -5,8 +5,8 @@
  * nothing: a warning at start when `secrets` is missing, and once per entry that names a
  * requested resource but not its group.
  */
-import { type GroupVersionResource, groupResourceString } from './apimachinery/gvr.ts';
-import type { Logger } from './util/logger.ts';
+import { type GroupVersionResource, groupResourceString } from '../apimachinery/gvr.ts';
+import type { Logger } from '../util/logger.ts';
 
 /** A Kubernetes version segment (`v1`, `v1beta2`): what `secrets.v1` holds where a group belongs. */
 const VERSION_RE = /^v\d+((alpha|beta)\d+)?$/;

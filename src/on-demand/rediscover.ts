@@ -3,9 +3,9 @@
  * (issue 15: a CRD deleted and re-created at once with another scope leaves the reflector no 404
  * to see; the apiserver tears its own cacher down with the CRD's storage).
  */
-import type { ResourceInfo } from './apimachinery/gvr.ts';
-import { resourceChange } from './apimachinery/resource-change.ts';
-import { DiscoveryError } from './util/errors.ts';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import { resourceChange } from '../apimachinery/resource-change.ts';
+import { DiscoveryError } from '../util/errors.ts';
 
 /**
  * What changed about the resource of entry `name`, started as `before`: {@link resourceChange}

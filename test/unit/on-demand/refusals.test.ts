@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { groupVersionOf, Refusals, refusalKey } from '../../src/on-demand-refusals.ts';
-import { FakeClock } from '../support/fake-clock.ts';
+import { groupVersionOf, Refusals, refusalKey } from '../../../src/on-demand/refusals.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 
 describe('Refusals (on-demand)', () => {
   it('a refusal per resource expires; a cluster-wide denial still lets a namespace be reviewed', async () => {

@@ -1,12 +1,12 @@
 /**
  * The options and vocabulary of the on-demand cache manager (`--resources=auto`,
- * `on-demand-caches.ts`): its settings, the I/O main.ts injects (`on-demand-parts.ts`), and the
+ * `on-demand/caches.ts`): its settings, the I/O main.ts injects (`on-demand-parts.ts`), and the
  * reasons it counts in `kube_cache_proxy_on_demand_caches_total`.
  */
-import type { ResourceInfo } from './apimachinery/gvr.ts';
-import type { UpstreamReason } from './server/delegate.ts';
-import type { Clock } from './util/clock.ts';
-import type { Logger } from './util/logger.ts';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import type { UpstreamReason } from '../server/delegate.ts';
+import type { Clock } from '../util/clock.ts';
+import type { Logger } from '../util/logger.ts';
 
 /** Why an on-demand cache was not started (`kube_cache_proxy_on_demand_caches_total{event="refused"}`). */
 export type RefusedReason = 'excluded' | 'not-list-watchable' | 'forbidden' | 'at-capacity' | 'error';
