@@ -10,6 +10,8 @@
  * - `observe`: aborts the cache's waits when the client leaves early, arms `record`;
  * - `admit`: who asks (`auth/access-control.ts`): 401/403, or whether a cached read may be
  *   served from the cache to this identity;
+ * - `tellOnDemand`: the on-demand manager hears of an admitted request (`on-demand-hook.ts`): a
+ *   client refused (401/403) starts no cache and is no use of one;
  * - `serveFromCache`: the watch cache answers, or hands the request on with its reason;
  * - `passUpstream`: the apiserver answers (writes to cached resources feed read-your-writes);
  * - `record`: once the response closed AND the steps returned: `kube_cache_proxy_requests_total`
@@ -277,7 +279,17 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
   return 'done';
 }
 
-/** Tells the on-demand manager about a request for a resource (see `on-demand-hook.ts`). */
+/**
+ * Step 4b: tells the on-demand manager about an admitted request for a resource (see
+ * `on-demand-hook.ts`), with the reason it now goes upstream (`other-identity` … are no use).
+ * After `admit`, so that a client the proxy refuses (401, 403, 429) can neither start a cache
+ * (the proxy's memory, its upstream watches) nor keep one from going idle.
+ */
+async function tellOnDemand(l: Lifecycle, x: Exchange): Promise<Next> {
+  notifyOnDemand(l, x);
+  return 'next';
+}
+
 function notifyOnDemand(l: Lifecycle, x: Exchange): void {
   const info = x.decision.info;
   if (!l.onDemand || !info) return;
@@ -363,7 +375,7 @@ function wholeObject(
 }
 
 /** The steps after {@link classify}, in the order they run. */
-export const STEPS: readonly Step[] = [limit, observe, admit, serveFromCache, passUpstream];
+export const STEPS: readonly Step[] = [limit, observe, admit, tellOnDemand, serveFromCache, passUpstream];
 
 /**
  * Last: the request counter (`reason` "" for cache answers), the latency histogram (not for
@@ -420,7 +432,6 @@ export async function handleRequest(l: Lifecycle, req: IncomingMessage, res: Ser
   let x: Exchange | undefined;
   try {
     x = classify(l, req, res);
-    notifyOnDemand(l, x);
     for (const step of STEPS) if ((await step(l, x)) === 'done') return;
   } catch (err) {
     l.log.error({ err }, 'request failed');

@@ -257,6 +257,69 @@ describe('issue 10: the admit step (who asks)', () => {
   });
 });
 
+describe('issue 15 attack: only admitted requests reach the on-demand manager', () => {
+  it('a client refused 401 (bad token) or 403 starts no cache and is no use; an admitted one is told with its reason', async () => {
+    const told: string[] = [];
+    const { agent, server } = mockServer([pod('a', 'p1', 7)], {
+      access: new AccessControl({
+        delegatedAuth: true,
+        impersonateCertificateClients: false,
+        tokens: {
+          authenticate: async (token: string) =>
+            token === 'good'
+              ? {
+                  authenticated: true,
+                  user: { username: 'alice', uid: '', groups: [], extra: {} },
+                  cached: false,
+                }
+              : { authenticated: false, error: '', cached: false },
+        } as unknown as TokenReviewAuthenticator,
+        authorizer: {
+          authorize: async (_u: unknown, a: { namespace?: string }) => ({
+            allowed: a.namespace === 'a',
+            reason: '',
+            cached: false,
+          }),
+        } as unknown as SubjectAccessReviewAuthorizer,
+      }),
+      onDemand: {
+        request: (info, reason, verb) =>
+          told.push(`${verb} ${info.resource} ${info.namespace} ${reason ?? ''}`),
+        trackWatch: () => () => {},
+      },
+    });
+    agent
+      .get('https://apiserver.test:6443')
+      .intercept({ path: '/api/v1/namespaces/a/configmaps', method: 'GET' })
+      .reply(200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '9' }, items: [] });
+    try {
+      const bad = await server.app.inject({
+        method: 'GET',
+        url: '/api/v1/namespaces/a/configmaps',
+        headers: { authorization: 'Bearer bad' },
+      });
+      assert.equal(bad.statusCode, 401);
+      const denied = await server.app.inject({
+        method: 'GET',
+        url: '/api/v1/namespaces/b/pods?resourceVersion=0',
+        headers: { authorization: 'Bearer good' },
+      });
+      assert.equal(denied.statusCode, 403);
+      assert.deepEqual(told, [], 'refused requests are not told');
+      const ok = await server.app.inject({
+        method: 'GET',
+        url: '/api/v1/namespaces/a/configmaps',
+        headers: { authorization: 'Bearer good' },
+      });
+      assert.equal(ok.statusCode, 200);
+      assert.deepEqual(told, ['list configmaps a not-cached']);
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
+
 describe('issue 15 F1: which passed-through watches the on-demand handover ends', () => {
   it('a not-cached WATCH with bookmarks gets a handover that ends it after the event in flight, and is forwarded without Accept-Encoding; without bookmarks, none', async () => {
     const e1 = '{"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"a"}}}\n';
