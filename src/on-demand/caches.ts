@@ -125,7 +125,8 @@ export class OnDemandCaches implements OnDemandHook {
   trackWatch(info: ResourceRequest, handover: (() => void) | undefined): () => void {
     const name = OnDemandCaches.nameOf(info);
     const e = this.#entries.get(name);
-    if (!this.#pending.has(name) && !e) return () => {};
+    // Registered even before a cache is considered: the request that may start one is told only
+    // once the apiserver answered it (`handle-request.ts`), after its watch was registered here.
     const set = this.#watches.get(name) ?? new Set<TrackedWatch>();
     this.#watches.set(name, set);
     // Already synced (a watch that passed as `not-synced` just before): nothing to hand over to

@@ -91,6 +91,8 @@ export interface Exchange {
   authzCached: boolean | undefined;
   /** Why the request goes upstream; undefined while the cache serves it. */
   reason: UpstreamReason | undefined;
+  /** Tells the on-demand manager of a LIST/WATCH once the apiserver answered it (`tellOnDemand`). */
+  startOnDemand?: (statusCode: number) => void;
   /** Releases the slot held (idempotent); replaced when the request moves to other slots. */
   release: () => void;
   readonly abort: AbortController;
@@ -275,6 +277,7 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
         }
       : {}),
     ...answerTee(l, x),
+    ...(x.startOnDemand ? { onStatus: x.startOnDemand } : {}),
   });
   return 'done';
 }
@@ -290,12 +293,26 @@ async function tellOnDemand(l: Lifecycle, x: Exchange): Promise<Next> {
   return 'next';
 }
 
+/**
+ * A LIST or WATCH that may start a cache (`not-cached`) is told only once the apiserver answered
+ * it 2xx (`startOnDemand`, run by the pass-through): a request the apiserver refuses (401, 403,
+ * 404: any client, even anonymous, in simple mode as with `--delegated-auth`) starts nothing.
+ * Every other request is told now (a use, or nothing).
+ */
 function notifyOnDemand(l: Lifecycle, x: Exchange): void {
   const info = x.decision.info;
-  if (!l.onDemand || !info) return;
+  const hook = l.onDemand;
+  if (!hook || !info) return;
   const collection = x.method === 'GET' && info.name === undefined && info.subresource === undefined;
   const verb = !collection ? 'other' : isWatchParam(x.query.get('watch')) ? 'watch' : 'list';
-  l.onDemand.request(info, onDemandReason(x), verb);
+  const reason = onDemandReason(x);
+  if (reason !== 'not-cached' || verb === 'other') {
+    hook.request(info, reason, verb);
+    return;
+  }
+  x.startOnDemand = (status) => {
+    if (status >= 200 && status < 300) hook.request(info, reason, verb);
+  };
 }
 
 /**

@@ -62,6 +62,11 @@ export interface PassThroughOptions {
    * is forwarded without `Accept-Encoding` (the answer comes uncompressed).
    */
   handover?: (end: () => void) => () => void;
+  /**
+   * Called once with the apiserver's final status code (not 1xx) as soon as it arrives, before
+   * the client sees the answer; not called when no answer came (unreachable, client gone).
+   */
+  onStatus?: (statusCode: number) => void;
   log: Logger;
   /** Who asked; default: the `Authorization` header if any, else no credential. */
   identity?: ClientIdentity;
@@ -265,6 +270,7 @@ function forwardShort(
         // Interim 1xx answers are not the response.
         if (statusCode < 200) return;
         status = statusCode;
+        o.onStatus?.(statusCode);
         upHeaders = headers as typeof upHeaders;
         outHeaders = forwardResponseHeaders(upHeaders);
         if (o.tee && statusCode < 300) {
@@ -337,6 +343,7 @@ async function forwardLongRunning(
   const unhandover = relay ? o.handover?.(() => relay.handover()) : undefined;
   try {
     const up = await dispatcher.request({ ...request, signal: ac.signal, bodyTimeout: 0 });
+    o.onStatus?.(up.statusCode);
     res.writeHead(up.statusCode, forwardResponseHeaders(up.headers));
     res.flushHeaders();
     if (!relay) {

@@ -395,6 +395,16 @@ describe('issue 15: on-demand caches restricted to the requested namespace', () 
     test('requests pass upstream with the apiserver answer, nothing is started, the refusal is counted once', async () => {
       const pathA = `/api/v1/namespaces/${nsA}/configmaps`;
       const paths = [pathA, pathA, `${pathA}?watch=1`, '/api/v1/configmaps', pathA];
+      const refused = async () =>
+        metricSum(
+          (await get(proxy.ops, '/metrics', undefined)).body,
+          'kube_cache_proxy_on_demand_caches_total',
+          {
+            event: 'refused',
+          },
+        );
+      // A client the apiserver refuses (the proxy's own `none` token, 403) is told nothing: it
+      // makes the proxy consider no cache, not even review one (attack pass 2, finding 1).
       for (const path of paths) {
         const viaProxy = await get(proxy.url, path, f.tokens.none);
         const viaDirect = await get(f.server, path, f.tokens.none);
@@ -402,6 +412,18 @@ describe('issue 15: on-demand caches restricted to the requested namespace', () 
         assert.equal(viaProxy.status, 403, `${path}: ${viaProxy.body}`);
         assert.equal(viaProxy.status, viaDirect.status);
         assert.deepEqual(JSON.parse(viaProxy.body), JSON.parse(viaDirect.body), path);
+      }
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(await refused(), 0, 'apiserver-refused requests consider no cache');
+      // A client the apiserver answers (admin): the proxy's identity is reviewed, refused once.
+      for (const path of paths.filter((p) => !p.includes('watch'))) {
+        const viaProxy = await get(proxy.url, path, f.tokens.admin);
+        const viaDirect = await get(f.server, path, f.tokens.admin);
+        assert.equal(viaProxy.fromCache, false, path);
+        assert.equal(viaProxy.status, 200, `${path}: ${viaProxy.body}`);
+        const names = (b: string) =>
+          (JSON.parse(b) as List).items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`).sort();
+        assert.deepEqual(names(viaProxy.body), names(viaDirect.body), path);
         // Reviews run meanwhile; the next request must find the refusal remembered.
         await new Promise((r) => setTimeout(r, 300));
       }
@@ -417,7 +439,7 @@ describe('issue 15: on-demand caches restricted to the requested namespace', () 
           served_from: 'upstream',
           reason: 'not-cached',
         }),
-        paths.length,
+        paths.length + paths.filter((p) => !p.includes('watch')).length,
       );
       const debug = JSON.parse((await get(proxy.ops, '/debug/cache', undefined)).body) as {
         resources: DebugEntry[];

@@ -258,7 +258,7 @@ describe('issue 10: the admit step (who asks)', () => {
 });
 
 describe('issue 15 attack: only admitted requests reach the on-demand manager', () => {
-  it('a client refused 401 (bad token) or 403 starts no cache and is no use; an admitted one is told with its reason', async () => {
+  it('a client refused 401 (bad token) or 403, by the proxy or by the apiserver, starts no cache and is no use; one answered 2xx is told with its reason', async () => {
     const told: string[] = [];
     const { agent, server } = mockServer([pod('a', 'p1', 7)], {
       access: new AccessControl({
@@ -292,6 +292,10 @@ describe('issue 15 attack: only admitted requests reach the on-demand manager', 
       .get('https://apiserver.test:6443')
       .intercept({ path: '/api/v1/namespaces/a/configmaps', method: 'GET' })
       .reply(200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '9' }, items: [] });
+    agent
+      .get('https://apiserver.test:6443')
+      .intercept({ path: '/api/v1/namespaces/a/secrets', method: 'GET' })
+      .reply(403, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403 });
     try {
       const bad = await server.app.inject({
         method: 'GET',
@@ -312,6 +316,15 @@ describe('issue 15 attack: only admitted requests reach the on-demand manager', 
         headers: { authorization: 'Bearer good' },
       });
       assert.equal(ok.statusCode, 200);
+      assert.deepEqual(told, ['list configmaps a not-cached']);
+      // Admitted by the proxy but refused by the apiserver (the client's own RBAC): told nothing,
+      // so it starts no cache under the proxy's identity (attack pass 2, finding 1).
+      const upstreamDenied = await server.app.inject({
+        method: 'GET',
+        url: '/api/v1/namespaces/a/secrets',
+        headers: { authorization: 'Bearer good' },
+      });
+      assert.equal(upstreamDenied.statusCode, 403);
       assert.deepEqual(told, ['list configmaps a not-cached']);
     } finally {
       await server.shutdown();
