@@ -37,7 +37,7 @@ import { ExcludeList } from './exclude.ts';
 import { entryName, logName } from './names.ts';
 import { type OnDemandOptions, type RefusedReason, type StoppedReason, USE_REASONS } from './options.ts';
 import { rediscoveredChange } from './rediscover.ts';
-import { Refusals } from './refusals.ts';
+import { Refusals, refusalKey } from './refusals.ts';
 import { reviewScope } from './scope.ts';
 
 export type { CacheUsage, OnDemandOptions, RefusedReason, StoppedReason } from './options.ts';
@@ -73,6 +73,12 @@ interface TrackedWatch {
 
 /** How long a resource or group-version discovery did not find is remembered (ms). */
 const NOT_FOUND_TTL_MS = 5_000;
+
+/**
+ * The refusal key's namespace part for "namespaced, and `--namespace` is another one": requests
+ * outside `--namespace` of such a resource start nothing (no namespace is named `*`).
+ */
+const OUTSIDE_NAMESPACE = '*';
 
 /** The on-demand cache manager. See the module comment. */
 export class OnDemandCaches implements OnDemandHook {
@@ -117,7 +123,10 @@ export class OnDemandCaches implements OnDemandHook {
       return;
     }
     // --namespace: a cluster-wide or other namespace's request of a namespaced resource is not
-    // for this proxy's caches; it is checked after discovery (cluster-scoped ones may be cached).
+    // for this proxy's caches; it is checked after discovery (cluster-scoped ones may be cached),
+    // and a resource found namespaced is remembered for a while (one discovery, not one each).
+    if (info.namespace !== this.#o.namespace && this.#refused.live(refusalKey(name, OUTSIDE_NAMESPACE)))
+      return;
     this.#pending.add(name);
     void this.#consider(name, info).finally(() => this.#pending.delete(name));
   }
@@ -239,7 +248,10 @@ export class OnDemandCaches implements OnDemandHook {
     }
     this.#exclude.warnMismatch(info.gvr);
     const fixed = this.#o.namespace;
-    if (fixed !== undefined && info.namespaced && req.namespace !== fixed) return;
+    if (fixed !== undefined && info.namespaced && req.namespace !== fixed) {
+      this.#refused.remember(refusalKey(name, OUTSIDE_NAMESPACE), this.#o.negativeTtlMs ?? 60_000);
+      return;
+    }
     let namespace: string | undefined;
     try {
       const scope = await reviewScope(

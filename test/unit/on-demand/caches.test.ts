@@ -446,6 +446,23 @@ describe('OnDemandCaches (issue 15)', () => {
       h.m.close();
     });
 
+    it('--namespace: requests outside it of a namespaced resource cost one discovery, then none for the refusal TTL', async () => {
+      const h = scoped(() => true, { namespace: 'a' });
+      h.m.request({ ...cm, namespace: 'b' }, 'not-cached', 'list');
+      await flush();
+      h.m.request({ ...cm, namespace: undefined }, 'not-cached', 'list');
+      h.m.request({ ...cm, namespace: 'c' }, 'not-cached', 'watch');
+      await flush();
+      assert.equal(h.discoveries(), 1);
+      assert.deepEqual(h.reviews, [], 'nothing reviewed outside --namespace');
+      assert.deepEqual(h.started, []);
+      // Its own namespace still starts one.
+      h.m.request(cm, 'not-cached', 'list');
+      await flush();
+      assert.deepEqual(h.started, ['configmaps.v1']);
+      h.m.close();
+    });
+
     it('synced: ends the passed-through watches of its namespace only; the others go on untracked and do not keep it in use', async () => {
       const h = scoped(inA, { idleTimeoutMs: 10_000 });
       const ended: string[] = [];
