@@ -159,7 +159,14 @@ describe('EventBoundary: which complete event was a BOOKMARK (from its first byt
     '{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}}\n';
   /** A protobuf watch frame whose raw metav1.WatchEvent payload has field 1 `type` = `t`. */
   const pbEvent = (t: string, rest = 40) =>
-    frame(Buffer.concat([Buffer.from([0x0a, t.length]), Buffer.from(t), Buffer.from([0x12, rest]), Buffer.alloc(rest, 3)]));
+    frame(
+      Buffer.concat([
+        Buffer.from([0x0a, t.length]),
+        Buffer.from(t),
+        Buffer.from([0x12, rest]),
+        Buffer.alloc(rest, 3),
+      ]),
+    );
 
   /** Kinds of the events completed while following `chunks` in order (B: bookmark, E: other). */
   function kinds(b: EventBoundary, chunks: Uint8Array[]): string {
@@ -186,7 +193,14 @@ describe('EventBoundary: which complete event was a BOOKMARK (from its first byt
       assert.equal(b.events, 4);
     }
     const one = new EventBoundary('json-lines');
-    assert.equal(kinds(one, [...all].map((x) => Buffer.from([x]))), 'EBEB', 'byte by byte');
+    assert.equal(
+      kinds(
+        one,
+        [...all].map((x) => Buffer.from([x])),
+      ),
+      'EBEB',
+      'byte by byte',
+    );
   });
 
   it('json-lines: a type that only starts like BOOKMARK, or a line shorter than the prefix, is no bookmark', () => {
@@ -195,10 +209,22 @@ describe('EventBoundary: which complete event was a BOOKMARK (from its first byt
   });
 
   it('length-prefixed: field 1 type BOOKMARK (0x0a 0x08 "BOOKMARK") is a bookmark, ADDED is not', () => {
-    const all = Buffer.concat([pbEvent('ADDED'), pbEvent('BOOKMARK'), pbEvent('MODIFIED'), pbEvent('BOOKMARK')]);
+    const all = Buffer.concat([
+      pbEvent('ADDED'),
+      pbEvent('BOOKMARK'),
+      pbEvent('MODIFIED'),
+      pbEvent('BOOKMARK'),
+    ]);
     assert.equal(kinds(new EventBoundary('length-prefixed'), [all]), 'EBEB');
     const b = new EventBoundary('length-prefixed');
-    assert.equal(kinds(b, [...all].map((x) => Buffer.from([x]))), 'EBEB', 'byte by byte');
+    assert.equal(
+      kinds(
+        b,
+        [...all].map((x) => Buffer.from([x])),
+      ),
+      'EBEB',
+      'byte by byte',
+    );
     assert.equal(b.atBoundary, true);
   });
 
