@@ -297,6 +297,12 @@ describe('issue 15 F1: the on-demand handover keeps kubectl get -w, hands inform
       ac.abort();
     }
     assert.deepEqual([...got].sort(), [...created].sort());
+    // Counted once the proxy saw the watch close (after the abort, not at it).
+    await eventually('the cache watch counted', 5_000, async () =>
+      (await requestsTotal({ verb: 'WATCH', resource: 'ingresses', served_from: 'cache' })) >= 1
+        ? true
+        : undefined,
+    );
     assert.equal(await requestsTotal({ verb: 'WATCH', resource: 'ingresses', served_from: 'cache' }), 1);
   });
 });
