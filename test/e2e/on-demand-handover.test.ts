@@ -24,12 +24,14 @@
  * an informer-probe (JSON, watch-list on) as the first client of podtemplates (uncached, no
  * other test here uses them) is handed over without that: no warning, no MODIFIED event, its
  * re-watch from the cache resumes (`resourceVersion=<bookmark's>`, no `sendInitialEvents`), no
- * LIST.
+ * LIST. And the BOOKMARK detection (`EventBoundary`, first bytes only) on the apiserver's own
+ * watch-list answers, JSON and protobuf.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
+import { EventBoundary, watchFraming } from '../../src/apimachinery/watch-framing.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { startProbe } from '../support/informer-probe.ts';
@@ -419,5 +421,56 @@ describe('issue 15 G: the handover right after a watch-list\'s initial events is
     assert.equal(rewatch.searchParams.get('watch'), 'true');
     assert.equal(rewatch.searchParams.get('sendInitialEvents'), null, `a relist: ${rewatch}`);
     assert.match(rewatch.searchParams.get('resourceVersion') ?? '', /^[0-9]+$/);
+  });
+
+  test("the apiserver's own watch-list bytes, JSON and protobuf: EventBoundary finds each event and tells the initial-events-end BOOKMARK", async () => {
+    const ns2 = await f.newNamespace('framing');
+    const path = `/api/v1/namespaces/${ns2}/podtemplates`;
+    for (const n of ['p1', 'p2']) await direct('POST', path, template(n));
+    const watchList = `${path}?watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=30`;
+    for (const accept of ['application/json', 'application/vnd.kubernetes.protobuf']) {
+      const ac = new AbortController();
+      const r = await request(`${f.server}${watchList}`, {
+        dispatcher: agent,
+        headers: { accept, authorization: `Bearer ${f.tokens.admin}` },
+        signal: ac.signal,
+        bodyTimeout: 0,
+      });
+      assert.equal(r.statusCode, 200);
+      const framing = watchFraming(String(r.headers['content-type']), undefined);
+      assert.ok(framing, String(r.headers['content-type']));
+      const b = new EventBoundary(framing);
+      const kinds: string[] = [];
+      const raw: Buffer[] = [];
+      try {
+        for await (const chunk of r.body) {
+          raw.push(chunk as Buffer);
+          let off = 0;
+          for (;;) {
+            const n = b.next((chunk as Buffer).subarray(off));
+            if (n < 0) break;
+            off += n;
+            kinds.push(b.lastWasBookmark ? 'BOOKMARK' : 'other');
+          }
+          if (kinds.includes('BOOKMARK')) break;
+        }
+      } finally {
+        ac.abort();
+      }
+      // Two ADDED, then the bookmark ending the initial events (nothing else is written meanwhile).
+      assert.deepEqual(
+        kinds,
+        ['other', 'other', 'BOOKMARK'],
+        `${accept}: ${Buffer.concat(raw).toString('latin1')}`,
+      );
+      assert.equal(b.atBoundary, true);
+      if (framing === 'json-lines') {
+        const lines = Buffer.concat(raw).toString().split('\n').filter(Boolean);
+        assert.deepEqual(
+          lines.map((l) => (JSON.parse(l) as { type: string }).type),
+          ['ADDED', 'ADDED', 'BOOKMARK'],
+        );
+      }
+    }
   });
 });
