@@ -37,39 +37,64 @@ export function watchFraming(
 }
 
 /**
+ * The first bytes of a BOOKMARK event in each framing, as the apiserver writes it
+ * (`metav1.WatchEvent{Type, Object}`): JSON `{"type":"BOOKMARK",…` (`json.Encoder`, compact,
+ * struct field order: `type` first); protobuf, the frame's payload is the raw (no `k8s\0`
+ * envelope: the stream serializer) WatchEvent message, field 1 `type` first: tag `0x0a`,
+ * length `0x08`, then `BOOKMARK`.
+ */
+const BOOKMARK_PREFIX: Record<WatchFraming, Uint8Array> = {
+  'json-lines': Buffer.from('{"type":"BOOKMARK"'),
+  'length-prefixed': Buffer.concat([Buffer.from([0x0a, 0x08]), Buffer.from('BOOKMARK')]),
+};
+
+/**
  * Follows the bytes of one watch answer body (fed in order, as they are written to the client)
- * and tells whether they end on an event boundary. Both framings are tracked in O(1) per chunk
- * for JSON and O(frames) for protobuf; nothing is copied or kept.
+ * and tells whether they end on an event boundary, and whether the last complete event was a
+ * BOOKMARK (from its first bytes only: {@link BOOKMARK_PREFIX}; no decoding). Work per chunk:
+ * one native newline search per JSON event, O(frames) for protobuf, at most ~18 bytes compared
+ * per event; nothing is copied or kept.
  */
 export class EventBoundary {
   readonly framing: WatchFraming;
-  /** json-lines: whether the last byte seen was `\n` (true before any byte). */
-  #lineEnded = true;
+  readonly #prefix: Uint8Array;
+  /** Whether bytes of an incomplete event were seen (false before any byte and between events). */
+  #inEvent = false;
+  /** Bytes of the current event matched against the bookmark prefix so far. */
+  #matched = 0;
+  /** The current event's kind, once its first bytes tell: undefined while they may still match. */
+  #bookmark: boolean | undefined;
   /** length-prefixed: bytes of the current frame's 4-byte length header seen (0–3; 0 between frames). */
   #headerBytes = 0;
   /** length-prefixed: the length being assembled from the header bytes. */
   #length = 0;
-  /** length-prefixed: bytes of the current frame's payload still to come. */
+  /** length-prefixed: bytes of the current frame's payload still to come (with the header done). */
   #remaining = 0;
+  /** length-prefixed: whether the current frame's header is complete. */
+  #inPayload = false;
+  /** Whether the last complete event was a BOOKMARK (false before any). */
+  lastWasBookmark = false;
+  /** Complete events seen (BOOKMARKs included). */
+  events = 0;
 
   constructor(framing: WatchFraming) {
     this.framing = framing;
+    this.#prefix = BOOKMARK_PREFIX[framing];
   }
 
   /** Whether every byte seen so far belongs to a complete event (true before any byte). */
   get atBoundary(): boolean {
-    if (this.framing === 'json-lines') return this.#lineEnded;
-    return this.#headerBytes === 0 && this.#remaining === 0;
+    return !this.#inEvent;
   }
 
   /** All of `chunk` is written: follows it. */
   push(chunk: Uint8Array): void {
-    if (chunk.length === 0) return;
-    if (this.framing === 'json-lines') {
-      this.#lineEnded = chunk[chunk.length - 1] === 0x0a;
-      return;
+    let off = 0;
+    while (off < chunk.length) {
+      const n = this.next(off === 0 ? chunk : chunk.subarray(off));
+      if (n < 0) return;
+      off += n;
     }
-    this.#advance(chunk, false);
   }
 
   /**
@@ -80,30 +105,45 @@ export class EventBoundary {
    */
   cut(chunk: Uint8Array): number {
     if (this.atBoundary) return 0;
-    if (this.framing === 'json-lines') {
-      const nl = chunk.indexOf(0x0a);
-      if (nl < 0) {
-        this.push(chunk);
-        return -1;
-      }
-      this.#lineEnded = true;
-      return nl + 1;
-    }
-    return this.#advance(chunk, true);
+    return this.next(chunk);
   }
 
   /**
-   * length-prefixed: consumes `chunk`; with `stopAtBoundary`, stops at the first boundary
-   * reached and answers how many bytes that took (-1 when none is reached).
+   * Follows `chunk` up to the end of the next event that ends in it and answers how many bytes
+   * that took (then {@link events} and {@link lastWasBookmark} describe that event); -1 when
+   * no event ends in it (all of it was followed).
    */
-  #advance(chunk: Uint8Array, stopAtBoundary: boolean): number {
+  next(chunk: Uint8Array): number {
+    return this.framing === 'json-lines' ? this.#nextLine(chunk) : this.#nextFrame(chunk);
+  }
+
+  /** json-lines: one event per `\n`-terminated line. */
+  #nextLine(chunk: Uint8Array): number {
+    if (chunk.length === 0) return -1;
+    if (!this.#inEvent) this.#begin();
+    const i = this.#match(chunk, 0, chunk.length);
+    const nl = chunk.indexOf(0x0a, i);
+    if (nl < 0) return -1;
+    this.#complete();
+    return nl + 1;
+  }
+
+  /** length-prefixed: a 4-byte big-endian length, then that many payload bytes. */
+  #nextFrame(chunk: Uint8Array): number {
     let i = 0;
-    while (i < chunk.length) {
-      if (this.#remaining > 0) {
+    while (i < chunk.length || (this.#inPayload && this.#remaining === 0)) {
+      if (this.#inPayload) {
         const take = Math.min(this.#remaining, chunk.length - i);
+        this.#match(chunk, i, i + take);
         this.#remaining -= take;
         i += take;
+        if (this.#remaining === 0) {
+          this.#inPayload = false;
+          this.#complete();
+          return i;
+        }
       } else {
+        if (!this.#inEvent) this.#begin();
         // A header byte (big-endian): the length is complete after the 4th.
         this.#length = this.#length * 256 + chunk[i]!;
         i++;
@@ -112,9 +152,37 @@ export class EventBoundary {
         this.#headerBytes = 0;
         this.#remaining = this.#length;
         this.#length = 0;
+        this.#inPayload = true;
       }
-      if (stopAtBoundary && this.atBoundary) return i;
     }
     return -1;
+  }
+
+  #begin(): void {
+    this.#inEvent = true;
+    this.#matched = 0;
+    this.#bookmark = undefined;
+  }
+
+  /** Compares the event's bytes in `chunk[from, to)` with the bookmark prefix while undecided; answers where it stopped. */
+  #match(chunk: Uint8Array, from: number, to: number): number {
+    let i = from;
+    const p = this.#prefix;
+    while (this.#bookmark === undefined && i < to) {
+      if (chunk[i] !== p[this.#matched]) {
+        this.#bookmark = false;
+        return i;
+      }
+      i++;
+      this.#matched++;
+      if (this.#matched === p.length) this.#bookmark = true;
+    }
+    return i;
+  }
+
+  #complete(): void {
+    this.#inEvent = false;
+    this.lastWasBookmark = this.#bookmark === true;
+    this.events++;
   }
 }

@@ -4,6 +4,17 @@
  * the on-demand handover (`--resources=auto`) finishes a passed-through watch once the cache is
  * synced, and the client must see whole events only. Shutdown does not go through here; it
  * stays immediate (`passthrough.ts`).
+ *
+ * Nor may the handover end a watch sooner than client-go's reflector accepts: a watch that
+ * closes less than 1 s after it began without an event is a "very short watch"
+ * (`k8s.io/client-go/tools/cache/reflector.go`, `handleAnyWatch`: `watchDuration < 1s &&
+ * eventCount == 0` → `VeryShortWatchError`: a warning, a backoff and a full relist instead of
+ * resuming). Its clock starts before the watch request is sent (`Reflector.watch`), and, for a
+ * watch-list, again once the initial-events-end BOOKMARK has been handled (`watchList` hands
+ * the same watch to `Reflector.watch`, which restarts `start` and `eventCount`); every event
+ * counts, bookmarks included. So a handover waits until {@link MIN_WATCH_MS} after the later of
+ * the relay's creation and the last BOOKMARK relayed (any BOOKMARK, conservatively: it may be
+ * the initial-events-end one), unless another event was relayed after that point.
  */
 import type { ServerResponse } from 'node:http';
 import { EventBoundary, type WatchFraming } from '../apimachinery/watch-framing.ts';
@@ -11,6 +22,13 @@ import type { Logger } from '../util/logger.ts';
 
 /** How long a handover waits for the event in flight to complete before ending anyway (ms). */
 export const HANDOVER_WAIT_MS = 5_000;
+
+/**
+ * The least time a handover lets a watch last without an event after it began or after its
+ * last BOOKMARK (ms): client-go's 1 s "very short watch" bound plus a margin for the time
+ * between the reflector's clock start and this relay's (request sent, head received).
+ */
+export const MIN_WATCH_MS = 1_500;
 
 export interface WatchRelayOptions {
   /** Stops reading the upstream answer (aborts the upstream request). */
@@ -20,6 +38,10 @@ export interface WatchRelayOptions {
   url: string | undefined;
   /** Default {@link HANDOVER_WAIT_MS}. */
   waitMs?: number;
+  /** Default {@link MIN_WATCH_MS}. */
+  minWatchMs?: number;
+  /** Monotonic clock (ms); default `performance.now`. */
+  now?: () => number;
 }
 
 /**
@@ -29,15 +51,25 @@ export interface WatchRelayOptions {
 export class WatchRelay {
   readonly #res: ServerResponse;
   readonly #o: WatchRelayOptions;
+  readonly #now: () => number;
   #boundary: EventBoundary | undefined;
   #started = false;
   #handoverAsked = false;
   #ended = false;
-  #timer: NodeJS.Timeout | undefined;
+  /** When the watch began, or its last BOOKMARK was relayed (the `now()` clock). */
+  #since: number;
+  /** Whether an event other than a BOOKMARK was relayed since {@link #since}. */
+  #eventSince = false;
+  /** Waits for {@link MIN_WATCH_MS} to pass (a handover asked too soon). */
+  #minTimer: NodeJS.Timeout | undefined;
+  /** Bounds the wait for the event in flight ({@link HANDOVER_WAIT_MS}). */
+  #cutTimer: NodeJS.Timeout | undefined;
 
   constructor(res: ServerResponse, o: WatchRelayOptions) {
     this.#res = res;
     this.#o = o;
+    this.#now = o.now ?? (() => performance.now());
+    this.#since = this.#now();
   }
 
   /** Whether the relay ended the response (a handover): the caller must not end it again. */
@@ -56,27 +88,16 @@ export class WatchRelay {
   }
 
   /**
-   * Ends the response cleanly after the last complete event written, now when on a boundary,
-   * else once the event in flight is written (at most `waitMs` later; then it ends anyway, cut,
-   * and logs a warning). A stream without framing is left alone. Idempotent.
+   * Ends the response cleanly after the last complete event written, once client-go would not
+   * take it for a "very short watch" (see the module doc: at once when an event was relayed
+   * since the watch began or since its last BOOKMARK, else once `minWatchMs` passed since
+   * then), on a boundary: at once when on one, else once the event in flight is written (at
+   * most `waitMs` later; then it ends anyway, cut, and logs a warning). A stream without
+   * framing is left alone. Idempotent.
    */
   handover(): void {
     this.#handoverAsked = true;
-    if (!this.#started || this.#ended || this.#timer) return;
-    const b = this.#boundary;
-    if (!b) return;
-    if (b.atBoundary) {
-      this.#finish();
-      return;
-    }
-    this.#timer = setTimeout(() => {
-      this.#o.log.warn(
-        { url: this.#o.url, waitMs: this.#o.waitMs ?? HANDOVER_WAIT_MS },
-        'handover: the watch event in flight did not complete in time; the watch is ended inside it',
-      );
-      this.#finish();
-    }, this.#o.waitMs ?? HANDOVER_WAIT_MS);
-    this.#timer.unref();
+    this.#check();
   }
 
   /** Writes `body`'s chunks into the response until it ends, the handover ends it, or the client leaves. */
@@ -87,23 +108,79 @@ export class WatchRelay {
         if (!(await this.#write(chunk))) break;
       }
     } finally {
-      this.#clearTimer();
+      this.#clearTimers();
     }
   }
 
-  /** Writes one chunk; false once the relay ended the response (stop reading). */
+  /** ms until a handover may end the watch (0: now). */
+  #tooSoonMs(): number {
+    if (this.#eventSince) return 0;
+    const min = this.#o.minWatchMs ?? MIN_WATCH_MS;
+    return Math.max(0, this.#since + min - this.#now());
+  }
+
+  /** A handover is asked: ends the watch now when it may, else arms the timer it waits on. */
+  #check(): void {
+    if (!this.#handoverAsked || !this.#started || this.#ended) return;
+    const b = this.#boundary;
+    if (!b) return;
+    const wait = this.#tooSoonMs();
+    if (wait > 0) {
+      // Too soon (again, after a BOOKMARK): wait; the event in flight is not the reason.
+      if (this.#cutTimer) clearTimeout(this.#cutTimer);
+      this.#cutTimer = undefined;
+      if (this.#minTimer) clearTimeout(this.#minTimer);
+      this.#minTimer = setTimeout(() => {
+        this.#minTimer = undefined;
+        this.#check();
+      }, wait);
+      this.#minTimer.unref();
+      return;
+    }
+    if (this.#minTimer) clearTimeout(this.#minTimer);
+    this.#minTimer = undefined;
+    if (b.atBoundary) {
+      this.#finish();
+      return;
+    }
+    if (this.#cutTimer) return;
+    this.#cutTimer = setTimeout(() => {
+      this.#o.log.warn(
+        { url: this.#o.url, waitMs: this.#o.waitMs ?? HANDOVER_WAIT_MS },
+        'handover: the watch event in flight did not complete in time; the watch is ended inside it',
+      );
+      this.#finish();
+    }, this.#o.waitMs ?? HANDOVER_WAIT_MS);
+    this.#cutTimer.unref();
+  }
+
+  /**
+   * Writes one chunk, following its events; with a handover asked, stops after the first event
+   * end at which the watch may end (writes up to it, finishes). False once the relay ended the
+   * response (stop reading).
+   */
   async #write(chunk: Uint8Array): Promise<boolean> {
     const b = this.#boundary;
     const res = this.#res;
-    if (b && this.#timer) {
-      // A handover waits for the event in flight: write up to its end, then finish.
-      const n = b.cut(chunk);
-      if (n >= 0) {
-        if (n > 0) res.write(chunk.subarray(0, n));
-        this.#finish();
-        return false;
+    if (b) {
+      let off = 0;
+      while (off < chunk.length) {
+        const n = b.next(off === 0 ? chunk : chunk.subarray(off));
+        if (n < 0) break;
+        off += n;
+        if (b.lastWasBookmark) {
+          this.#since = this.#now();
+          this.#eventSince = false;
+        } else this.#eventSince = true;
+        if (!this.#handoverAsked) continue;
+        if (this.#tooSoonMs() === 0) {
+          res.write(off === chunk.length ? chunk : chunk.subarray(0, off));
+          this.#finish();
+          return false;
+        }
+        this.#check(); // too soon now (a BOOKMARK): wait again
       }
-    } else b?.push(chunk);
+    }
     if (!res.write(chunk)) await drained(res);
     return !this.#ended && !res.destroyed;
   }
@@ -111,14 +188,16 @@ export class WatchRelay {
   #finish(): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#clearTimer();
+    this.#clearTimers();
     this.#o.abortUpstream();
     this.#res.end();
   }
 
-  #clearTimer(): void {
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = undefined;
+  #clearTimers(): void {
+    if (this.#minTimer) clearTimeout(this.#minTimer);
+    if (this.#cutTimer) clearTimeout(this.#cutTimer);
+    this.#minTimer = undefined;
+    this.#cutTimer = undefined;
   }
 }
 

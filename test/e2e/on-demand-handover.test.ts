@@ -14,13 +14,27 @@
  *   informer's next watch (served from the cache) has every object: nothing lost or cut.
  * The resources (persistentvolumeclaims, ingresses) are watched by no other e2e file, so the
  * apiserver's watch counts are this file's.
+ *
+ * Issue 15, bug G (attack pass): the handover came right after the watch-list's
+ * initial-events-end BOOKMARK (the cache synced meanwhile), less than 1 s after it and without
+ * another event: client-go's reflector took it for a "very short watch" (`reflector.go`
+ * `handleAnyWatch`: `watchDuration < 1s && eventCount == 0`), logged `Failed to watch … very
+ * short watch`, backed off and listed everything again (a second watch-list, its Replace
+ * reported every object as MODIFIED) instead of resuming from the bookmark's RV. The last test:
+ * an informer-probe (JSON, watch-list on) as the first client of podtemplates (uncached, no
+ * other test here uses them) is handed over without that: no warning, no MODIFIED event, its
+ * re-watch from the cache resumes (`resourceVersion=<bookmark's>`, no `sendInitialEvents`), no
+ * LIST. And the BOOKMARK detection (`EventBoundary`, first bytes only) on the apiserver's own
+ * watch-list answers, JSON and protobuf.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
+import { EventBoundary, watchFraming } from '../../src/apimachinery/watch-framing.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 import { eventually } from '../support/eventually.ts';
+import { startProbe } from '../support/informer-probe.ts';
 import { type CliProxy, startProxy } from '../support/proxy.ts';
 
 interface DebugEntry {
@@ -285,6 +299,178 @@ describe('issue 15 F1: the on-demand handover keeps kubectl get -w, hands inform
       ac.abort();
     }
     assert.deepEqual([...got].sort(), [...created].sort());
+    // Counted once the proxy saw the watch close (after the abort, not at it).
+    await eventually('the cache watch counted', 5_000, async () =>
+      (await requestsTotal({ verb: 'WATCH', resource: 'ingresses', served_from: 'cache' })) >= 1
+        ? true
+        : undefined,
+    );
     assert.equal(await requestsTotal({ verb: 'WATCH', resource: 'ingresses', served_from: 'cache' }), 1);
+  });
+});
+
+describe('issue 15 G: the handover right after a watch-list\'s initial events is no "very short watch" for client-go', () => {
+  let f: Fixture;
+  let proxy: CliProxy;
+  let agent: Agent;
+  let ns: string;
+
+  before(async () => {
+    f = await sharedFixture();
+    agent = new Agent({ connect: { ca: f.caPem } });
+    ns = await f.newNamespace('shortwatch');
+    // Debug: the proxy logs each request's URL once it ended.
+    proxy = await startProxy(f, { run: 'cli', resources: 'auto', args: ['--log-level', 'debug'] });
+  });
+  after(async () => {
+    await proxy?.stop();
+    await agent?.close();
+  });
+
+  const direct = async (method: string, path: string, body?: object) => {
+    const r = await request(`${f.server}${path}`, {
+      dispatcher: agent,
+      method,
+      headers: {
+        accept: 'application/json',
+        'content-type': 'application/json',
+        authorization: `Bearer ${f.tokens.admin}`,
+      },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await r.body.text();
+    assert.ok(r.statusCode < 300, text);
+    return JSON.parse(text) as { items: { metadata: { name: string; resourceVersion: string } }[] };
+  };
+  const requestsTotal = async (labels: Record<string, string>) => {
+    const r = await request(`${proxy.ops}/metrics`);
+    return metricSum(await r.body.text(), 'kube_cache_proxy_requests_total', labels);
+  };
+  const template = (name: string) => ({
+    apiVersion: 'v1',
+    kind: 'PodTemplate',
+    metadata: { name },
+    template: { spec: { containers: [{ name: 'c', image: 'example.invalid/c' }] } },
+  });
+
+  test('regression: an informer-probe (JSON, watch-list) as the first client of podtemplates resumes into the cache: no very short watch, no relist', async (t) => {
+    const path = `/api/v1/namespaces/${ns}/podtemplates`;
+    for (const n of ['t1', 't2', 't3']) await direct('POST', path, template(n));
+    const probe = startProbe(f.bin.probe, {
+      kubeconfig: proxy.kubeconfig,
+      resource: 'podtemplates',
+      namespace: ns,
+      watchList: true,
+      durationMs: 7_000,
+    });
+    await probe.synced;
+    // The passed-through watch-list is ended once the cache synced (counted once it ended); the
+    // informer re-watches into the cache (before the fix: after a ~1 s backoff, a whole new
+    // watch-list).
+    await eventually('the handover', 15_000, async () =>
+      (await requestsTotal({ verb: 'WATCH', resource: 'podtemplates', served_from: 'upstream' })) >= 1
+        ? true
+        : undefined,
+    );
+    await new Promise((res) => setTimeout(res, 1_500)); // the re-watch (or the relist) is open
+    await direct('POST', path, template('after'));
+    const r = await probe.done;
+    const list = await direct('GET', path);
+    const logged = () =>
+      proxy
+        .logs()
+        .filter((l) => l.msg === 'request' && String(l.url).includes('/podtemplates'))
+        .map((l) => ({ url: String(l.url), from: String(l.served_from), ms: l.ms }));
+    t.diagnostic(`probe stderr: ${probe.stderr()}`);
+    t.diagnostic(`probe events: ${JSON.stringify(r.events)}`);
+    t.diagnostic(`requests: ${JSON.stringify(logged())}`);
+
+    assert.doesNotMatch(probe.stderr(), /very short watch/);
+    assert.doesNotMatch(probe.stderr(), /Failed to watch/);
+    // Only the initial ADDED events and the later object's: a relist's Replace reports every
+    // object it already had as MODIFIED.
+    const events = r.events.map((e) => `${e.type} ${e.key}`);
+    assert.deepEqual(
+      [...events.slice(0, 3).sort(), ...events.slice(3)],
+      ['t1', 't2', 't3', 'after'].map((n) => `ADDED ${ns}/${n}`),
+    );
+    assert.deepEqual(
+      r.store,
+      list.items.map((o) => ({ key: `${ns}/${o.metadata.name}`, rv: o.metadata.resourceVersion })),
+    );
+    // Requests for podtemplates: the watch-list passed upstream (not cached), then one watch
+    // from the cache that resumes at an RV (no sendInitialEvents: not a relist); no LIST.
+    assert.equal(
+      await requestsTotal({
+        verb: 'WATCH',
+        resource: 'podtemplates',
+        served_from: 'upstream',
+        reason: 'not-cached',
+      }),
+      1,
+    );
+    assert.equal(await requestsTotal({ verb: 'WATCH', resource: 'podtemplates', served_from: 'cache' }), 1);
+    assert.equal(await requestsTotal({ verb: 'LIST', resource: 'podtemplates' }), 0);
+    const urls = await eventually('both watches logged (they ended with the probe)', 10_000, async () => {
+      const u = logged();
+      return u.length >= 2 ? u : undefined;
+    });
+    assert.equal(urls.length, 2, JSON.stringify(urls));
+    assert.match(urls.find((u) => u.from === 'upstream')?.url ?? '', /sendInitialEvents=true/);
+    const rewatch = new URL(urls.find((u) => u.from === 'cache')?.url ?? '', 'http://x');
+    assert.equal(rewatch.searchParams.get('watch'), 'true');
+    assert.equal(rewatch.searchParams.get('sendInitialEvents'), null, `a relist: ${rewatch}`);
+    assert.match(rewatch.searchParams.get('resourceVersion') ?? '', /^[0-9]+$/);
+  });
+
+  test("the apiserver's own watch-list bytes, JSON and protobuf: EventBoundary finds each event and tells the initial-events-end BOOKMARK", async () => {
+    const ns2 = await f.newNamespace('framing');
+    const path = `/api/v1/namespaces/${ns2}/podtemplates`;
+    for (const n of ['p1', 'p2']) await direct('POST', path, template(n));
+    const watchList = `${path}?watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=30`;
+    for (const accept of ['application/json', 'application/vnd.kubernetes.protobuf']) {
+      const ac = new AbortController();
+      const r = await request(`${f.server}${watchList}`, {
+        dispatcher: agent,
+        headers: { accept, authorization: `Bearer ${f.tokens.admin}` },
+        signal: ac.signal,
+        bodyTimeout: 0,
+      });
+      assert.equal(r.statusCode, 200);
+      const framing = watchFraming(String(r.headers['content-type']), undefined);
+      assert.ok(framing, String(r.headers['content-type']));
+      const b = new EventBoundary(framing);
+      const kinds: string[] = [];
+      const raw: Buffer[] = [];
+      try {
+        for await (const chunk of r.body) {
+          raw.push(chunk as Buffer);
+          let off = 0;
+          for (;;) {
+            const n = b.next((chunk as Buffer).subarray(off));
+            if (n < 0) break;
+            off += n;
+            kinds.push(b.lastWasBookmark ? 'BOOKMARK' : 'other');
+          }
+          if (kinds.includes('BOOKMARK')) break;
+        }
+      } finally {
+        ac.abort();
+      }
+      // Two ADDED, then the bookmark ending the initial events (nothing else is written meanwhile).
+      assert.deepEqual(
+        kinds,
+        ['other', 'other', 'BOOKMARK'],
+        `${accept}: ${Buffer.concat(raw).toString('latin1')}`,
+      );
+      assert.equal(b.atBoundary, true);
+      if (framing === 'json-lines') {
+        const lines = Buffer.concat(raw).toString().split('\n').filter(Boolean);
+        assert.deepEqual(
+          lines.map((l) => (JSON.parse(l) as { type: string }).type),
+          ['ADDED', 'ADDED', 'BOOKMARK'],
+        );
+      }
+    }
   });
 });

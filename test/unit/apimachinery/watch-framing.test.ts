@@ -152,3 +152,89 @@ describe('EventBoundary length-prefixed', () => {
     assert.equal(b.atBoundary, true);
   });
 });
+
+describe('EventBoundary: which complete event was a BOOKMARK (from its first bytes)', () => {
+  const added = '{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n';
+  const bookmark =
+    '{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}}\n';
+  /** A protobuf watch frame whose raw metav1.WatchEvent payload has field 1 `type` = `t`. */
+  const pbEvent = (t: string, rest = 40) =>
+    frame(
+      Buffer.concat([
+        Buffer.from([0x0a, t.length]),
+        Buffer.from(t),
+        Buffer.from([0x12, rest]),
+        Buffer.alloc(rest, 3),
+      ]),
+    );
+
+  /** Kinds of the events completed while following `chunks` in order (B: bookmark, E: other). */
+  function kinds(b: EventBoundary, chunks: Uint8Array[]): string {
+    let out = '';
+    for (const c of chunks) {
+      let off = 0;
+      for (;;) {
+        const n = b.next(c.subarray(off));
+        if (n < 0) break;
+        off += n;
+        out += b.lastWasBookmark ? 'B' : 'E';
+      }
+    }
+    return out;
+  }
+
+  it('json-lines: bookmarks and other events, whole and split at every byte of the prefix', () => {
+    const all = Buffer.from(added + bookmark + added + bookmark);
+    assert.equal(kinds(new EventBoundary('json-lines'), [all]), 'EBEB');
+    for (let at = 1; at < 25; at++) {
+      const off = added.length + at;
+      const b = new EventBoundary('json-lines');
+      assert.equal(kinds(b, [all.subarray(0, off), all.subarray(off)]), 'EBEB', `split at ${at}`);
+      assert.equal(b.events, 4);
+    }
+    const one = new EventBoundary('json-lines');
+    assert.equal(
+      kinds(
+        one,
+        [...all].map((x) => Buffer.from([x])),
+      ),
+      'EBEB',
+      'byte by byte',
+    );
+  });
+
+  it('json-lines: a type that only starts like BOOKMARK, or a line shorter than the prefix, is no bookmark', () => {
+    const b = new EventBoundary('json-lines');
+    assert.equal(kinds(b, [Buffer.from('{"type":"BOOK"}\n{"type":"ERROR","object":{}}\n{}\n')]), 'EEE');
+  });
+
+  it('length-prefixed: field 1 type BOOKMARK (0x0a 0x08 "BOOKMARK") is a bookmark, ADDED is not', () => {
+    const all = Buffer.concat([
+      pbEvent('ADDED'),
+      pbEvent('BOOKMARK'),
+      pbEvent('MODIFIED'),
+      pbEvent('BOOKMARK'),
+    ]);
+    assert.equal(kinds(new EventBoundary('length-prefixed'), [all]), 'EBEB');
+    const b = new EventBoundary('length-prefixed');
+    assert.equal(
+      kinds(
+        b,
+        [...all].map((x) => Buffer.from([x])),
+      ),
+      'EBEB',
+      'byte by byte',
+    );
+    assert.equal(b.atBoundary, true);
+  });
+
+  it('push() and cut() keep the kind of the last event too', () => {
+    const b = new EventBoundary('json-lines');
+    b.push(Buffer.from(added + bookmark));
+    assert.equal(b.lastWasBookmark, true);
+    b.push(Buffer.from(added.slice(0, 5)));
+    assert.equal(b.cut(Buffer.from(added.slice(5) + bookmark)), added.length - 5);
+    assert.equal(b.lastWasBookmark, false);
+    assert.equal(b.events, 3);
+  });
+});

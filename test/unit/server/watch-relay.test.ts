@@ -61,13 +61,21 @@ describe('WatchRelay: the on-demand handover ends a watch at an event boundary',
   let framing: WatchFraming | undefined;
   let feed: Feed;
   let waitMs = 5_000;
+  /** 0 for the tests of the event boundary; the short-watch tests set it. */
+  let minWatchMs = 0;
 
   before(async () => {
     server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.flushHeaders();
       const f = feed;
-      const relay = new WatchRelay(res, { abortUpstream: () => f.abort(), log, url: '/w', waitMs });
+      const relay = new WatchRelay(res, {
+        abortUpstream: () => f.abort(),
+        log,
+        url: '/w',
+        waitMs,
+        minWatchMs,
+      });
       next(relay);
       relay.start(framing);
       void relay
@@ -211,5 +219,98 @@ describe('WatchRelay: the on-demand handover ends a watch at an event boundary',
     c.feed.push(null);
     assert.equal(await c.body, e1 + e2);
     assert.equal(c.relay.ended, false);
+  });
+
+  describe('no "very short watch" for client-go (reflector.go: < 1 s and no event)', () => {
+    const bookmark =
+      '{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}\n';
+    const pbFrame = (t: string) => {
+      const payload = Buffer.concat([
+        Buffer.from([0x0a, t.length]),
+        Buffer.from(t),
+        Buffer.from([0x12, 3, 1, 2, 3]),
+      ]);
+      const head = Buffer.alloc(4);
+      head.writeUInt32BE(payload.length);
+      return Buffer.concat([head, payload]);
+    };
+    const MIN = 400;
+    before(() => {
+      minWatchMs = MIN;
+    });
+    after(() => {
+      minWatchMs = 0;
+    });
+
+    it('a handover right after the watch opened, no event: ends only MIN ms after the open, empty', async () => {
+      const t0 = performance.now();
+      const c = await open('json-lines', true);
+      assert.equal(c.relay.ended, false, 'too soon');
+      assert.equal(await c.body, '');
+      assert.ok(performance.now() - t0 >= MIN - 5, `${performance.now() - t0} ms`);
+      assert.equal(c.feed.aborted, true);
+    });
+
+    it('an event was relayed since the open: ends at once', async () => {
+      const c = await open('json-lines');
+      c.feed.push(e1);
+      await c.received(e1.length);
+      const t0 = performance.now();
+      c.relay.handover();
+      assert.equal(c.relay.ended, true);
+      assert.equal(await c.body, e1);
+      assert.ok(performance.now() - t0 < MIN / 2);
+    });
+
+    it('watch-list: initial events, then the initial-events-end BOOKMARK: ends MIN ms after the bookmark', async () => {
+      const c = await open('json-lines');
+      c.feed.push(e1 + e2);
+      await c.received((e1 + e2).length);
+      await new Promise((r) => setTimeout(r, MIN + 50)); // the open is long past
+      c.feed.push(bookmark);
+      await c.received((e1 + e2 + bookmark).length);
+      const t0 = performance.now();
+      c.relay.handover();
+      assert.equal(c.relay.ended, false, 'right after the bookmark: too soon');
+      assert.equal(await c.body, e1 + e2 + bookmark);
+      const waited = performance.now() - t0;
+      assert.ok(waited >= MIN - 60 && waited < MIN + 300, `${waited} ms`);
+    });
+
+    it('an event relayed during the wait ends the watch right after it, at its boundary', async () => {
+      const c = await open('json-lines');
+      c.feed.push(bookmark);
+      await c.received(bookmark.length);
+      const t0 = performance.now();
+      c.relay.handover();
+      c.feed.push(e1.slice(0, 10));
+      c.feed.push(`${e1.slice(10)}${e2.slice(0, 7)}`);
+      assert.equal(await c.body, bookmark + e1);
+      assert.ok(performance.now() - t0 < MIN / 2, 'did not wait');
+    });
+
+    it('a BOOKMARK completing while the handover waits for the event in flight: waits MIN ms more', async () => {
+      const c = await open('json-lines');
+      c.feed.push(e1 + bookmark.slice(0, 20));
+      await c.received(e1.length + 20);
+      c.relay.handover(); // an event came since the open: may end, at the next boundary
+      const t0 = performance.now();
+      c.feed.push(bookmark.slice(20));
+      assert.equal(await c.body, e1 + bookmark);
+      assert.ok(performance.now() - t0 >= MIN - 60, 'that boundary follows a bookmark: waited');
+    });
+
+    it('protobuf: a BOOKMARK frame (0x0a 0x08 "BOOKMARK") restarts the wait, an ADDED frame ends it', async () => {
+      const c = await open('length-prefixed');
+      const bm = pbFrame('BOOKMARK');
+      const ad = pbFrame('ADDED');
+      c.feed.push(bm);
+      await c.received(bm.length);
+      c.relay.handover();
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(c.relay.ended, false, 'after a bookmark: too soon');
+      c.feed.push(Buffer.concat([ad, bm]));
+      assert.deepEqual(Buffer.from(await c.body, 'latin1'), Buffer.concat([bm, ad]));
+    });
   });
 });
