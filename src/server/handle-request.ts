@@ -30,15 +30,10 @@ import type { Metrics, ServedFrom } from '../ops/metrics.ts';
 import type { Logger } from '../util/logger.ts';
 import { answerMeta } from './answer-meta.ts';
 import type { CacheRegistry } from './cache-registry.ts';
-import {
-  type CacheVerb,
-  type Delegation,
-  delegate,
-  type UpstreamReason,
-  uncacheableRequest,
-} from './delegate.ts';
+import { type CacheVerb, type Delegation, delegate, type UpstreamReason } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import type { OnDemandHook } from './on-demand-hook.ts';
+import { onDemandReasonOf, tellOnDemandOf } from './on-demand-notice.ts';
 import { passedThroughEndings } from './passed-through-endings.ts';
 import { type AnswerTee, MAX_TEE_BYTES, passThrough, READ_PREFIX_BYTES } from './passthrough.ts';
 import { writeStatus } from './send-status.ts';
@@ -289,41 +284,21 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
  * (the proxy's memory, its upstream watches) nor keep one from going idle.
  */
 async function tellOnDemand(l: Lifecycle, x: Exchange): Promise<Next> {
-  notifyOnDemand(l, x);
+  const info = x.decision.info;
+  if (!l.onDemand || !info) return 'next';
+  const later = tellOnDemandOf(l.onDemand, {
+    info,
+    method: x.method,
+    query: x.query,
+    reason: onDemandReason(x),
+  });
+  if (later) x.startOnDemand = later;
   return 'next';
 }
 
-/**
- * A LIST or WATCH that may start a cache (`not-cached`) is told only once the apiserver answered
- * it 2xx (`startOnDemand`, run by the pass-through): a request the apiserver refuses (401, 403,
- * 404: any client, even anonymous, in simple mode as with `--delegated-auth`) starts nothing.
- * Every other request is told now (a use, or nothing).
- */
-function notifyOnDemand(l: Lifecycle, x: Exchange): void {
-  const info = x.decision.info;
-  const hook = l.onDemand;
-  if (!hook || !info) return;
-  const collection = x.method === 'GET' && info.name === undefined && info.subresource === undefined;
-  const verb = !collection ? 'other' : isWatchParam(x.query.get('watch')) ? 'watch' : 'list';
-  const reason = onDemandReason(x);
-  if (reason !== 'not-cached' || verb === 'other') {
-    hook.request(info, reason, verb);
-    return;
-  }
-  x.startOnDemand = (status) => {
-    if (status >= 200 && status < 300) hook.request(info, reason, verb);
-  };
-}
-
-/**
- * The reason the on-demand manager is told: a `not-cached` request no cache could answer (a
- * Table, `pretty`, …) gets the reason no cache could (`uncacheableRequest`), so it starts
- * nothing and is not tracked.
- */
+/** {@link onDemandReasonOf} of an exchange. */
 function onDemandReason(x: Exchange): UpstreamReason | undefined {
-  const info = x.decision.info;
-  if (x.reason !== 'not-cached' || !info) return x.reason;
-  return uncacheableRequest(info, x.query, x.req.headers) ?? x.reason;
+  return onDemandReasonOf(x.decision.info, x.reason, x.query, x.req.headers);
 }
 
 /** The tee of {@link passUpstream} for writes and short reads of a tracked resource. */
