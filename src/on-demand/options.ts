@@ -4,7 +4,7 @@
  * reasons it counts in `kube_cache_proxy_on_demand_caches_total`.
  */
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
-import type { UpstreamReason } from '../server/delegate.ts';
+import { CACHE_STATE_REASONS, type UpstreamReason } from '../server/delegate.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 
@@ -67,13 +67,5 @@ export interface OnDemandOptions {
  */
 export const USE_REASONS: ReadonlySet<UpstreamReason> = new Set<UpstreamReason>([
   'not-cached',
-  'not-synced',
-  'consistent-reads-upstream',
-  'not-live',
-  'behind-upstream',
-  'write-pending',
-  'freshness-timeout',
-  'exact-outside-window',
-  'continue-outside-window',
-  'aborted',
+  ...CACHE_STATE_REASONS,
 ]);

@@ -24,6 +24,31 @@ import type { CacheCodec, ContinueFrom, ServedCache } from './cache-api.ts';
 import type { CacheRegistry } from './cache-registry.ts';
 
 /**
+ * The reasons a request the cache could serve goes upstream because of the cache's state
+ * (`serve-cache.ts`): the last group of {@link UPSTREAM_REASONS}.
+ */
+export const CACHE_STATE_REASONS = [
+  /** The resource has not completed its first snapshot within the sync wait. */
+  'not-synced',
+  /** RV="" with `--consistent-reads=upstream`. */
+  'consistent-reads-upstream',
+  /** RV="" while the upstream stream is not proven live. */
+  'not-live',
+  /** RV="" while the cache is older than an answer passed upstream showed a client (after an outage). */
+  'behind-upstream',
+  /** RV="" while a write made through this proxy is not yet in the cache after the wait, or its RV is unknown. */
+  'write-pending',
+  /** RV=N (not older than): the cache did not reach N within the freshness wait. */
+  'freshness-timeout',
+  /** An exact RV (`resourceVersionMatch=Exact`, or `limit` with RV=N) outside the history window. */
+  'exact-outside-window',
+  /** A `continue` token whose snapshot RV left the history window. */
+  'continue-outside-window',
+  /** The client went away while the request waited for the cache: nothing is sent upstream. */
+  'aborted',
+] as const;
+
+/**
  * Every reason a request is passed upstream, in the order the decision meets them. Closed:
  * a new exit needs a new entry here, a case in `test/unit/server/delegate.test.ts` and a line
  * in docs/delegation.md (both tests check it).
@@ -89,24 +114,7 @@ export const UPSTREAM_REASONS = [
   /** A `continue` token malformed in a way only the apiserver words exactly. */
   'continue-undecodable',
   // 3. The cache's state (serve-cache.ts).
-  /** The resource has not completed its first snapshot within the sync wait. */
-  'not-synced',
-  /** RV="" with `--consistent-reads=upstream`. */
-  'consistent-reads-upstream',
-  /** RV="" while the upstream stream is not proven live. */
-  'not-live',
-  /** RV="" while the cache is older than an answer passed upstream showed a client (after an outage). */
-  'behind-upstream',
-  /** RV="" while a write made through this proxy is not yet in the cache after the wait, or its RV is unknown. */
-  'write-pending',
-  /** RV=N (not older than): the cache did not reach N within the freshness wait. */
-  'freshness-timeout',
-  /** An exact RV (`resourceVersionMatch=Exact`, or `limit` with RV=N) outside the history window. */
-  'exact-outside-window',
-  /** A `continue` token whose snapshot RV left the history window. */
-  'continue-outside-window',
-  /** The client went away while the request waited for the cache: nothing is sent upstream. */
-  'aborted',
+  ...CACHE_STATE_REASONS,
 ] as const;
 
 /** Why a request went upstream: one of {@link UPSTREAM_REASONS}. */
