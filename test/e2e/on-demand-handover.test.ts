@@ -35,6 +35,7 @@ import { EventBoundary, watchFraming } from '../../src/apimachinery/watch-framin
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { startProbe } from '../support/informer-probe.ts';
+import { metricSum } from '../support/prometheus-text.ts';
 import { type CliProxy, startProxy } from '../support/proxy.ts';
 
 interface DebugEntry {
@@ -47,19 +48,6 @@ interface DebugEntry {
 interface WatchLine {
   type: string;
   object: { kind: string; metadata: { name: string; resourceVersion: string } };
-}
-
-/** Sum of the samples of `name` whose labels include every `labels` pair. */
-function metricSum(text: string, name: string, labels: Record<string, string>): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const close = line.lastIndexOf('}');
-    const lbl = line.slice(name.length + 1, close);
-    if (Object.entries(labels).every(([k, v]) => lbl.includes(`${k}="${v}"`)))
-      sum += Number(line.slice(close + 1).trim());
-  }
-  return sum;
 }
 
 /** A spawned `kubectl get -w`, its stdout collected. */

@@ -18,6 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 import { eventually } from '../support/eventually.ts';
+import { metricSum } from '../support/prometheus-text.ts';
 import { type CliProxy, startProxy } from '../support/proxy.ts';
 
 const GROUP = 'e2e-auto.example.com';
@@ -49,19 +50,6 @@ const crd = {
     ],
   },
 };
-
-/** Sum of the samples of `name` whose labels include every `labels` pair. */
-function metricSum(text: string, name: string, labels: Record<string, string>): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const close = line.lastIndexOf('}');
-    const lbl = line.slice(name.length + 1, close);
-    if (Object.entries(labels).every(([k, v]) => lbl.includes(`${k}="${v}"`)))
-      sum += Number(line.slice(close + 1).trim());
-  }
-  return sum;
-}
 
 interface DebugEntry {
   resource: string;

@@ -12,6 +12,7 @@ import { Agent, request } from 'undici';
 import { type Fixture, type ProbeResult, sharedFixture } from '../fixture/index.ts';
 import { startProbe } from '../support/informer-probe.ts';
 import { prng } from '../support/prng.ts';
+import { metricSum } from '../support/prometheus-text.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 /** Per key, the RVs of non-tombstone events must strictly increase. Returns the violations. */
@@ -26,20 +27,6 @@ function outOfOrder(r: ProbeResult): string[] {
     last.set(e.key, rv);
   }
   return bad;
-}
-
-/** Sum of the samples of `name` whose labels include every `labels` pair. */
-function metricSum(text: string, name: string, labels: Record<string, string>): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const close = line.lastIndexOf('}');
-    const lbl = line.slice(name.length + 1, close);
-    if (Object.entries(labels).every(([k, v]) => lbl.includes(`${k}="${v}"`))) {
-      sum += Number(line.slice(close + 1).trim());
-    }
-  }
-  return sum;
 }
 
 describe('client-go informers through the proxy vs direct', () => {

@@ -25,6 +25,7 @@ import { Agent, request } from 'undici';
 import { type Fixture, runProbe, sharedFixture, writeKubeconfig } from '../fixture/index.ts';
 import { freePort } from '../fixture/ports.ts';
 import { startProbe } from '../support/informer-probe.ts';
+import { metricSum } from '../support/prometheus-text.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 // Resources no other e2e file caches or watches, so the apiserver's watch counts are this file's
@@ -51,19 +52,6 @@ const rc = (name: string, run: string) => ({
     template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
   },
 });
-
-/** Sum of the samples of `name` whose labels include every `labels` pair. */
-function metricSum(text: string, name: string, labels: Record<string, string>): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const close = line.lastIndexOf('}');
-    const lbl = line.slice(name.length + 1, close);
-    if (Object.entries(labels).every(([k, v]) => lbl.includes(`${k}="${v}"`)))
-      sum += Number(line.slice(close + 1).trim());
-  }
-  return sum;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -31,10 +31,14 @@ export function parsePrometheus(text: string): Sample[] {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|[Nn]a[Nn]|[+-]Inf)$/.exec(line);
     assert.ok(m, `unparsable exposition line: ${line}`);
     const name = m[1]!;
-    const family = [...types.keys()].find(
-      (f) =>
-        name === f || (types.get(f) === 'histogram' && /^(.*)_(bucket|sum|count)$/.exec(name)?.[1] === f),
-    );
+    // A histogram's samples are `_bucket`, `_sum`, `_count` of its family; a summary's `_sum`,
+    // `_count` (and its quantiles under the family's own name).
+    const suffixed = /^(.*)_(bucket|sum|count)$/.exec(name);
+    const base = suffixed ? types.get(suffixed[1]!) : undefined;
+    const family =
+      types.has(name) || base === 'histogram' || (base === 'summary' && suffixed![2] !== 'bucket')
+        ? name
+        : undefined;
     assert.ok(family, `sample without a TYPE: ${line}`);
     const labels: Record<string, string> = {};
     const body = m[2] ?? '';
@@ -65,4 +69,9 @@ export function sum(samples: Sample[], name: string, labels: Record<string, stri
 /** Whether a series `name` with `labels` exists at all. */
 export function has(samples: Sample[], name: string, labels: Record<string, string> = {}): boolean {
   return samples.some((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+}
+
+/** {@link sum} over a `/metrics` text ({@link parsePrometheus}: throws on a malformed exposition). */
+export function metricSum(text: string, name: string, labels: Record<string, string> = {}): number {
+  return sum(parsePrometheus(text), name, labels);
 }

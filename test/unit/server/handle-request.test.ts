@@ -166,31 +166,31 @@ describe('issue 11 item 13: bounded metric label cardinality', () => {
   });
 });
 
-describe('issue 10: the admit step (who asks)', () => {
-  /** A gate: TokenReview knows `good` as alice; the SubjectAccessReview allows namespace `a` only. */
-  const access = () =>
-    new AccessControl({
-      delegatedAuth: true,
-      impersonateCertificateClients: false,
-      tokens: {
-        authenticate: async (t: string) =>
-          t === 'good'
-            ? {
-                authenticated: true,
-                user: { username: 'alice', uid: '', groups: [], extra: {} },
-                cached: false,
-              }
-            : { authenticated: false, error: '', cached: false },
-      } as unknown as TokenReviewAuthenticator,
-      authorizer: {
-        authorize: async (_u: unknown, a: { namespace?: string }) => ({
-          allowed: a.namespace === 'a',
-          reason: '',
-          cached: a.namespace !== 'a',
-        }),
-      } as unknown as SubjectAccessReviewAuthorizer,
-    });
+/** A gate: TokenReview knows `good` as alice; the SubjectAccessReview allows namespace `a` only. */
+const access = () =>
+  new AccessControl({
+    delegatedAuth: true,
+    impersonateCertificateClients: false,
+    tokens: {
+      authenticate: async (t: string) =>
+        t === 'good'
+          ? {
+              authenticated: true,
+              user: { username: 'alice', uid: '', groups: [], extra: {} },
+              cached: false,
+            }
+          : { authenticated: false, error: '', cached: false },
+    } as unknown as TokenReviewAuthenticator,
+    authorizer: {
+      authorize: async (_u: unknown, a: { namespace?: string }) => ({
+        allowed: a.namespace === 'a',
+        reason: '',
+        cached: a.namespace !== 'a',
+      }),
+    } as unknown as SubjectAccessReviewAuthorizer,
+  });
 
+describe('issue 10: the admit step (who asks)', () => {
   const run = async (url: string, headers: Record<string, string>) => {
     const lines: Record<string, unknown>[] = [];
     const logger = pino(
@@ -261,27 +261,7 @@ describe('issue 15 attack: only admitted requests reach the on-demand manager', 
   it('a client refused 401 (bad token) or 403, by the proxy or by the apiserver, starts no cache and is no use; one answered 2xx is told with its reason', async () => {
     const told: string[] = [];
     const { agent, server } = mockServer([pod('a', 'p1', 7)], {
-      access: new AccessControl({
-        delegatedAuth: true,
-        impersonateCertificateClients: false,
-        tokens: {
-          authenticate: async (token: string) =>
-            token === 'good'
-              ? {
-                  authenticated: true,
-                  user: { username: 'alice', uid: '', groups: [], extra: {} },
-                  cached: false,
-                }
-              : { authenticated: false, error: '', cached: false },
-        } as unknown as TokenReviewAuthenticator,
-        authorizer: {
-          authorize: async (_u: unknown, a: { namespace?: string }) => ({
-            allowed: a.namespace === 'a',
-            reason: '',
-            cached: false,
-          }),
-        } as unknown as SubjectAccessReviewAuthorizer,
-      }),
+      access: access(),
       onDemand: {
         request: (info, reason, verb) =>
           told.push(`${verb} ${info.resource} ${info.namespace} ${reason ?? ''}`),
