@@ -3,7 +3,8 @@
  * with the proxy's own credentials and returns the answer's JSON: what client-go's typed
  * `Create` does for the delegated authenticator and authorizer of an extension apiserver.
  */
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import { request } from '../upstream/undici-core.ts';
 import { UpstreamError } from '../util/errors.ts';
 
 /** What a review needs from the upstream: where, which pool, the proxy's `Authorization`. */

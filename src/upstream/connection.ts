@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
-import { Agent, type Dispatcher } from 'undici';
+import type { Agent as AgentType, Dispatcher } from 'undici';
+import { Agent } from './undici-core.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { KubeconfigError } from '../util/errors.ts';
 import { type KubeConfigSource, type LoadedKubeConfig, loadKubeConfig } from './kubeconfig.ts';
@@ -91,7 +92,7 @@ export async function createUpstream(opts: UpstreamOptions = {}): Promise<Upstre
     // Only a kubeconfig saying insecure-skip-tls-verify turns verification off.
     connect.rejectUnauthorized = cluster.skipTLSVerify !== true;
   }
-  const pools: Agent[] = [];
+  const pools: AgentType[] = [];
   const { cert: _cert, key: _key, ...connectWithoutCert } = connect;
   const newAgent = (connections: number, clientCertificate = true, http1Only = false) => {
     const a = new Agent({

@@ -10,7 +10,9 @@
  * hook (`module.registerHooks`, Node ≥ 22.15) that answers those imports, from that one file:
  * `./gen/index.js` with {@link ./client-node-gen-stub.ts} (throws), the others with
  * {@link ./client-node-lazy.ts} (the real module, loaded on first use by a kubeconfig that
- * needs it). Everything else of client-node (loading, merging, in-cluster config, exec and
+ * needs it), and `undici` (config.js takes `Agent` and `ProxyAgent` from it) with
+ * {@link ./undici-core.ts} (undici's own classes without the rest of undici's index, ~12 MiB of
+ * RSS less). Everything else of client-node (loading, merging, in-cluster config, exec and
  * token-file credentials) is the real code, loaded as usual. It must run before any module
  * importing client-node is LINKED, so the CLI installs it and then imports `main.ts` dynamically.
  */
@@ -57,6 +59,7 @@ export function installLeanClientNode(): boolean {
           redirected.push(context.parentURL);
           return { url: stub, shortCircuit: true };
         }
+        if (specifier === 'undici') return { url: siblingUrl('undici-core'), shortCircuit: true };
         if (LAZY.has(specifier)) {
           configUrl = context.parentURL;
           return { url: lazy, shortCircuit: true };

@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream';
 import { constants, createGunzip } from 'node:zlib';
-import { request } from 'undici';
+import { request } from './undici-core.ts';
 import { ConnectionRefusedError, UpstreamError } from '../util/errors.ts';
 import { isConnectionRefused } from './api-errors.ts';
 import type { Upstream } from './connection.ts';
