@@ -5,7 +5,8 @@
  * 2 s after the imports, and again after two forced full collections (`--expose-gc`); the
  * "+ MiB" column is the RSS step from the stage before (median of `--runs` processes, default 3).
  *   node bench/startup-rss.ts [--runs N] [--json]
- * Stages: Node alone, + fastify, + undici, + pino, + prom-client, + client-node's KubeConfig
+ * Stages: Node alone, + fastify, + undici (its dispatchers and Dispatcher API only, as
+ * src/upstream/undici-core.ts loads them), + pino, + prom-client, + client-node's KubeConfig
  * (lean: src/upstream/lean-client-node.ts) loading a token kubeconfig, + every module of the
  * proxy (dist/src/main.js linked, not run). The whole CLI idle with an empty cache is the
  * bench/memory.ts row (it needs an apiserver).
@@ -45,7 +46,8 @@ function stages(kubeconfig: string): Stage[] {
   return [
     { label: 'Node alone', code: '' },
     { label: '+ fastify', code: "await import('fastify');" },
-    { label: '+ undici', code: "await import('undici');" },
+    // What the proxy loads of undici (src/upstream/undici-core.ts), not undici's whole index.
+    { label: '+ undici (core)', code: `await import(${JSON.stringify(dist('upstream/undici-core.js'))});` },
     { label: '+ pino', code: "await import('pino');" },
     { label: '+ prom-client', code: "await import('prom-client');" },
     {

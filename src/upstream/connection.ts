@@ -1,10 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import type { Agent as AgentType, Dispatcher } from 'undici';
-import { Agent } from './undici-core.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { KubeconfigError } from '../util/errors.ts';
 import { type KubeConfigSource, type LoadedKubeConfig, loadKubeConfig } from './kubeconfig.ts';
 import { FileTokenSource } from './token-source.ts';
+import { Agent } from './undici-core.ts';
 
 /**
  * One upstream apiserver: where it is, how to reach it (one undici Agent, so every request of

@@ -1,9 +1,9 @@
 import { pipeline } from 'node:stream';
 import { constants, createGunzip } from 'node:zlib';
-import { request } from './undici-core.ts';
 import { ConnectionRefusedError, UpstreamError } from '../util/errors.ts';
 import { isConnectionRefused } from './api-errors.ts';
 import type { Upstream } from './connection.ts';
+import { request } from './undici-core.ts';
 
 /** Query parameters; `undefined` values are omitted. */
 export type Query = Record<string, string | number | boolean | undefined>;
