@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 #
 # kube-cache-proxy image. Two stages: `build` compiles TypeScript to dist/ with the dev
-# dependencies; the runtime stage holds only dist/, package.json and the production
+# dependencies and bundles the CLI into one file (dist/kube-cache-proxy.js, scripts/bundle.ts);
+# the runtime stage holds only dist/, package.json and the production
 # dependencies, and runs as a non-root numeric UID (so the kubelet can verify runAsNonRoot).
 #
 # There is no Docker engine in CI: scripts/image-build.sh performs the SAME steps in a clean
@@ -16,6 +17,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY scripts/bundle.ts ./scripts/bundle.ts
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS prod-deps
@@ -37,7 +39,8 @@ RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx \
       /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-*
 WORKDIR /app
 ENV NODE_ENV=production
-# package.json is needed at run time: "type": "module" makes dist/**/*.js ES modules.
+# package.json is needed at run time: "type": "module" makes dist/**/*.js ES modules. node_modules
+# too: the bundle requires undici and the rarely used client-node credential modules from it.
 COPY --from=prod-deps /app/package.json ./package.json
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
@@ -50,4 +53,4 @@ EXPOSE 8001 8081
 # young-generation semi-spaces of 2 MiB instead of 16 MiB, which the cache's cold sync grows to
 # and keeps (docs/benchmarks.md, memory). On the command line, not in NODE_OPTIONS, so a
 # NODE_OPTIONS of the deployment (deploy/base sets the heap size) does not drop it.
-ENTRYPOINT ["node", "--max-semi-space-size=2", "dist/src/cli.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=2", "dist/kube-cache-proxy.js"]

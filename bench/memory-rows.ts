@@ -1,21 +1,10 @@
-/**
- * The memory rows of bench/run.ts alone, for several proxy process settings side by side
- * (issue 12: V8's young generation, malloc arenas):
- *   node bench/memory-rows.ts [pods=10000] [configmaps=0] [widgets=2000] [variants=default,semi2]
- * Starts its own fixture, seeds, builds dist/ and measures every resource with every variant
- * (bench/memory.ts definitions). Variants: `default` (no V8 flags), `shipped` (the CLI's shebang
- * flags, bench/proxy-process.ts `shebangFlags`), `semi2` (`--max-semi-space-size=2`), `semi1`, `arena2` (`MALLOC_ARENA_MAX=2`),
- * `semi2arena2`. Prints one JSON line per row and a Markdown table at the end.
- */
-import { execFileSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { createUpstream } from '../src/upstream/connection.ts';
 import { startFixture } from '../test/fixture/index.ts';
 import { clientHeaders, type LoadResult, runLoad } from './load.ts';
 import { listSize, type MemoryRow, measureProxy, memoryRow, seedWidgets, WIDGETS } from './memory.ts';
 import { cpuSeconds } from './proc.ts';
-import { DIST_CLI, startProxy } from './proxy-process.ts';
+import { buildDist, DIST_CLI, startProxy } from './proxy-process.ts';
 import { nsName, podName, seedPods } from './seed.ts';
 import { seedConfigMaps } from './sync-support.ts';
 
@@ -40,15 +29,7 @@ const up = await createUpstream({ kubeconfig: f.kubeconfigs.adminToken });
 const rows: Array<MemoryRow & { variant: string }> = [];
 const loads: Array<Record<string, number | string>> = [];
 try {
-  execFileSync(
-    process.execPath,
-    [
-      fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url)),
-      '-p',
-      'tsconfig.build.json',
-    ],
-    { stdio: 'inherit', cwd: fileURLToPath(new URL('..', import.meta.url)) },
-  );
+  buildDist();
   if (pods > 0) {
     log(`seeding ${pods} pods`);
     await seedPods(up, { pods, namespaces: 100, nodes: 50, podBytes: 5000 });

@@ -23,7 +23,7 @@
  * CPUs: kube-apiserver + etcd on `cpus.apiserver`, the proxies on `cpus.proxy`, the informer on
  * the core the server under test is not on (as bench/run.ts's upstream rows).
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,7 +35,7 @@ import { type Fixture, startFixture, writeKubeconfig } from '../test/fixture/ind
 import { clientHeaders } from './load.ts';
 import { renderOnDemand } from './on-demand-report.ts';
 import { peakRssBytes, pin, round, rssBytes } from './proc.ts';
-import { DIST_CLI, type ProxyProcess, startProxy } from './proxy-process.ts';
+import { buildDist, DIST_CLI, type ProxyProcess, startProxy } from './proxy-process.ts';
 import { replaceMarkedBlock } from './report.ts';
 import { type FailedRow, RowFailures } from './rows.ts';
 import { seedPods } from './seed.ts';
@@ -438,13 +438,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const loadavgAtStart = loadavg().map((x) => round(x, 2));
   // What the image runs (bench/run.ts's memory rows do the same).
-  execFileSync(
-    process.execPath,
-    [here('../node_modules/typescript/bin/tsc'), '-p', here('../tsconfig.build.json')],
-    {
-      stdio: 'inherit',
-    },
-  );
+  buildDist();
   const f = await startFixture({ verbose: false });
   for (const pid of [f.pids().apiserver, f.pids().etcd]) pin(pid, cpus.apiserver);
   const up = await createUpstream({ kubeconfig: f.kubeconfigs.adminToken });

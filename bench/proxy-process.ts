@@ -3,14 +3,31 @@
  * with `taskset`, on ephemeral loopback ports, so its CPU and RSS can be read from /proc. Ready =
  * the ops listener's `/readyz` answers 200 (every configured resource synced).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 
 const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
-/** The built CLI (`npm run build`), what the image runs: no type stripping at run time. */
-export const DIST_CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
+/**
+ * The built CLI (`npm run build`), what the npm bin and the image run: the one-file bundle of
+ * scripts/bundle.ts, no type stripping at run time.
+ */
+export const DIST_CLI = fileURLToPath(new URL('../dist/kube-cache-proxy.js', import.meta.url));
+/**
+ * Builds dist/ as `npm run build` does (tsc, then scripts/bundle.ts), synchronously, with the
+ * running Node; throws when either step fails. Returns {@link DIST_CLI}.
+ */
+export function buildDist(): string {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const opts = { cwd: root, stdio: 'ignore' as const };
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], opts);
+  execFileSync(process.execPath, ['scripts/bundle.ts'], opts);
+  return DIST_CLI;
+}
+
+/** The same CLI as tsc emits it, one module file each (before issue 12's bundle; comparisons). */
+export const DIST_MODULES_CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
 const memoryHook = fileURLToPath(new URL('./memory-hook.js', import.meta.url));
 
 /** `process.memoryUsage()` of the proxy (bytes), as bench/memory-hook.js reports it. */

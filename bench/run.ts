@@ -13,7 +13,7 @@
  * A row that fails or times out is recorded in `failures` (bench/rows.ts) and the run goes on;
  * the results are written whatever happened after the fixture started.
  */
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -28,7 +28,7 @@ import { listSize, type MemoryRow, measureProxy, memoryRow, seedWidgets, WIDGETS
 import { NODE_LOCAL_FULL, NODE_LOCAL_QUICK, nodeLocalScenario } from './node-local.ts';
 import { type PassthroughRun, passthroughScenario, startKubectlProxy } from './passthrough.ts';
 import { cpuMeter, cpuSeconds, peakRssBytes, pin, round, rssBytes } from './proc.ts';
-import { DIST_CLI, type ProxyProcess, startProxy } from './proxy-process.ts';
+import { buildDist, type ProxyProcess, startProxy } from './proxy-process.ts';
 import { type BenchResults, renderMarkdown, renderSvg, updateDocs } from './report.ts';
 import { RowFailures } from './rows.ts';
 import { nodeName, nsName, type PodDataset, podName, seedPods } from './seed.ts';
@@ -469,16 +469,7 @@ function syncRun(kubeconfig: string, ns: string, mode: string, resource: string)
 async function coldScenario(f: Fixture, up: Upstream, ns: { configMaps?: string; widgets?: string }) {
   const proxy: MemoryRow[] = [];
   // What the image runs (no type stripping: ~30 MiB less RSS); src/cli.ts if the build fails.
-  const built = await failures.attempt('memory', 'npm run build (dist/)', async () => {
-    execFileSync(
-      process.execPath,
-      [here('../node_modules/typescript/bin/tsc'), '-p', here('../tsconfig.build.json')],
-      {
-        stdio: 'ignore',
-      },
-    );
-    return DIST_CLI;
-  });
+  const built = await failures.attempt('memory', 'npm run build (dist/)', async () => buildDist());
   const measure = (resource: string) =>
     measureProxy({
       kubeconfig: f.kubeconfigs.adminToken,

@@ -4,23 +4,24 @@
  * (`npm run build`: dist/, as the image runs it, no type stripping). RSS (VmRSS) and V8 heapUsed
  * 2 s after the imports, and again after two forced full collections (`--expose-gc`); the
  * "+ MiB" column is the RSS step from the stage before (median of `--runs` processes, default 3).
- *   node bench/startup-rss.ts [--runs N] [--json]
+ *   node bench/startup-rss.ts [--runs N] [--json] [--idle [--modules] [--node-options 'FLAGS']]
  * Stages: Node alone, + fastify, + undici (its dispatchers and Dispatcher API only, as
  * src/upstream/undici-core.ts loads them), + pino, + prom-client, + client-node's KubeConfig
  * (lean: src/upstream/lean-client-node.ts) loading a token kubeconfig, + every module of the
- * proxy (dist/src/main.js linked, not run). The whole CLI idle with an empty cache is the
- * bench/memory.ts row (it needs an apiserver).
+ * proxy (dist/src/main.js linked, not run). With `--idle`, the whole CLI as it ships (the
+ * bundle, dist/kube-cache-proxy.js) running with an empty cache against a private fixture (the
+ * bench/memory.ts row), and with `--modules` also the unbundled dist/src/cli.js.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startFixture } from '../test/fixture/index.ts';
 import { measureProxy } from './memory.ts';
 import { median } from './passthrough.ts';
 import { round } from './proc.ts';
-import { DIST_CLI } from './proxy-process.ts';
+import { DIST_CLI, DIST_MODULES_CLI } from './proxy-process.ts';
 
 const MiB = 2 ** 20;
 const dist = (p: string) => pathToFileURL(fileURLToPath(new URL(`../dist/src/${p}`, import.meta.url))).href;
@@ -131,7 +132,7 @@ current-context: c
  * The CLI running with an empty cache, `runs` times against one private fixture (medians, MiB).
  * `nodeOptions` replace the Node flags of the CLI's shebang (what ships) when given.
  */
-export async function idleRss(runs = 3, nodeOptions: string[] = []): Promise<StartupRssRow> {
+export async function idleRss(runs = 3, nodeOptions: string[] = [], cli = DIST_CLI): Promise<StartupRssRow> {
   const f = await startFixture({ verbose: false });
   try {
     const xs: Array<Awaited<ReturnType<typeof measureProxy>>> = [];
@@ -142,13 +143,13 @@ export async function idleRss(runs = 3, nodeOptions: string[] = []): Promise<Sta
           resource: 'limitranges',
           cpu: '0-1',
           heapSnapshot: false,
-          cli: DIST_CLI,
+          cli,
           ...(nodeOptions.length ? { nodeArgs: nodeOptions } : {}),
         }),
       );
     const m = (g: (x: (typeof xs)[number]) => number) => round(median(xs.map(g)) / MiB, 1);
     return {
-      label: `the CLI running, empty cache${nodeOptions.length ? ` (${nodeOptions.join(' ')})` : ''}`,
+      label: `the CLI running, empty cache${cli === DIST_CLI ? '' : ` (${relative(process.cwd(), cli)})`}${nodeOptions.length ? ` (${nodeOptions.join(' ')})` : ''}`,
       rssMiB: m((x) => x.at2s.rss),
       heapUsedMiB: m((x) => x.at2s.heapUsed),
       rssGcMiB: m((x) => x.afterGc.rss),
@@ -167,9 +168,15 @@ if (import.meta.main) {
   const rows = await startupRss(runs);
   if (argv.includes('--idle')) {
     const j = argv.indexOf('--node-options');
-    const idle = await idleRss(runs, j >= 0 ? argv[j + 1]!.split(' ').filter(Boolean) : []);
-    idle.deltaMiB = round(idle.rssMiB - rows.at(-1)!.rssMiB, 1);
-    rows.push(idle);
+    const nodeOptions = j >= 0 ? argv[j + 1]!.split(' ').filter(Boolean) : [];
+    // --modules: also the unbundled tree (dist/src/cli.js), interleaved with the bundle.
+    const clis = argv.includes('--modules') ? [DIST_MODULES_CLI, DIST_CLI] : [DIST_CLI];
+    const linked = rows.at(-1)!.rssMiB;
+    for (const cli of clis) {
+      const idle = await idleRss(runs, nodeOptions, cli);
+      idle.deltaMiB = round(idle.rssMiB - linked, 1);
+      rows.push(idle);
+    }
   }
   if (argv.includes('--json')) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else {

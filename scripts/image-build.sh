@@ -2,11 +2,12 @@
 # Performs the install and build steps of the Dockerfile in a clean temporary folder, without a
 # Docker engine, then starts the result the way the image's ENTRYPOINT does:
 #   1. export the committed tree (`git archive REF`, the equivalent of a clean build context);
-#   2. stage `build`:     npm ci → npm run build            (dev dependencies, produces dist/)
+#   2. stage `build`:     npm ci → npm run build            (dev dependencies, produces dist/,
+#                         the bundled entrypoint dist/kube-cache-proxy.js)
 #   3. stage `prod-deps`: npm ci --omit=dev                  (production dependencies only)
 #   4. runtime:           package.json + node_modules + dist/, read-only, as UID 65532;
-#   5. `node dist/src/cli.js --version` must print the package version;
-#   6. with `-- ARGS...`: start `node dist/src/cli.js ARGS...` and wait for the ops listener's
+#   5. `node dist/kube-cache-proxy.js --version` must print the package version;
+#   6. with `-- ARGS...`: start `node dist/kube-cache-proxy.js ARGS...` and wait for the ops listener's
 #      /readyz to answer 200 (e.g. against the test fixture), then stop it.
 # The `npm` commands here and in the Dockerfile must stay identical
 # (test/unit/repo/image-steps.test.ts checks it).
@@ -51,7 +52,7 @@ ctx="$work/context"
 
 # The image's entrypoint is built from src/cli.ts: without it, fail before ~30 s of installs.
 [ -f "$ctx/src/cli.ts" ] ||
-  fail "src/cli.ts is missing from $ref: the build cannot produce dist/src/cli.js, the image entrypoint"
+  fail "src/cli.ts is missing from $ref: the build cannot produce dist/kube-cache-proxy.js, the image entrypoint"
 
 step "stage build"
 mkdir "$work/build"
@@ -60,6 +61,7 @@ cp "$ctx/package.json" "$ctx/package-lock.json" "$work/build/"
 (cd "$work/build" && npm ci --no-audit --no-fund) >&2 || fail "npm ci (build stage)"
 cp "$ctx/tsconfig.json" "$ctx/tsconfig.build.json" "$work/build/"
 cp -R "$ctx/src" "$work/build/src"
+mkdir "$work/build/scripts" && cp "$ctx/scripts/bundle.ts" "$work/build/scripts/"
 # step: npm run build
 (cd "$work/build" && npm run build) >&2 || fail "npm run build (see the compiler errors above)"
 
@@ -77,10 +79,10 @@ mkdir "$app"
 cp "$work/prod-deps/package.json" "$app/package.json"
 mv "$work/prod-deps/node_modules" "$app/node_modules"
 mv "$work/build/dist" "$app/dist"
-[ -f "$app/dist/src/cli.js" ] ||
-  fail "dist/src/cli.js is missing: the build did not produce the image entrypoint (does $ref contain src/cli.ts?)"
+[ -f "$app/dist/kube-cache-proxy.js" ] ||
+  fail "dist/kube-cache-proxy.js is missing: the build did not produce the image entrypoint (does $ref contain src/cli.ts?)"
 # Dev-only tools (@types/node is NOT listed: @kubernetes/client-node depends on it at run time).
-for dev in typescript @biomejs/biome node; do
+for dev in typescript @biomejs/biome node esbuild; do
   [ ! -e "$app/node_modules/$dev" ] || fail "dev dependency $dev is in the runtime node_modules"
 done
 chmod -R a-w "$app" # readOnlyRootFilesystem: the app must not need to write next to itself
@@ -94,20 +96,20 @@ if [ "$(id -u)" = 0 ] && [ -n "$uid" ]; then
   as_user=(setpriv "--reuid=${uid%%:*}" "--regid=${uid##*:}" --clear-groups --)
 fi
 
-step "entrypoint: node dist/src/cli.js --version (as ${uid:-$(id -u)})"
+step "entrypoint: node dist/kube-cache-proxy.js --version (as ${uid:-$(id -u)})"
 want="$(cd "$app" && "$node_bin" -p 'require("./package.json").version')"
-got="$(cd "$app" && env -i PATH=/usr/bin:/bin HOME=/nonexistent NODE_ENV=production "${as_user[@]}" "$node_bin" dist/src/cli.js --version 2>&1)" ||
-  fail "node dist/src/cli.js --version exited non-zero: $got"
+got="$(cd "$app" && env -i PATH=/usr/bin:/bin HOME=/nonexistent NODE_ENV=production "${as_user[@]}" "$node_bin" dist/kube-cache-proxy.js --version 2>&1)" ||
+  fail "node dist/kube-cache-proxy.js --version exited non-zero: $got"
 case "$got" in *"$want"*) ;; *) fail "--version printed '$got', expected it to contain '$want'" ;; esac
 echo "image-build: --version: $got" >&2
 
 if [ ${#run_args[@]} -gt 0 ]; then
   ready_url="${KCP_IMAGE_READY_URL:-http://127.0.0.1:8081/readyz}"
   timeout_s="${KCP_IMAGE_TIMEOUT:-60}"
-  step "start: node dist/src/cli.js ${run_args[*]}; waiting for $ready_url"
+  step "start: node dist/kube-cache-proxy.js ${run_args[*]}; waiting for $ready_url"
   log="$work/run.log"
   (cd "$app" && exec env -i PATH=/usr/bin:/bin HOME=/nonexistent NODE_ENV=production "${as_user[@]}" \
-    "$node_bin" --max-semi-space-size=2 dist/src/cli.js "${run_args[@]}") >"$log" 2>&1 &
+    "$node_bin" --max-semi-space-size=2 dist/kube-cache-proxy.js "${run_args[@]}") >"$log" 2>&1 &
   pid=$!
   deadline=$((SECONDS + timeout_s))
   until [ "$(curl -s -o /dev/null -w '%{http_code}' "$ready_url" 2>/dev/null)" = 200 ]; do

@@ -15,6 +15,9 @@
  * RSS less). Everything else of client-node (loading, merging, in-cluster config, exec and
  * token-file credentials) is the real code, loaded as usual. It must run before any module
  * importing client-node is LINKED, so the CLI installs it and then imports `main.ts` dynamically.
+ * The bundled CLI (scripts/bundle.ts) makes the same substitutions at build time with
+ * {@link leanRedirect}; there the hook is installed too but never fires (nothing of client-node
+ * is resolved at run time but what {@link requireClientNodeModule} loads, with the hook bypassed).
  */
 import { createRequire, registerHooks } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +42,23 @@ let configUrl: string | undefined;
 /** True while {@link requireClientNodeModule} loads a real module: no redirect. */
 let bypass = false;
 
+/** A module of this folder that stands in for one config.js imports. */
+export type LeanTarget = 'client-node-gen-stub' | 'undici-core' | 'client-node-lazy';
+
+/**
+ * Which module of this folder answers `specifier` imported by `parentUrl` (a `file:` URL or a
+ * path), or undefined for the real module: `./gen/index.js`, `undici` and the rarely used
+ * credential and proxy modules, each only when imported by client-node's `config.js`. The one
+ * rule of the resolve hook below and of the bundler (scripts/bundle.ts).
+ */
+export function leanRedirect(specifier: string, parentUrl: string | undefined): LeanTarget | undefined {
+  if (!parentUrl?.endsWith(CONFIG_JS)) return undefined;
+  if (specifier === GEN_INDEX) return 'client-node-gen-stub';
+  if (specifier === 'undici') return 'undici-core';
+  if (LAZY.has(specifier)) return 'client-node-lazy';
+  return undefined;
+}
+
 /** URL of a sibling module (`.ts` under type stripping, `.js` in the built dist/). */
 function siblingUrl(name: string): string {
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -49,21 +69,18 @@ function siblingUrl(name: string): string {
 export function installLeanClientNode(): boolean {
   if (installed) return false;
   installed = true;
-  const stub = siblingUrl('client-node-gen-stub');
-  const lazy = siblingUrl('client-node-lazy');
+  const urls: Record<LeanTarget, string> = {
+    'client-node-gen-stub': siblingUrl('client-node-gen-stub'),
+    'undici-core': siblingUrl('undici-core'),
+    'client-node-lazy': siblingUrl('client-node-lazy'),
+  };
   registerHooks({
     resolve(specifier, context, nextResolve) {
-      if (!bypass && context.parentURL?.endsWith(CONFIG_JS)) {
-        if (specifier === GEN_INDEX) {
-          configUrl = context.parentURL;
-          redirected.push(context.parentURL);
-          return { url: stub, shortCircuit: true };
-        }
-        if (specifier === 'undici') return { url: siblingUrl('undici-core'), shortCircuit: true };
-        if (LAZY.has(specifier)) {
-          configUrl = context.parentURL;
-          return { url: lazy, shortCircuit: true };
-        }
+      const target = bypass ? undefined : leanRedirect(specifier, context.parentURL);
+      if (target !== undefined && context.parentURL !== undefined) {
+        if (target !== 'undici-core') configUrl = context.parentURL;
+        if (target === 'client-node-gen-stub') redirected.push(context.parentURL);
+        return { url: urls[target], shortCircuit: true };
       }
       return nextResolve(specifier, context);
     },

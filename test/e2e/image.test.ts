@@ -70,7 +70,7 @@ describe('image build steps (scripts/image-build.sh)', () => {
     assert.equal(r.code, 1, r.stderr);
     assert.match(
       r.stderr,
-      /image-build: FAILED: src\/cli\.ts is missing from HEAD: the build cannot produce dist\/src\/cli\.js, the image entrypoint\n$/,
+      /image-build: FAILED: src\/cli\.ts is missing from HEAD: the build cannot produce dist\/kube-cache-proxy\.js, the image entrypoint\n$/,
     );
   });
 

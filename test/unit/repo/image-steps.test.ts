@@ -31,9 +31,12 @@ describe('Dockerfile and scripts/image-build.sh', () => {
 
   it('start the package bin as a non-root numeric user', () => {
     const pkg = JSON.parse(read('package.json')) as { bin: Record<string, string> };
-    assert.equal(pkg.bin['kube-cache-proxy'], './dist/src/cli.js');
-    assert.match(dockerfile, /^ENTRYPOINT \["node", "--max-semi-space-size=2", "dist\/src\/cli\.js"\]$/m);
-    assert.match(script, /dist\/src\/cli\.js --version/);
+    assert.equal(pkg.bin['kube-cache-proxy'], './dist/kube-cache-proxy.js');
+    assert.match(
+      dockerfile,
+      /^ENTRYPOINT \["node", "--max-semi-space-size=2", "dist\/kube-cache-proxy\.js"\]$/m,
+    );
+    assert.match(script, /dist\/kube-cache-proxy\.js --version/);
     assert.match(dockerfile, /^USER 65532:65532$/m);
     assert.match(script, /KCP_IMAGE_UID-65532:65532/);
   });
@@ -47,8 +50,11 @@ describe('Dockerfile and scripts/image-build.sh', () => {
       .exec(dockerfile)![1]!
       .split(', ')
       .map((x) => JSON.parse(x) as string);
-    assert.deepEqual(entry, ['node', ...flags, 'dist/src/cli.js']);
-    assert.match(script, new RegExp(`"\\$node_bin" ${flags.join(' ')} dist/src/cli\\.js "\\$\\{run_args`));
+    assert.deepEqual(entry, ['node', ...flags, 'dist/kube-cache-proxy.js']);
+    assert.match(
+      script,
+      new RegExp(`"\\$node_bin" ${flags.join(' ')} dist/kube-cache-proxy\\.js "\\$\\{run_args`),
+    );
   });
 
   it('COPY only what .dockerignore lets into the context', () => {
@@ -61,6 +67,7 @@ describe('Dockerfile and scripts/image-build.sh', () => {
     assert.deepEqual(copied.sort(), [
       'package-lock.json',
       'package.json',
+      'scripts/bundle.ts',
       'src',
       'tsconfig.build.json',
       'tsconfig.json',
