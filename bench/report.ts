@@ -28,6 +28,8 @@ export interface BenchResults {
     totalS: Num;
     loadavgAtEnd: Num[];
     proxyPeakRssMiB: Num;
+    /** The CLI file the memory rows ran (relative to the repository); absent before 2026-12-04. */
+    memoryCli?: string;
   };
   list: Array<{
     query: string;
@@ -416,7 +418,7 @@ export function renderMarkdown(r: BenchResults, svg: string): string {
   );
   const n = (x: number | undefined, d = 1) => fmt(x ?? Number.NaN, d);
   out.push(
-    '**Memory and cold start** (one proxy process per resource, caching only it — the built `dist/src/cli.js` as the image runs it, in runs since issue 12 — started with `--expose-gc`: spawn → /readyz 200; ' +
+    `**Memory and cold start** (one proxy process per resource, caching only it — the built CLI as the image runs it (\`${r.meta.memoryCli ?? 'dist/src/cli.js'}\`) — started with \`--expose-gc\`: spawn → /readyz 200; ` +
       '"2 s" = RSS and V8 heapUsed 2 s after ready; "GC" = the same after two forced full collections; ' +
       "per object = (row − empty-cache row) / objects; JSON bytes = the apiserver's identity LIST of the resource / its items; " +
       'live = heapUsed + ArrayBuffer bytes after GC)',

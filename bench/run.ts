@@ -470,6 +470,7 @@ async function coldScenario(f: Fixture, up: Upstream, ns: { configMaps?: string;
   const proxy: MemoryRow[] = [];
   // What the image runs (no type stripping: ~30 MiB less RSS); src/cli.ts if the build fails.
   const built = await failures.attempt('memory', 'npm run build (dist/)', async () => buildDist());
+  memoryCli = built ? 'dist/kube-cache-proxy.js' : 'src/cli.ts';
   const measure = (resource: string) =>
     measureProxy({
       kubeconfig: f.kubeconfigs.adminToken,
@@ -695,6 +696,7 @@ async function main(): Promise<void> {
           ...meta,
           ...extra,
           totalS: round((performance.now() - t0) / 1000),
+          ...(memoryCli ? { memoryCli } : {}),
           loadavgAtEnd: loadavg().map((x) => round(x, 2)),
         },
         ...r,
@@ -706,6 +708,9 @@ async function main(): Promise<void> {
   }
   if (failures.rows.length) process.exitCode = 1;
 }
+
+/** The CLI the memory rows ran (set by them: the bundle, or src/cli.ts when the build failed). */
+let memoryCli: string | undefined;
 
 /** The pass-through rows, with `kubectl proxy` as the Go peer (bench/passthrough.ts). */
 async function passthroughRows(f: Fixture, up: Upstream, proxy: ProxyProcess) {
