@@ -4,7 +4,7 @@
  * (`npm run build`: dist/, as the image runs it, no type stripping). RSS (VmRSS) and V8 heapUsed
  * 2 s after the imports, and again after two forced full collections (`--expose-gc`); the
  * "+ MiB" column is the RSS step from the stage before (median of `--runs` processes, default 3).
- *   node bench/startup-rss.ts [--runs N] [--json] [--idle [--modules] [--node-options 'FLAGS']]
+ *   node bench/startup-rss.ts [--runs N] [--json] [--idle [--modules] [--cpu LIST] [--node-options 'FLAGS']]
  * Stages: Node alone, + fastify, + undici (its dispatchers and Dispatcher API only, as
  * src/upstream/undici-core.ts loads them), + pino, + prom-client, + client-node's KubeConfig
  * (lean: src/upstream/lean-client-node.ts) loading a token kubeconfig, + every module of the
@@ -132,7 +132,12 @@ current-context: c
  * The CLI running with an empty cache, `runs` times against one private fixture (medians, MiB).
  * `nodeOptions` replace the Node flags of the CLI's shebang (what ships) when given.
  */
-export async function idleRss(runs = 3, nodeOptions: string[] = [], cli = DIST_CLI): Promise<StartupRssRow> {
+export async function idleRss(
+  runs = 3,
+  nodeOptions: string[] = [],
+  cli = DIST_CLI,
+  cpu = '0-1',
+): Promise<StartupRssRow> {
   const f = await startFixture({ verbose: false });
   try {
     const xs: Array<Awaited<ReturnType<typeof measureProxy>>> = [];
@@ -141,7 +146,7 @@ export async function idleRss(runs = 3, nodeOptions: string[] = [], cli = DIST_C
         await measureProxy({
           kubeconfig: f.kubeconfigs.adminToken,
           resource: 'limitranges',
-          cpu: '0-1',
+          cpu,
           heapSnapshot: false,
           cli,
           ...(nodeOptions.length ? { nodeArgs: nodeOptions } : {}),
@@ -168,12 +173,14 @@ if (import.meta.main) {
   const rows = await startupRss(runs);
   if (argv.includes('--idle')) {
     const j = argv.indexOf('--node-options');
+    // --cpu LIST: the CLI's taskset (default both cores; the bench's memory rows pin it to one).
+    const k = argv.indexOf('--cpu');
     const nodeOptions = j >= 0 ? argv[j + 1]!.split(' ').filter(Boolean) : [];
     // --modules: also the unbundled tree (dist/src/cli.js), interleaved with the bundle.
     const clis = argv.includes('--modules') ? [DIST_MODULES_CLI, DIST_CLI] : [DIST_CLI];
     const linked = rows.at(-1)!.rssMiB;
     for (const cli of clis) {
-      const idle = await idleRss(runs, nodeOptions, cli);
+      const idle = await idleRss(runs, nodeOptions, cli, k >= 0 ? argv[k + 1]! : '0-1');
       idle.deltaMiB = round(idle.rssMiB - linked, 1);
       rows.push(idle);
     }
