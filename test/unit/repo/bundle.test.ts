@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { bundle } from '../../../scripts/bundle.ts';
+import { OIDC_ID_TOKEN, writeOidcKubeconfig } from '../../support/oidc-kubeconfig.ts';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -51,29 +52,9 @@ describe('scripts/bundle.ts', () => {
   });
 
   it('keeps the lean client-node loading: an OIDC kubeconfig loads its provider on first use', async () => {
-    const idToken = 'eyJhbGciOiJub25lIn0.eyJleHAiOjk5OTk5OTk5OTl9.';
+    const idToken = OIDC_ID_TOKEN;
     const kubeconfig = join(tmp, 'oidc.json');
-    writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:6443' } }],
-        users: [
-          {
-            name: 'u',
-            user: {
-              'auth-provider': {
-                name: 'oidc',
-                config: { 'id-token': idToken, 'client-id': 'x', 'idp-issuer-url': 'https://idp.invalid' },
-              },
-            },
-          },
-        ],
-        contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
-        'current-context': 'c',
-      }),
-    );
+    writeOidcKubeconfig(kubeconfig);
     const entry = join(tmp, 'probe-entry.ts');
     writeFileSync(
       entry,

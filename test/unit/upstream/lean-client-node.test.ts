@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { OIDC_ID_TOKEN, writeOidcKubeconfig } from '../../support/oidc-kubeconfig.ts';
 
 const src = fileURLToPath(new URL('../../../src/', import.meta.url));
 
@@ -75,35 +76,9 @@ describe('installLeanClientNode', () => {
   });
 
   it('loads an auth provider and a proxy-url agent only when the kubeconfig uses them (issue 12)', async () => {
-    // An unsigned JWT that expires in 2286: client-node's OIDC provider sends it as it is.
-    const idToken = 'eyJhbGciOiJub25lIn0.eyJleHAiOjk5OTk5OTk5OTl9.';
+    const idToken = OIDC_ID_TOKEN;
     const kubeconfig = join(tmp, 'oidc.json');
-    writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [
-          {
-            name: 'c',
-            cluster: { server: 'https://127.0.0.1:6443', 'proxy-url': 'socks5://127.0.0.1:1080' },
-          },
-        ],
-        users: [
-          {
-            name: 'u',
-            user: {
-              'auth-provider': {
-                name: 'oidc',
-                config: { 'id-token': idToken, 'client-id': 'x', 'idp-issuer-url': 'https://idp.invalid' },
-              },
-            },
-          },
-        ],
-        contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
-        'current-context': 'c',
-      }),
-    );
+    writeOidcKubeconfig(kubeconfig, { proxyUrl: 'socks5://127.0.0.1:1080' });
     const script = `
       const lean = await import(${JSON.stringify(join(src, 'upstream/lean-client-node.ts'))});
       lean.installLeanClientNode();
