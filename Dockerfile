@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 #
 # kube-cache-proxy image. Two stages: `build` compiles TypeScript to dist/ with the dev
-# dependencies and bundles the CLI into one file (dist/kube-cache-proxy.js, scripts/bundle.ts);
+# dependencies and bundles the CLI (dist/kube-cache-proxy.js and its chunks, scripts/bundle.ts);
 # the runtime stage holds only dist/, package.json and the production
 # dependencies, and runs as a non-root numeric UID (so the kubelet can verify runAsNonRoot).
 #

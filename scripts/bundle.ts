@@ -1,13 +1,14 @@
 /**
  * Bundles the CLI (`src/cli.ts`, types stripped as Node strips them: the source uses erasable
- * TypeScript only) and the dependencies it loads at start into ONE file,
- * `dist/kube-cache-proxy.js`: what the npm bin and the image run (issue 12, idle RSS). Run by
- * `npm run build` after `tsc` (which type-checks and emits `dist/src/`, the modules one by one);
+ * TypeScript only) and the dependencies it loads at start into `dist/kube-cache-proxy.js` and
+ * three chunks beside it (what `src/cli.ts` imports dynamically after its Node version check):
+ * what the npm bin and the image run (issue 12, idle RSS). Run by `npm run build` after `tsc`
+ * (which type-checks and emits `dist/src/`, the modules one by one);
  * `node scripts/bundle.ts [OUTFILE]`.
  *
  * Why: resolving and loading the ~570 module files of the unbundled tree one by one is work
  * hot enough that V8 optimizes Node's own module loader with TurboFan at boot, which touches
- * pages of the compiler's code in the `node` binary; with one file the proxy starts with ~5 MiB
+ * pages of the compiler's code in the `node` binary; with 4 files the proxy starts with ~7 MiB
  * less RSS (docs/benchmarks.md, idle RSS).
  *
  * What is NOT in the file, and is loaded from `node_modules` at run time as before (so the image
@@ -18,14 +19,15 @@
  * answers them (src/upstream/lean-client-node.ts, {@link leanRedirect}); the build fails when
  * the bundle would contain client-node's generated API (`gen/`) or undici's index anyway.
  *
- * esbuild (devDependency, build time only) is the bundler: a single-file ESM bundle for Node,
+ * esbuild (devDependency, build time only) is the bundler: an ESM bundle for Node with code splitting,
  * the shebang of src/cli.ts kept, a `require` for the CommonJS dependencies that call it at run
  * time (ESM output has none), a source map beside it. Whitespace and comments are removed (names
  * are kept, so stack traces name the functions; `node --enable-source-maps` maps the positions):
  * V8 holds the source of every script, as a two-byte string when it has any character beyond
  * Latin-1 (comments with `→`, `≥`); 1.6 instead of 2.4 MB in one-byte form is ~1.4 MiB less RSS.
  */
-import { join } from 'node:path';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { leanRedirect } from '../src/upstream/lean-client-node.ts';
@@ -49,15 +51,19 @@ const leanClientNode: Plugin = {
 
 /** What {@link bundle} wrote. */
 export interface BundleResult {
+  /** The entry file (what `node` runs). */
   outfile: string;
+  /** Every file written but source maps: the entry and its chunks (absolute paths). */
+  files: string[];
   /** Input files (paths relative to the repository), every module in the bundle. */
   inputs: string[];
-  /** Size of the bundle, bytes. */
+  /** Size of {@link files} together, bytes. */
   bytes: number;
 }
 
 /**
- * Bundles `entry` (default src/cli.ts) into `outfile` (default dist/kube-cache-proxy.js). The
+ * Bundles `entry` (default src/cli.ts) into `outfile` (default dist/kube-cache-proxy.js) and its
+ * chunks beside it (`<name>-chunk-<hash>.js`: what the entry imports dynamically). The
  * bundle `require`s undici and the lazily loaded client-node modules from the `node_modules`
  * found from `outfile`'s folder up, so it must be written inside the repository (or next to a
  * `node_modules` holding them). Throws esbuild's error when the build fails, and an Error naming
@@ -65,9 +71,19 @@ export interface BundleResult {
  */
 export async function bundle(opts: { entry?: string; outfile?: string } = {}): Promise<BundleResult> {
   const outfile = opts.outfile ?? join(root, 'dist/kube-cache-proxy.js');
+  const outdir = dirname(outfile);
+  const name = basename(outfile, '.js');
+  // Chunks of an earlier build have other hashes: remove them, not to ship stale files.
+  for (const f of existsSync(outdir) ? readdirSync(outdir) : [])
+    if (f.startsWith(`${name}-chunk-`)) rmSync(join(outdir, f));
   const result = await build({
     entryPoints: [opts.entry ?? join(root, 'src/cli.ts')],
-    outfile,
+    outdir,
+    entryNames: name,
+    chunkNames: `${name}-chunk-[hash]`,
+    // cli.ts's dynamic imports stay dynamic (separate chunks): its Node version check runs
+    // before anything needing Node >= 22.19 (e.g. `registerHooks`) is linked.
+    splitting: true,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -77,6 +93,8 @@ export async function bundle(opts: { entry?: string; outfile?: string } = {}): P
     metafile: true,
     logLevel: 'warning',
     minifyWhitespace: true,
+    // Node prints the source line of an uncaught error: keep the lines short.
+    lineLimit: 160,
     banner: {
       js: "import { createRequire as __kcpCreateRequire } from 'node:module';\nconst require = __kcpCreateRequire(import.meta.url);",
     },
@@ -87,15 +105,18 @@ export async function bundle(opts: { entry?: string; outfile?: string } = {}): P
     throw new Error(
       `${outfile} would contain what the lean loading leaves out: ${bad.slice(0, 5).join(', ')}`,
     );
-  const out = Object.entries(result.metafile.outputs).find(([o]) => !o.endsWith('.map'));
-  return { outfile, inputs, bytes: out?.[1].bytes ?? 0 };
+  const files = Object.keys(result.metafile.outputs)
+    .filter((o) => o.endsWith('.js'))
+    .map((o) => resolve(root, o));
+  const bytes = files.reduce((n, f) => n + (result.metafile.outputs[relative(root, f)]?.bytes ?? 0), 0);
+  return { outfile, files, inputs, bytes };
 }
 
 if (import.meta.main) {
   try {
     const r = await bundle(process.argv[2] ? { outfile: process.argv[2] } : {});
     process.stdout.write(
-      `bundle: ${r.outfile} (${r.inputs.length} modules, ${(r.bytes / 2 ** 20).toFixed(1)} MiB)\n`,
+      `bundle: ${r.outfile} (${r.files.length} files, ${r.inputs.length} modules, ${(r.bytes / 2 ** 20).toFixed(1)} MiB)\n`,
     );
   } catch (err) {
     process.stderr.write(`bundle: ${(err as Error).message}\n`);

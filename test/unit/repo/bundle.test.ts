@@ -4,8 +4,8 @@
  * repository's node_modules) and run in a fresh Node process.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +30,7 @@ describe('scripts/bundle.ts', () => {
   });
   after(() => rmSync(tmp, { recursive: true, force: true }));
 
-  it('writes the CLI as one file with the shebang of src/cli.ts, without client-node gen/ or undici index', async () => {
+  it('writes the CLI as an entry file (the shebang of src/cli.ts) and chunks, without client-node gen/ or undici index', async () => {
     const r = await bundle({ outfile: join(tmp, 'cli.js') });
     const text = readFileSync(r.outfile, 'utf8');
     assert.equal(text.split('\n')[0], readFileSync(join(repo, 'src/cli.ts'), 'utf8').split('\n')[0]);
@@ -39,7 +39,17 @@ describe('scripts/bundle.ts', () => {
     assert.ok(r.inputs.includes('src/upstream/client-node-gen-stub.ts'));
     assert.equal(r.inputs.filter((i) => /client-node\/dist\/gen\/(index|apis|models)\b/.test(i)).length, 0);
     assert.equal(r.inputs.filter((i) => i.includes('node_modules/undici/')).length, 0);
-    assert.equal(r.bytes, Buffer.byteLength(text));
+    assert.equal(
+      r.bytes,
+      r.files.reduce((n, f) => n + statSync(f).size, 0),
+    );
+    assert.ok(r.files.includes(r.outfile) && r.files.length >= 2, r.files.join(' '));
+    // The entry links nothing that needs Node >= 22.19 before its version check: its only static
+    // import is the banner's createRequire; the rest are dynamic imports of its chunks.
+    assert.deepEqual(
+      [...text.matchAll(/^import\b.*$/gm)].map((m) => m[0]),
+      ["import { createRequire as __kcpCreateRequire } from 'node:module';"],
+    );
 
     const version = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string })
       .version;
@@ -49,6 +59,35 @@ describe('scripts/bundle.ts', () => {
     const bad = await run([r.outfile, '--resources', 'pods[fieldSelector=x']);
     assert.equal(bad.code, 2, bad.stderr);
     assert.match(bad.stderr, /--resources/);
+  });
+
+  // Regression: the first bundle linked `registerHooks` of node:module statically, so Node 20
+  // failed with a SyntaxError (and printed the minified source) instead of the version check.
+  const oldNode = ['/usr/bin/node', '/usr/local/bin/node'].find((p) => {
+    try {
+      const [maj = 0, min = 0] = execFileSync(p, ['--version'], { encoding: 'utf8' })
+        .slice(1)
+        .split('.')
+        .map(Number);
+      return maj < 22 || (maj === 22 && min < 19);
+    } catch {
+      return false;
+    }
+  });
+  it('on Node < 22.19 says which Node it needs, and exits 2', {
+    skip: oldNode ? false : 'no Node older than 22.19 on this machine',
+  }, async () => {
+    const r = await bundle({ outfile: join(tmp, 'old-node.js') });
+    const out = await new Promise<{ code: number; stderr: string }>((res) =>
+      execFile(oldNode!, [r.outfile, '--help'], (err, _o, stderr) =>
+        res({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr }),
+      ),
+    );
+    assert.equal(out.code, 2);
+    assert.match(
+      out.stderr,
+      /^kube-cache-proxy: needs Node\.js >= 22\.19 \(24 LTS recommended\); this is v\d+\.\d+\.\d+\. From a source checkout, `npx node dist\/kube-cache-proxy\.js` uses the node@24 devDependency\.\n$/,
+    );
   });
 
   it('keeps the lean client-node loading: an OIDC kubeconfig loads its provider on first use', async () => {
