@@ -77,9 +77,14 @@ export async function bundle(opts: { entry?: string; outfile?: string } = {}): P
   for (const f of existsSync(outdir) ? readdirSync(outdir) : [])
     if (f.startsWith(`${name}-chunk-`)) rmSync(join(outdir, f));
   const result = await build({
-    entryPoints: [opts.entry ?? join(root, 'src/cli.ts')],
+    // client-node-config.js beside the entry: lean-client-node.ts answers a lazily loaded auth
+    // provider's `./config.js` with it (its sibling URL), re-exporting the bundle's config.js.
+    entryPoints: {
+      [name]: opts.entry ?? join(root, 'src/cli.ts'),
+      'client-node-config': join(upstreamDir, 'client-node-config.ts'),
+    },
     outdir,
-    entryNames: name,
+    entryNames: '[name]',
     chunkNames: `${name}-chunk-[hash]`,
     // cli.ts's dynamic imports stay dynamic (separate chunks): its Node version check runs
     // before anything needing Node >= 22.19 (e.g. `registerHooks`) is linked.

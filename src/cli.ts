@@ -14,7 +14,13 @@ if (major < 22 || (major === 22 && minor < 19)) {
 // Before main.ts (and client-node) are even linked: see lean-client-node.ts (~40 MiB less RSS).
 const { installLeanClientNode } = await import('./upstream/lean-client-node.ts');
 installLeanClientNode();
-const { main } = await import('./main.ts');
+// A module that cannot be loaded (undici-core.ts: the bundle without its node_modules) is an
+// operator's error: one line, not Node's stack and source line.
+const { main } = await import('./main.ts').catch((err: Error) => {
+  const undiciMissing = err.message.startsWith('cannot load undici/');
+  process.stderr.write(`kube-cache-proxy: ${undiciMissing ? err.message : (err.stack ?? err.message)}\n`);
+  process.exit(1);
+});
 
 main(process.argv.slice(2), process.env).then(
   (code) => {

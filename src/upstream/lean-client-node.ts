@@ -16,8 +16,9 @@
  * token-file credentials) is the real code, loaded as usual. It must run before any module
  * importing client-node is LINKED, so the CLI installs it and then imports `main.ts` dynamically.
  * The bundled CLI (scripts/bundle.ts) makes the same substitutions at build time with
- * {@link leanRedirect}; there the hook is installed too but never fires (nothing of client-node
- * is resolved at run time but what {@link requireClientNodeModule} loads, with the hook bypassed).
+ * {@link leanRedirect}; there the hook is installed too and answers only the imports of what
+ * {@link requireClientNodeModule} loads from node_modules (an auth provider's `./config.js`:
+ * client-node-config.ts, emitted beside the bundle so the bundle's own config.js is used).
  */
 import { createRequire, registerHooks } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -33,25 +34,32 @@ const LAZY = new Set([
   'hpagent',
 ]);
 const CONFIG_JS = '/@kubernetes/client-node/dist/config.js';
+/** client-node's modules loaded lazily that import `./config.js` back (see client-node-config.ts). */
+const LAZY_PARENTS = ['azure_auth.js', 'gcp_auth.js', 'oidc_auth.js'].map(
+  (f) => `/@kubernetes/client-node/dist/${f}`,
+);
 
 const redirected: string[] = [];
 const lazyLoaded: string[] = [];
 let installed = false;
 /** config.js's URL (as the hook saw it), to load the real modules from. */
 let configUrl: string | undefined;
-/** True while {@link requireClientNodeModule} loads a real module: no redirect. */
+/** True while {@link requireClientNodeModule} loads a real module: no redirect to client-node-lazy.ts. */
 let bypass = false;
 
 /** A module of this folder that stands in for one config.js imports. */
-export type LeanTarget = 'client-node-gen-stub' | 'undici-core' | 'client-node-lazy';
+export type LeanTarget = 'client-node-gen-stub' | 'undici-core' | 'client-node-lazy' | 'client-node-config';
 
 /**
  * Which module of this folder answers `specifier` imported by `parentUrl` (a `file:` URL or a
  * path), or undefined for the real module: `./gen/index.js`, `undici` and the rarely used
- * credential and proxy modules, each only when imported by client-node's `config.js`. The one
+ * credential and proxy modules, each only when imported by client-node's `config.js`; and
+ * `./config.js` imported by the lazily loaded auth providers (client-node-config.ts). The one
  * rule of the resolve hook below and of the bundler (scripts/bundle.ts).
  */
 export function leanRedirect(specifier: string, parentUrl: string | undefined): LeanTarget | undefined {
+  if (specifier === './config.js' && LAZY_PARENTS.some((p) => parentUrl?.endsWith(p)))
+    return 'client-node-config';
   if (!parentUrl?.endsWith(CONFIG_JS)) return undefined;
   if (specifier === GEN_INDEX) return 'client-node-gen-stub';
   if (specifier === 'undici') return 'undici-core';
@@ -73,12 +81,19 @@ export function installLeanClientNode(): boolean {
     'client-node-gen-stub': siblingUrl('client-node-gen-stub'),
     'undici-core': siblingUrl('undici-core'),
     'client-node-lazy': siblingUrl('client-node-lazy'),
+    'client-node-config': siblingUrl('client-node-config'),
   };
   registerHooks({
     resolve(specifier, context, nextResolve) {
-      const target = bypass ? undefined : leanRedirect(specifier, context.parentURL);
-      if (target !== undefined && context.parentURL !== undefined) {
-        if (target !== 'undici-core') configUrl = context.parentURL;
+      const target = leanRedirect(specifier, context.parentURL);
+      // While requireClientNodeModule loads a real module, its own specifier is not answered by
+      // client-node-lazy.ts again; what that module imports in turn still is redirected.
+      if (
+        target !== undefined &&
+        context.parentURL !== undefined &&
+        !(bypass && target === 'client-node-lazy')
+      ) {
+        if (target === 'client-node-gen-stub' || target === 'client-node-lazy') configUrl = context.parentURL;
         if (target === 'client-node-gen-stub') redirected.push(context.parentURL);
         return { url: urls[target], shortCircuit: true };
       }

@@ -5,8 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { bundle } from '../../../scripts/bundle.ts';
@@ -90,6 +91,22 @@ describe('scripts/bundle.ts', () => {
     );
   });
 
+  it('without node_modules beside it, says so in one line and exits 1 (attack pass)', async () => {
+    const r = await bundle({ outfile: join(tmp, 'alone.js') });
+    const away = mkdtempSync(join(tmpdir(), 'kcp-bundle-alone-'));
+    try {
+      for (const f of r.files) copyFileSync(f, join(away, basename(f)));
+      const out = await run([join(away, 'alone.js'), '--version']);
+      assert.equal(out.code, 1);
+      assert.equal(
+        out.stderr,
+        'kube-cache-proxy: cannot load undici/lib/dispatcher/dispatcher: kube-cache-proxy needs its production dependencies in a node_modules beside dist/ or above it (npm ci --omit=dev)\n',
+      );
+    } finally {
+      rmSync(away, { recursive: true, force: true });
+    }
+  });
+
   it('keeps the lean client-node loading: an OIDC kubeconfig loads its provider on first use', async () => {
     const idToken = OIDC_ID_TOKEN;
     const kubeconfig = join(tmp, 'oidc.json');
@@ -97,14 +114,20 @@ describe('scripts/bundle.ts', () => {
     const entry = join(tmp, 'probe-entry.ts');
     writeFileSync(
       entry,
-      `import * as lean from ${JSON.stringify(join(repo, 'src/upstream/lean-client-node.ts'))};
+      `import { registerHooks } from 'node:module';
+import * as lean from ${JSON.stringify(join(repo, 'src/upstream/lean-client-node.ts'))};
 import { loadKubeConfig } from ${JSON.stringify(join(repo, 'src/upstream/kubeconfig.ts'))};
 import { Agent } from ${JSON.stringify(join(repo, 'src/upstream/undici-core.ts'))};
+// Every module loaded at run time (the bundle holds the rest); then the hook, as the CLI does.
+const resolved: string[] = [];
+registerHooks({ load(u, c, next) { resolved.push(u); return next(u, c); } });
+lean.installLeanClientNode();
 const loaded = loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} });
 const before = [...lean.lazyLoads()];
 const opts: { headers?: Record<string, string> } = {};
 await loaded.kc.applyToHTTPSOptions(opts as never);
-console.log(JSON.stringify({ before, after: lean.lazyLoads(), authorization: opts.headers?.Authorization, agent: typeof Agent }));
+const heavy = resolved.filter((u) => /client-node\\/dist\\/(gen\\/|config\\.js$)|undici\\/index\\.js$/.test(u));
+console.log(JSON.stringify({ before, after: lean.lazyLoads(), authorization: opts.headers?.Authorization, agent: typeof Agent, heavy, oidc: resolved.some((u) => u.endsWith('/oidc_auth.js')) }));
 `,
     );
     const r = await bundle({ entry, outfile: join(tmp, 'probe.js') });
@@ -115,6 +138,10 @@ console.log(JSON.stringify({ before, after: lean.lazyLoads(), authorization: opt
       after: ['./oidc_auth.js'],
       authorization: `Bearer ${idToken}`,
       agent: 'function',
+      // Regression (attack pass): oidc_auth.js's `./config.js` loaded a second client-node
+      // config.js from node_modules, with the generated API and undici's index (+37 MiB).
+      heavy: [],
+      oidc: true,
     });
   });
 });
