@@ -1,14 +1,14 @@
 /**
  * Bundles the CLI (`src/cli.ts`, types stripped as Node strips them: the source uses erasable
  * TypeScript only) and the dependencies it loads at start into `dist/kube-cache-proxy.js` and
- * three chunks beside it (what `src/cli.ts` imports dynamically after its Node version check):
+ * the chunks beside it (what `src/cli.ts` imports dynamically after its Node version check):
  * what the npm bin and the image run (issue 12, idle RSS). Run by `npm run build` after `tsc`
  * (which type-checks and emits `dist/src/`, the modules one by one);
  * `node scripts/bundle.ts [OUTFILE]`.
  *
  * Why: resolving and loading the ~570 module files of the unbundled tree one by one is work
  * hot enough that V8 optimizes Node's own module loader with TurboFan at boot, which touches
- * pages of the compiler's code in the `node` binary; with 4 files the proxy starts with ~7 MiB
+ * pages of the compiler's code in the `node` binary; with 6 files the proxy starts with ~7 MiB
  * less RSS (docs/benchmarks.md, idle RSS).
  *
  * What is NOT in the file, and is loaded from `node_modules` at run time as before (so the image
