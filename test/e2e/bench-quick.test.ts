@@ -74,7 +74,15 @@ test('npm run bench -- --quick writes results for every scenario', { timeout: 42
     );
     for (const m of r.cold.proxy) {
       assert.ok(m.heapUsedGcMiB! > 0 && m.rssGcMiB! > 0, `${m.what}: no after-GC figures`);
-      if (m.objects > 0) assert.ok(m.rssPerJsonByte > 0 && m.heap!.classes.length > 0, m.what);
+      // RSS per JSON byte is a difference of two processes' RSS: for the quick run's 1.3 MB of
+      // ConfigMaps it is within the ±5 MiB an idle process moves (docs/benchmarks.md, idle RSS)
+      // and came out negative once (CI, 2026-12-04). The live heap the cache holds is what must
+      // be there; RSS only has to be measured.
+      if (m.objects > 0)
+        assert.ok(
+          Number.isFinite(m.rssPerJsonByte) && (m.livePerJsonByte ?? 0) > 0 && m.heap!.classes.length > 0,
+          `${m.what}: rss ${m.rssPerJsonByte}, live ${m.livePerJsonByte}, ${m.heap?.classes.length} classes`,
+        );
     }
     // Three targets × two requests, each summarised over its interleaved repetitions.
     assert.deepEqual(
