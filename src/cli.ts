@@ -14,11 +14,11 @@ if (major < 22 || (major === 22 && minor < 19)) {
 // Before main.ts (and client-node) are even linked: see lean-client-node.ts (~40 MiB less RSS).
 const { installLeanClientNode } = await import('./upstream/lean-client-node.ts');
 installLeanClientNode();
-// A module that cannot be loaded (undici-core.ts: the bundle without its node_modules) is an
-// operator's error: one line, not Node's stack and source line.
-const { main } = await import('./main.ts').catch((err: Error) => {
-  const undiciMissing = err.message.startsWith('cannot load undici/');
-  process.stderr.write(`kube-cache-proxy: ${undiciMissing ? err.message : (err.stack ?? err.message)}\n`);
+// A missing dependency (util/errors.ts DependencyMissingError: the bundle without its
+// node_modules) is an operator's error: one line, not Node's stack and source line.
+const { main } = await import('./main.ts').catch((err: Error & { code?: string }) => {
+  const missing = err.code === 'KCP_ERR_DEPENDENCY_MISSING';
+  process.stderr.write(`kube-cache-proxy: ${missing ? err.message : (err.stack ?? err.message)}\n`);
   process.exit(1);
 });
 

@@ -16,19 +16,20 @@
  */
 import { createRequire } from 'node:module';
 import type * as Undici from 'undici';
+import { DependencyMissingError } from '../util/errors.ts';
 
 const requireModule = createRequire(import.meta.url);
 
 /**
  * `require(path)` of undici's files; a missing undici (the bundled CLI run without its package's
- * `node_modules`) throws an Error saying so, the module not found as `cause`.
+ * `node_modules`) throws {@link DependencyMissingError}, the module not found as `cause`.
  */
 function require(path: string): unknown {
   try {
     return requireModule(path);
   } catch (err) {
     if ((err as { code?: string }).code !== 'MODULE_NOT_FOUND') throw err;
-    throw new Error(
+    throw new DependencyMissingError(
       `cannot load ${path}: kube-cache-proxy needs its production dependencies in a node_modules beside dist/ or above it (npm ci --omit=dev)`,
       { cause: err },
     );

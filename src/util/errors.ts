@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   KCP_ERR_CONNECTION_REFUSED: { name: 'ConnectionRefusedError', status: 'internal' },
   KCP_ERR_KUBECONFIG: { name: 'KubeconfigError', status: 'internal' },
   KCP_ERR_API_CLIENT_UNAVAILABLE: { name: 'ApiClientUnavailableError', status: 'internal' },
+  KCP_ERR_DEPENDENCY_MISSING: { name: 'DependencyMissingError', status: 'internal' },
   KCP_ERR_DISCOVERY_INVALID_NAME: { name: 'DiscoveryError', status: 'internal' },
   KCP_ERR_DISCOVERY_NOT_FOUND: { name: 'DiscoveryError', status: 'internal' },
   KCP_ERR_DISCOVERY_NOT_LIST_WATCHABLE: { name: 'DiscoveryError', status: 'internal' },
@@ -118,6 +119,16 @@ export class KubeconfigError extends KcpError<'KCP_ERR_KUBECONFIG'> {
 export class ApiClientUnavailableError extends KcpError<'KCP_ERR_API_CLIENT_UNAVAILABLE'> {
   constructor(message: string) {
     super('KCP_ERR_API_CLIENT_UNAVAILABLE', message);
+  }
+}
+
+/**
+ * A production dependency could not be loaded: the bundled CLI runs without its package's
+ * `node_modules` (src/upstream/undici-core.ts). `cause` is the `MODULE_NOT_FOUND` error.
+ */
+export class DependencyMissingError extends KcpError<'KCP_ERR_DEPENDENCY_MISSING'> {
+  constructor(message: string, options?: ErrorOptions) {
+    super('KCP_ERR_DEPENDENCY_MISSING', message, options);
   }
 }
 
