@@ -1,3 +1,12 @@
+/**
+ * The memory rows of bench/run.ts alone, for several proxy process settings side by side
+ * (issue 12: V8's young generation, malloc arenas):
+ *   node bench/memory-rows.ts [pods=10000] [configmaps=0] [widgets=2000] [variants=default,semi2]
+ * Starts its own fixture, seeds, builds dist/ (`npm run build`: tsc and the bundle) and
+ * measures every resource with every variant (bench/memory.ts definitions). Variants: `default` (no V8 flags), `shipped` (the CLI's shebang
+ * flags, bench/proxy-process.ts `shebangFlags`), `semi2` (`--max-semi-space-size=2`), `semi1`, `arena2` (`MALLOC_ARENA_MAX=2`),
+ * `semi2arena2`. Prints one JSON line per row and a Markdown table at the end.
+ */
 import { request } from 'undici';
 import { createUpstream } from '../src/upstream/connection.ts';
 import { startFixture } from '../test/fixture/index.ts';

@@ -10,8 +10,8 @@ import { request } from 'undici';
 
 const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
 /**
- * The built CLI (`npm run build`), what the npm bin and the image run: the one-file bundle of
- * scripts/bundle.ts, no type stripping at run time.
+ * The built CLI (`npm run build`), what the npm bin and the image run: the entry file of
+ * scripts/bundle.ts's bundle (its chunks beside it), no type stripping at run time.
  */
 export const DIST_CLI = fileURLToPath(new URL('../dist/kube-cache-proxy.js', import.meta.url));
 /**

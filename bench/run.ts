@@ -16,7 +16,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { createUpstream, type Upstream } from '../src/upstream/connection.ts';
@@ -470,7 +470,7 @@ async function coldScenario(f: Fixture, up: Upstream, ns: { configMaps?: string;
   const proxy: MemoryRow[] = [];
   // What the image runs (no type stripping: ~30 MiB less RSS); src/cli.ts if the build fails.
   const built = await failures.attempt('memory', 'npm run build (dist/)', async () => buildDist());
-  memoryCli = built ? 'dist/kube-cache-proxy.js' : 'src/cli.ts';
+  memoryCli = relative(here('..'), built ?? here('../src/cli.ts'));
   const measure = (resource: string) =>
     measureProxy({
       kubeconfig: f.kubeconfigs.adminToken,

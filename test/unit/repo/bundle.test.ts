@@ -1,5 +1,5 @@
 /**
- * scripts/bundle.ts: the one-file CLI the npm bin and the image run (issue 12, idle RSS). Each
+ * scripts/bundle.ts: the bundled CLI the npm bin and the image run (issue 12, idle RSS). Each
  * bundle is written under dist/ (it requires undici and client-node's lazy modules from the
  * repository's node_modules) and run in a fresh Node process.
  */
