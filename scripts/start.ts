@@ -13,7 +13,7 @@
  */
 import { join } from 'node:path';
 import { scopeString } from '../src/apimachinery/resource-scope.ts';
-import { type Config, loadConfig, renderHelp } from '../src/config.ts';
+import { type Config, loadConfig, renderHelp } from '../src/config/config.ts';
 import { createParts, EXIT_CONFIG, EXIT_FAILURE, type RunningProxy, runProxy } from '../src/main.ts';
 import { createMetrics } from '../src/ops/metrics.ts';
 import { ConfigError } from '../src/util/errors.ts';

@@ -1,7 +1,8 @@
 /**
- * Process wiring: config → upstream → one watch cache + reflector per resource → the API
- * server and the ops listener (metrics, health, /debug/cache). SIGTERM/SIGINT: stop accepting, end open
- * watches cleanly, stop the reflectors, exit 0 (docs/design.md §5).
+ * Process wiring: config → upstream → the set of cached resources (`resources/`: one reflector
+ * and watch cache per resource, configured and on demand) → the API server and the ops listener
+ * (metrics, health, /debug/cache). SIGTERM/SIGINT: stop accepting, end open watches cleanly, stop
+ * the reflectors, exit 0 (docs/design.md §5).
  */
 
 import { readFileSync } from 'node:fs';
@@ -16,20 +17,19 @@ import type { ReviewUpstream } from './auth/review-client.ts';
 import { SubjectAccessReviewAuthorizer } from './auth/subject-access-review.ts';
 import { TokenReviewAuthenticator } from './auth/token-review.ts';
 import { cacheCodec } from './cache/codec.ts';
-import { type ResourceState, resourceState } from './cache/resource-state.ts';
-import type { WatchCache } from './cache/watch-cache.ts';
-import { cacheFor } from './cache-for.ts';
-import { type Config, loadConfig, renderHelp } from './config.ts';
-import { createOnDemand } from './on-demand-parts.ts';
+import { type Config, loadConfig, renderHelp } from './config/config.ts';
+import { onDemandRequestHook } from './on-demand/server-hook.ts';
+import { createOnDemand } from './on-demand/wiring.ts';
 import { type CacheStatusSource, createMetrics, type Metrics } from './ops/metrics.ts';
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
 import { observeUpstream } from './ops/upstream-observer.ts';
-import { type ReflectorEntry, ReflectorSet } from './reflector/index.ts';
+import type { Serving } from './resources/cached-resource.ts';
+import { ResourceSet } from './resources/resource-set.ts';
 import { buildServer, type KubeServer } from './server/app.ts';
-import type { CacheCodec, ServedCache } from './server/cache-api.ts';
-import type { OnDemandHook } from './server/on-demand-hook.ts';
+import type { CacheCodec } from './server/cache-api.ts';
+import type { RequestHook } from './server/request-hooks.ts';
 import type { UpstreamTarget } from './server/upstream-target.ts';
-import { createUpstream, parseResourceName, type Upstream } from './upstream/index.ts';
+import { createUpstream, type Upstream } from './upstream/index.ts';
 import { ConfigError } from './util/errors.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 
@@ -45,12 +45,8 @@ export const EXIT_FAILURE = 1;
 export interface ProxyParts {
   upstream: UpstreamTarget;
   codec: CacheCodec;
-  /**
-   * Starts discovery + reflectors; `onCache` is called with each resource's cache once it exists,
-   * `onUncacheable` (optional) when a resource turned out not to be cacheable and its cache must
-   * no longer be served from (issue 11 item 9).
-   */
-  startCaches(onCache: (cache: ServedCache) => void, onUncacheable?: (cache: ServedCache) => void): void;
+  /** The cached resources (configured and on demand). */
+  resources: ResourceSet;
   /** Per-resource state for the ops listener and metrics. */
   statusSource: CacheStatusSource;
   /**
@@ -58,8 +54,8 @@ export interface ProxyParts {
    * SelfSubjectReview; absent: no review is possible (any client credential goes upstream).
    */
   reviews?: ReviewUpstream;
-  /** The on-demand cache manager (`--resources=auto`); absent: off. */
-  onDemand?: OnDemandHook;
+  /** Subscribers to the server's request hooks (caching on demand, `--resources=auto`). */
+  hooks: RequestHook[];
   /** Stops reflectors and closes upstream connections. */
   close(): Promise<void>;
 }
@@ -177,41 +173,25 @@ export async function runProxy(
     maxWatchers: config.maxWatchers,
     logger,
     ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
-    ...(parts.onDemand ? { onDemand: parts.onDemand } : {}),
+    hooks: parts.hooks,
   });
   // Listen first: a port already in use must fail before any reflector starts. Until a
   // resource's cache is added, its requests are simply passed upstream.
   await server.app.listen({ host: config.listen.host, port: config.listen.port });
   let ops: OpsServer;
   try {
-    const h = config.opsListen.host;
     ops = await startOpsServer({
       metrics,
       source: parts.statusSource,
       logger,
-      listen: `${h.includes(':') ? `[${h}]` : h}:${config.opsListen.port}`,
+      listen: config.opsListen,
       shuttingDown: () => shuttingDown,
     });
   } catch (err) {
     await server.app.close();
     throw err;
   }
-  parts.startCaches(
-    (cache) => {
-      server.addCache(cache);
-      const scope = scopeString(cache.resource.scope);
-      const ns = cache.resource.namespace;
-      logger.info(
-        {
-          resource: cache.resource.gvr,
-          ...(scope ? { scope } : {}),
-          ...(ns !== undefined ? { namespace: ns } : {}),
-        },
-        'serving resource from the cache once synced',
-      );
-    },
-    (cache) => server.removeCache(cache),
-  );
+  parts.resources.start(serving(server, logger));
   const addr = server.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
@@ -244,11 +224,31 @@ export async function runProxy(
   };
 }
 
+/** The server's registry as the {@link ResourceSet} sees it: a watch cache served, or no longer. */
+function serving(server: KubeServer, logger: Logger): Serving {
+  return {
+    serve(cache) {
+      server.addCache(cache);
+      const scope = scopeString(cache.resource.scope);
+      const ns = cache.resource.namespace;
+      logger.info(
+        {
+          resource: cache.resource.gvr,
+          ...(scope ? { scope } : {}),
+          ...(ns !== undefined ? { namespace: ns } : {}),
+        },
+        'serving resource from the cache once synced',
+      );
+    },
+    unserve: (cache) => server.removeCache(cache),
+  };
+}
+
 /**
  * Builds the real parts from the config: the upstream (with separate pools, `createDispatcher`,
- * for the reflectors and for long-running pass-through requests, same kubeconfig TLS), one {@link WatchCache}
- * per resource as its discovery succeeds, filled by a {@link ReflectorSet}, and the
- * {@link CacheStatusSource} the ops listener and metrics read.
+ * for the reflectors and for long-running pass-through requests, same kubeconfig TLS), the
+ * {@link ResourceSet} of cached resources (started by {@link runProxy} once the server listens),
+ * the on-demand manager over it, and the {@link CacheStatusSource} the ops listener and metrics read.
  */
 export async function createParts(config: Config, logger: Logger, metrics?: Metrics): Promise<ProxyParts> {
   const source = config.kubeconfig !== undefined ? { kubeconfig: config.kubeconfig } : {};
@@ -266,9 +266,19 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     ...upstream,
     dispatcher: observe(upstream.createDispatcher(), logger),
   };
-  const caches = new Map<string, WatchCache>();
-  let set: ReflectorSet | undefined;
-  let unserve: ((cache: ServedCache) => void) | undefined;
+  const gr = (m: Metrics) => ({
+    eventReceived: (l: { group: string; resource: string }) => m.eventsReceived.inc(l),
+    eventDispatched: (l: { group: string; resource: string }) => m.eventsDispatched.inc(l),
+    watcherTerminated: (l: { group: string; resource: string }) => m.terminatedWatchers.inc(l),
+  });
+  const resources = new ResourceSet({
+    upstream: reflectorUpstream,
+    resources: config.resources,
+    logger,
+    // --namespace: every reflector lists/watches only that namespace (namespace-scoped RBAC).
+    ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
+    ...(metrics ? { metrics: gr(metrics) } : {}),
+  });
   // Reviews have their own pool: they must not queue behind pass-through requests.
   const reviews: ReviewUpstream = {
     baseUrl: upstream.baseUrl,
@@ -279,18 +289,11 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     config,
     upstream: reflectorUpstream,
     reviews,
-    set: () => set,
-    caches,
-    unserve: () => unserve,
+    set: resources,
     logger,
     ...(metrics ? { metrics } : {}),
   });
-  const statusSource: CacheStatusSource = {
-    resources: () =>
-      set
-        ? set.states().map((st) => stateOf(st, caches.get(st.name), onDemand?.lastUsed(st.name) ?? null))
-        : [],
-  };
+  const statusSource: CacheStatusSource = { resources: () => resources.states() };
   metrics?.setStatusSource(statusSource);
   // Short pass-through requests speak HTTP/1.1 (undici's HTTP/2 cost 10–35 % more CPU per
   // forwarded GET, docs/benchmarks.md): one connection per in-flight request (pipelining 1: a
@@ -321,53 +324,14 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     codec: cacheCodec,
     statusSource,
     reviews,
-    ...(onDemand ? { onDemand } : {}),
-    startCaches(onCache, onUncacheable) {
-      unserve = onUncacheable;
-      set = new ReflectorSet({
-        upstream: reflectorUpstream,
-        resources: config.resources,
-        logger,
-        // --namespace: every reflector lists/watches only that namespace (namespace-scoped RBAC).
-        ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
-        sinkFor: (info, name, lw) =>
-          cacheFor(info, name, lw, {
-            logger,
-            metrics,
-            caches,
-            onCache,
-            unserve: onUncacheable,
-            onDemand,
-            upstream: reflectorUpstream,
-          }),
-        onPassThrough: (_info, name) => {
-          const cache = caches.get(name);
-          if (cache) onUncacheable?.(cache);
-        },
-      });
-      set.start();
-    },
+    resources,
+    hooks: onDemand ? [onDemandRequestHook(onDemand)] : [],
     async close() {
       onDemand?.close();
-      await set?.stop();
+      await resources.close();
       await upstream.close();
     },
   };
-}
-
-/** One configured resource in the one state model (reflector side + watch cache stats). */
-function stateOf(
-  entry: ReflectorEntry,
-  cache: WatchCache | undefined,
-  lastUsedMs: number | null,
-): ResourceState {
-  const named = parseResourceName(entry.name);
-  return resourceState(
-    entry,
-    cache?.stats(),
-    { group: named.group, version: named.version ?? '', resource: named.resource },
-    lastUsedMs,
-  );
 }
 
 /** I/O of {@link main}, injectable for tests. */

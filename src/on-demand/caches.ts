@@ -29,14 +29,14 @@
  */
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import type { ResourceRequest } from '../apimachinery/request-info.ts';
+import { entryName, logName } from '../resources/entry-name.ts';
+import { RelistRecheck } from '../resources/relist-recheck.ts';
 import type { UpstreamReason } from '../server/delegate.ts';
-import type { OnDemandHook } from '../server/on-demand-hook.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import { DiscoveryError, UpstreamError } from '../util/errors.ts';
 import { ExcludeList } from './exclude.ts';
-import { entryName, logName } from './names.ts';
+import type { OnDemandHook } from './on-demand-hook.ts';
 import { type OnDemandOptions, type RefusedReason, type StoppedReason, USE_REASONS } from './options.ts';
-import { rediscoveredChange } from './rediscover.ts';
 import { Refusals, refusalKey } from './refusals.ts';
 import { reviewScope } from './scope.ts';
 
@@ -45,9 +45,6 @@ export { USE_REASONS } from './options.ts';
 
 /** A cache is an eviction victim only once synced and unused this long (ms), or the idle timeout if shorter. */
 export const MIN_UNUSED_BEFORE_EVICTION_MS = 60_000;
-
-/** After a relist whose discovery showed no change, discovery is asked once more this much later (ms). */
-export const RECHECK_AGAIN_MS = 5_000;
 
 interface Entry {
   name: string;
@@ -58,10 +55,8 @@ interface Entry {
   lastUsedMs: number;
   synced: boolean;
   stopping: boolean;
-  /** A re-discovery after a relist is under way (one at a time). */
-  rechecking: boolean;
-  /** The timer of the second re-discovery after a relist. */
-  recheckTimer?: TimerHandle;
+  /** Discovery again after a relist or a ListAndWatch error (`resources/relist-recheck.ts`). */
+  recheck: RelistRecheck;
 }
 /** A passed-through watch of a resource being cached (see {@link OnDemandCaches.trackWatch}). */
 interface TrackedWatch {
@@ -200,7 +195,7 @@ export class OnDemandCaches implements OnDemandHook {
   relisted(name: string): void {
     const e = this.#entries.get(name);
     if (!e?.synced || e.stopping) return;
-    void this.#recheck(e, true);
+    e.recheck.relisted();
   }
 
   /** When an on-demand cache was last used (ms since the epoch); undefined for other names. */
@@ -217,7 +212,7 @@ export class OnDemandCaches implements OnDemandHook {
   close(): void {
     this.#closed = true;
     if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
-    for (const e of this.#entries.values()) if (e.recheckTimer) this.#o.clock.clearTimeout(e.recheckTimer);
+    for (const e of this.#entries.values()) e.recheck.stop();
   }
 
   /** Stops every on-demand cache idle for the idle timeout. Runs on a timer; public for tests. */
@@ -285,7 +280,24 @@ export class OnDemandCaches implements OnDemandHook {
       lastUsedMs: now,
       synced: false,
       stopping: false,
-      rechecking: false,
+      recheck: new RelistRecheck({
+        info,
+        discover: () => this.#o.discover(name),
+        goneIsChange: true,
+        clock: this.#o.clock,
+        onChange: (change) => {
+          this.#o.log.info(
+            { ...logName(name), change },
+            'on-demand cache stopped: its resource changed upstream (a CRD re-created?); the next request caches it anew',
+          );
+          void this.#stop(e, 'resource-gone');
+        },
+        onDiscoveryError: (err) =>
+          this.#o.log.debug(
+            { ...logName(name), err: (err as Error).message },
+            'on-demand cache re-discovery failed',
+          ),
+      }),
     };
     this.#entries.set(name, e);
     if (!this.#o.start(name, info, (err) => this.#onReflectorError(e, err))) {
@@ -347,50 +359,13 @@ export class OnDemandCaches implements OnDemandHook {
       void this.#stop(e, 'resource-gone');
       return;
     }
-    if (e.synced) void this.#recheck(e, false);
-  }
-
-  /**
-   * Discovery of `e`'s resource again: stopped (`resource-gone`) when it is not served any more
-   * or not list+watchable, or its scope, kind or verbs changed; `again`: unchanged, asked once
-   * more {@link RECHECK_AGAIN_MS} later. A discovery that fails otherwise changes nothing.
-   */
-  async #recheck(e: Entry, again: boolean): Promise<void> {
-    if (e.rechecking || e.stopping || this.#closed) return;
-    e.rechecking = true;
-    let change: string | undefined;
-    try {
-      change = await rediscoveredChange((n) => this.#o.discover(n), e.name, e.info);
-    } catch (err) {
-      this.#o.log.debug(
-        { ...logName(e.name), err: (err as Error).message },
-        'on-demand cache re-discovery failed',
-      );
-      return;
-    } finally {
-      e.rechecking = false;
-    }
-    if (change !== undefined) {
-      if (e.recheckTimer) this.#o.clock.clearTimeout(e.recheckTimer);
-      this.#o.log.info(
-        { ...logName(e.name), change },
-        'on-demand cache stopped: its resource changed upstream (a CRD re-created?); the next request caches it anew',
-      );
-      await this.#stop(e, 'resource-gone');
-      return;
-    }
-    if (!again || this.#closed) return;
-    if (e.recheckTimer) this.#o.clock.clearTimeout(e.recheckTimer);
-    e.recheckTimer = this.#o.clock.setTimeout(() => {
-      delete e.recheckTimer;
-      if (this.#entries.get(e.name) === e) void this.#recheck(e, false);
-    }, RECHECK_AGAIN_MS);
+    if (e.synced) e.recheck.checkOnce();
   }
 
   async #stop(e: Entry, reason: StoppedReason): Promise<void> {
     if (e.stopping) return;
     e.stopping = true;
-    if (e.recheckTimer) this.#o.clock.clearTimeout(e.recheckTimer);
+    e.recheck.stop();
     this.#o.log.info(
       { ...logName(e.name), reason, idleMs: this.#o.clock.now() - e.lastUsedMs },
       'on-demand cache stopped',

@@ -1,4 +1,9 @@
-import type { ResourceState } from '../cache/resource-state.ts';
+/**
+ * The `/debug/cache` view of the ops listener: each cached resource's state rendered as JSON.
+ * Exports the body's types ({@link DebugCache}, {@link DebugCacheResource}) and
+ * {@link debugCacheView}, which turns a status snapshot into it (RFC 3339 times, ages in seconds).
+ */
+import type { ResourceState } from '../resources/resource-state.ts';
 
 /**
  * One resource in the `/debug/cache` answer: the one state model (`cache/resource-state.ts`)

@@ -1,3 +1,8 @@
+/**
+ * Event-loop delay sampling for the `/livez` `event-loop` check.
+ * Exports {@link EventLoopMonitor} and {@link startEventLoopMonitor}, which reports the largest
+ * delay (ms) over the current and previous rolling window via `perf_hooks.monitorEventLoopDelay`.
+ */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 /**

@@ -1,5 +1,11 @@
+/**
+ * The proxy's Prometheus metrics: one registry, served on the ops listener's `/metrics`.
+ * Exports {@link createMetrics} and the {@link Metrics} handles, the bucket and label types, and
+ * the {@link CacheStatusSource} that scrape-time gauges read. Names and buckets follow the
+ * apiserver's (`pkg/storage/cacher/metrics`, `pkg/endpoints/metrics`) and client-go's `tools/metrics`.
+ */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { ResourceState } from '../cache/resource-state.ts';
+import type { ResourceState } from '../resources/resource-state.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { ResourceLabelBounds } from './metric-labels.ts';
 

@@ -1,3 +1,9 @@
+/**
+ * The ops HTTP listener (fastify), separate from the main Kubernetes API listener: `/metrics`,
+ * `/livez`, `/readyz`, `/healthz` (the apiserver's health-check semantics) and `/debug/cache`.
+ * Exports {@link buildOpsServer}, {@link startOpsServer}, {@link opsHealthChecks} and their
+ * option types; default address {@link DEFAULT_OPS_LISTEN} (`127.0.0.1:8081`).
+ */
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -5,8 +11,8 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
+import type { ListenAddress } from '../config/listen-address.ts';
 import { type Clock, realClock } from '../util/clock.ts';
-import { parseListenAddress } from '../util/listen-address.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import { debugCacheView } from './debug-cache.ts';
 import { type EventLoopMonitor, startEventLoopMonitor } from './event-loop-monitor.ts';
@@ -51,7 +57,7 @@ export interface OpsServer {
 }
 
 /** Default `--ops-listen`. */
-export const DEFAULT_OPS_LISTEN = '127.0.0.1:8081';
+export const DEFAULT_OPS_LISTEN: ListenAddress = { host: '127.0.0.1', port: 8081 };
 
 const HEALTH_HEADERS = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' };
 
@@ -137,12 +143,14 @@ export function buildOpsServer(opts: OpsServerOptions): FastifyInstance {
 }
 
 /**
- * Starts the ops listener on `listen` (`host:port`, default {@link DEFAULT_OPS_LISTEN}).
- * Starts an event-loop monitor unless `opts.eventLoop` is given. Rejects when the address is
- * invalid or cannot be bound (EADDRINUSE, EACCES).
+ * Starts the ops listener on `listen` (parsed by `config/listen-address.ts`, default
+ * {@link DEFAULT_OPS_LISTEN}). Starts an event-loop monitor unless `opts.eventLoop` is given.
+ * Rejects when the address cannot be bound (EADDRINUSE, EACCES).
  */
-export async function startOpsServer(opts: OpsServerOptions & { listen?: string }): Promise<OpsServer> {
-  const { host, port } = parseListenAddress(opts.listen ?? DEFAULT_OPS_LISTEN);
+export async function startOpsServer(
+  opts: OpsServerOptions & { listen?: ListenAddress },
+): Promise<OpsServer> {
+  const { host, port } = opts.listen ?? DEFAULT_OPS_LISTEN;
   const monitor = opts.eventLoop ? undefined : startEventLoopMonitor();
   const app = buildOpsServer(monitor ? { ...opts, eventLoop: monitor } : opts);
   try {

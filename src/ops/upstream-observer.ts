@@ -1,3 +1,9 @@
+/**
+ * Instrumentation of every request the proxy sends upstream: an undici dispatcher wrapper.
+ * Exports {@link observeUpstream}, which counts requests by verb/resource/code (as client-go's
+ * `rest_client_requests_total`) and times them until response headers, and
+ * {@link upstreamRequestLabels}, which names a request as the apiserver's `requestinfo.go` would.
+ */
 import type { Dispatcher } from 'undici';
 import { parseResourcePath } from '../apimachinery/request-info.ts';
 import { requestVerb } from '../apimachinery/request-verb.ts';

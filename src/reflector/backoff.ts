@@ -1,3 +1,8 @@
+/**
+ * The reflector's retry delays: exponential backoff with jitter, capped, reset after quiet time.
+ * Exports {@link Backoff} and {@link BackoffOptions}; defaults (800 ms doubling to a 30 000 ms cap,
+ * reset after 120 000 ms) copy client-go `tools/cache/reflector.go` and apimachinery `wait.Backoff`.
+ */
 import type { Clock } from '../util/clock.ts';
 
 /** Parameters of {@link Backoff}; defaults are client-go reflector.go's `defaultBackoff*`. */

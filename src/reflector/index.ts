@@ -1,3 +1,7 @@
+/**
+ * The reflector layer: re-exports the Reflector, its backoff, the HTTP lister-watcher and the
+ * LIST / watch-line decoders.
+ */
 export { Backoff, type BackoffOptions } from './backoff.ts';
 export {
   HttpListerWatcher,
@@ -7,12 +11,6 @@ export {
   type WatchStream,
 } from './list-watch.ts';
 export { Reflector, type ReflectorOptions, type ReflectorStatus } from './reflector.ts';
-export {
-  type ReflectorEntry,
-  type ReflectorPhase,
-  ReflectorSet,
-  type ReflectorSetOptions,
-} from './reflector-set.ts';
 export {
   type DecodedList,
   decodeList,

@@ -1,3 +1,8 @@
+/**
+ * Listing and watching one resource upstream over HTTP, client-go's `cache.ListerWatcher`.
+ * Exports the {@link ListerWatcher} and {@link WatchStream} contracts, their LIST / WATCH option
+ * types, and {@link HttpListerWatcher}, the undici-backed implementation the reflector uses.
+ */
 import { groupResourceString, groupVersionPath, type ResourceInfo } from '../apimachinery/gvr.ts';
 import { isScoped, type ResourceScope, scopeString } from '../apimachinery/resource-scope.ts';
 import type { Upstream } from '../upstream/connection.ts';

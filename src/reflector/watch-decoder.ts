@@ -1,3 +1,8 @@
+/**
+ * Byte-level decoding of apiserver JSON answers that keeps object bytes verbatim.
+ * Exports {@link decodeWatchLine} (one `watchjson` line to a {@link WatchEvent}),
+ * {@link decodeList} (a LIST body to its items, `kind`/`apiVersion` restored) and {@link itemSpans}.
+ */
 import type { KubeObject, UpstreamObject } from '../apimachinery/object.ts';
 
 /** The event types of a Kubernetes watch stream (`watch.EventType`). */

@@ -16,7 +16,7 @@ import type { CacheCodec, ServedCache } from './cache-api.ts';
 import { CacheRegistry } from './cache-registry.ts';
 import { handleRequest, type Lifecycle, originForm } from './handle-request.ts';
 import { Limiter } from './limiter.ts';
-import type { OnDemandHook } from './on-demand-hook.ts';
+import type { RequestHook } from './request-hooks.ts';
 import type { ServeContext } from './serve-cache.ts';
 import { tunnelUpgrade } from './upgrade-tunnel.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
@@ -29,8 +29,8 @@ export interface ServerOptions {
   codec: CacheCodec;
   /** `--namespace`: caches hold only this namespace; other namespaces go upstream. */
   namespace?: string;
-  /** The on-demand cache manager (`--resources=auto`); absent: off. */
-  onDemand?: OnDemandHook;
+  /** Subscribers to the request hooks (`request-hooks.ts`: caching on demand); default none. */
+  hooks?: readonly RequestHook[];
   consistentReads: 'cache' | 'upstream';
   /** `--response-compression`: `gzip` compresses cache answers above 128 KiB for clients that accept it; default `none`. */
   responseCompression?: 'none' | 'gzip';
@@ -162,7 +162,7 @@ function createLifecycle(opts: ServerOptions, track: Lifecycle['track']): Lifecy
     metrics: m,
     log: opts.logger,
     access: opts.access,
-    onDemand: opts.onDemand,
+    hooks: opts.hooks ?? [],
   };
 }
 

@@ -2,7 +2,7 @@
  * The life of one request on the main listener: a named list of steps run in order, in the
  * manner of fastify's `lib/handle-request.js` and `lib/hooks.js`:
  *
- *   classify → limit → observe → admit → serveFromCache → passUpstream, then record
+ *   classify → limit → observe → admit → notify → serveFromCache → passUpstream, then record
  *
  * - {@link classify}: the origin-form target, its query (Go parsing) and the delegation decision
  *   (`delegate.ts`: the cache, or upstream and why);
@@ -10,8 +10,8 @@
  * - `observe`: aborts the cache's waits when the client leaves early, arms `record`;
  * - `admit`: who asks (`auth/access-control.ts`): 401/403, or whether a cached read may be
  *   served from the cache to this identity;
- * - `tellOnDemand`: the on-demand manager hears of an admitted request (`on-demand-hook.ts`): a
- *   client refused (401/403) starts no cache and is no use of one;
+ * - `notify`: the request hooks (`request-hooks.ts`) hear of an admitted request for a resource
+ *   (caching on demand subscribes): a client refused (401/403) is never seen;
  * - `serveFromCache`: the watch cache answers, or hands the request on with its reason;
  * - `passUpstream`: the apiserver answers (writes to cached resources feed read-your-writes);
  * - `record`: once the response closed AND the steps returned: `kube_cache_proxy_requests_total`
@@ -32,10 +32,8 @@ import { answerMeta } from './answer-meta.ts';
 import type { CacheRegistry } from './cache-registry.ts';
 import { type CacheVerb, type Delegation, delegate, type UpstreamReason } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
-import type { OnDemandHook } from './on-demand-hook.ts';
-import { onDemandReasonOf, tellOnDemandOf } from './on-demand-notice.ts';
-import { passedThroughEndings } from './passed-through-endings.ts';
 import { type AnswerTee, MAX_TEE_BYTES, passThrough, READ_PREFIX_BYTES } from './passthrough.ts';
+import { observeRequest, type RequestHook, type RequestObserver } from './request-hooks.ts';
 import { writeStatus } from './send-status.ts';
 import { type ServeContext, serveGet, serveList, serveWatch, TOO_MANY_REQUESTS } from './serve-cache.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
@@ -63,8 +61,8 @@ export interface Lifecycle {
   log: Logger;
   /** Who asks and may the cache answer them; undefined: no checks (unit tests of other steps). */
   access?: AccessControl | undefined;
-  /** The on-demand cache manager (`--resources=auto`); undefined: off. */
-  onDemand?: OnDemandHook | undefined;
+  /** Subscribers to the request hooks (`request-hooks.ts`); empty: none. */
+  hooks: readonly RequestHook[];
 }
 
 /** One request as it moves through the steps. */
@@ -86,8 +84,8 @@ export interface Exchange {
   authzCached: boolean | undefined;
   /** Why the request goes upstream; undefined while the cache serves it. */
   reason: UpstreamReason | undefined;
-  /** Tells the on-demand manager of a LIST/WATCH once the apiserver answered it (`tellOnDemand`). */
-  startOnDemand?: (statusCode: number) => void;
+  /** What the request hooks want to hear of this request (set by `notify`). */
+  observer?: RequestObserver | undefined;
   /** Releases the slot held (idempotent); replaced when the request moves to other slots. */
   release: () => void;
   readonly abort: AbortController;
@@ -250,20 +248,13 @@ async function serveFromCache(l: Lifecycle, x: Exchange): Promise<Next> {
  * makes the resource "blind" until one can (`write-tracker.ts`).
  */
 async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
+  const observer = x.observer;
+  const endings = { track: l.track };
   await passThrough(x.req, x.res, {
     upstream: l.upstream,
     longRunning: x.longRunning,
     log: l.log,
-    ...passedThroughEndings({
-      track: l.track,
-      onDemand: l.onDemand,
-      info: x.decision.info,
-      longRunning: x.longRunning,
-      method: x.method,
-      query: x.query,
-      // A Table watch (`kubectl get -w`) of an uncached resource: no cache would answer it.
-      reason: onDemandReason(x),
-    }),
+    ...(observer?.passedThrough ? observer.passedThrough(x.reason, endings) : endings),
     ...(x.identity ? { identity: x.identity } : {}),
     ...(l.access
       ? {
@@ -272,33 +263,29 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
         }
       : {}),
     ...answerTee(l, x),
-    ...(x.startOnDemand ? { onStatus: x.startOnDemand } : {}),
+    ...(observer?.upstreamStatus ? { onStatus: (code: number) => observer.upstreamStatus?.(code) } : {}),
   });
   return 'done';
 }
 
 /**
- * Step 4b: tells the on-demand manager about an admitted request for a resource (see
- * `on-demand-hook.ts`), with the reason it now goes upstream (`other-identity` … are no use).
- * After `admit`, so that a client the proxy refuses (401, 403, 429) can neither start a cache
- * (the proxy's memory, its upstream watches) nor keep one from going idle.
+ * Step 4b: the request hooks (`request-hooks.ts`) hear of an admitted request for a resource,
+ * with the reason it now goes upstream (`other-identity` …). After `admit`, so that a client the
+ * proxy refuses (401, 403, 429) is never seen: it can neither start a cache (the proxy's memory,
+ * its upstream watches) nor keep one from going idle.
  */
-async function tellOnDemand(l: Lifecycle, x: Exchange): Promise<Next> {
+function notify(l: Lifecycle, x: Exchange): Next {
   const info = x.decision.info;
-  if (!l.onDemand || !info) return 'next';
-  const later = tellOnDemandOf(l.onDemand, {
+  if (l.hooks.length === 0 || !info) return 'next';
+  x.observer = observeRequest(l.hooks, {
     info,
     method: x.method,
     query: x.query,
-    reason: onDemandReason(x),
+    headers: x.req.headers,
+    longRunning: x.longRunning,
+    reason: x.reason,
   });
-  if (later) x.startOnDemand = later;
   return 'next';
-}
-
-/** {@link onDemandReasonOf} of an exchange. */
-function onDemandReason(x: Exchange): UpstreamReason | undefined {
-  return onDemandReasonOf(x.decision.info, x.reason, x.query, x.req.headers);
 }
 
 /** The tee of {@link passUpstream} for writes and short reads of a tracked resource. */
@@ -367,7 +354,7 @@ function wholeObject(
 }
 
 /** The steps after {@link classify}, in the order they run. */
-export const STEPS: readonly Step[] = [limit, observe, admit, tellOnDemand, serveFromCache, passUpstream];
+export const STEPS: readonly Step[] = [limit, observe, admit, notify, serveFromCache, passUpstream];
 
 /**
  * Last: the request counter (`reason` "" for cache answers), the latency histogram (not for

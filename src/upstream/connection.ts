@@ -1,3 +1,9 @@
+/**
+ * The connection to the upstream apiserver: base URL, shared undici connection pool with the
+ * kubeconfig's TLS settings, and the credentials to send.
+ * Exports the {@link Upstream} handle, its options and {@link createUpstream}, which builds it
+ * from a kubeconfig using client-node's TLS resolution.
+ */
 import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import type { Agent as AgentType, Dispatcher } from 'undici';
 import { type Clock, realClock } from '../util/clock.ts';

@@ -1,3 +1,9 @@
+/**
+ * Resource discovery against the upstream's `/api` and `/apis`, as kubectl's RESTMapper does it.
+ * Exports {@link parseResourceName} (kubectl's `resource[.version][.group]`),
+ * {@link discoverResource}, and the built-in-group rule ({@link isBuiltInGroup},
+ * {@link BUILT_IN_DOTTED_GROUPS}) taken from kube-apiserver's `pkg/controlplane` storage providers.
+ */
 import type { GroupVersionResource, ResourceInfo } from '../apimachinery/gvr.ts';
 import { DiscoveryError, UpstreamError } from '../util/errors.ts';
 import type { Upstream } from './connection.ts';

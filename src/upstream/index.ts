@@ -1,3 +1,7 @@
+/**
+ * The upstream layer: re-exports the apiserver connection, kubeconfig loading, discovery, HTTP
+ * request helpers, the rotating token source and the upstream error predicates.
+ */
 export {
   isConnectionRefused,
   isExpired,

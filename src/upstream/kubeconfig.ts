@@ -1,3 +1,9 @@
+/**
+ * Kubeconfig loading for the upstream connection, via @kubernetes/client-node.
+ * Exports {@link loadKubeConfig} and its source / result types. File precedence follows
+ * client-node's `loadFromDefault`; the user's `tokenFile` is resolved against the kubeconfig's
+ * directory as kubectl does (client-go clientcmd), so token rotation can re-read it.
+ */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 // config.js directly, not the package index (which re-exports the whole generated API client):

@@ -1,3 +1,9 @@
+/**
+ * Plain HTTP GETs to the upstream apiserver over its undici dispatcher.
+ * Exports {@link upstreamUrl}, {@link upstreamGet} (streaming, gzip decoded as it arrives),
+ * {@link upstreamGetBuffer} (whole body) and {@link readLines}, which splits a watch body into
+ * lines without buffering it; gzip handling follows the apiserver's `endpoints/handlers/responsewriters`.
+ */
 import { pipeline } from 'node:stream';
 import { constants, createGunzip } from 'node:zlib';
 import { ConnectionRefusedError, UpstreamError } from '../util/errors.ts';

@@ -1,3 +1,8 @@
+/**
+ * Bearer tokens read from a file that rotates (projected service-account tokens, kubeconfig
+ * `token-file`). Exports {@link FileTokenSource}, re-reading on change (checked at most every
+ * 10 000 ms) and every 60 000 ms, as client-go's `transport.NewCachedFileTokenSource`.
+ */
 import { readFileSync, statSync } from 'node:fs';
 import type { Clock } from '../util/clock.ts';
 

@@ -1,3 +1,8 @@
+/**
+ * The process logger: pino JSON lines with credentials redacted.
+ * Exports {@link createLogger}, its options, {@link REDACT_PATHS} (headers, token fields,
+ * kubeconfig user objects) and {@link silentLogger} for tests, plus pino's `Logger` type.
+ */
 import { type Logger, pino } from 'pino';
 
 /**

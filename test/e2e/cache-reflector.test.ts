@@ -9,7 +9,7 @@ import { Agent, request } from 'undici';
 import { everythingFields, everythingLabels } from '../../src/apimachinery/selectors.ts';
 import { encodeList } from '../../src/cache/encoding.ts';
 import { WatchCache } from '../../src/cache/watch-cache.ts';
-import { ReflectorSet } from '../../src/reflector/index.ts';
+import { ResourceSet } from '../../src/resources/resource-set.ts';
 import { createUpstream, type Upstream } from '../../src/upstream/index.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 import { drain } from '../support/watch-drain.ts';
@@ -18,7 +18,7 @@ describe('reflector → watch cache against the real apiserver', () => {
   let f: Fixture;
   let agent: Agent;
   let upstream: Upstream;
-  let set: ReflectorSet;
+  let set: ResourceSet;
   let cache: WatchCache | undefined;
   let ns: string;
 
@@ -70,7 +70,7 @@ describe('reflector → watch cache against the real apiserver', () => {
     agent = new Agent({ connect: { ca: f.caPem } });
     ns = await f.newNamespace('cache-refl');
     upstream = await createUpstream({ kubeconfig: f.kubeconfigs.adminToken });
-    set = new ReflectorSet({
+    set = new ResourceSet({
       upstream,
       resources: ['configmaps'],
       sinkFor: (info) => {
@@ -85,7 +85,7 @@ describe('reflector → watch cache against the real apiserver', () => {
   });
 
   after(async () => {
-    await set?.stop();
+    await set?.close();
     await upstream?.close();
     await agent?.close();
   });

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { directList, MapSink, seedConfigMaps } from '../../bench/sync-support.ts';
 import { HttpListerWatcher } from '../../src/reflector/list-watch.ts';
 import { Reflector } from '../../src/reflector/reflector.ts';
-import { ReflectorSet } from '../../src/reflector/reflector-set.ts';
+import { ResourceSet } from '../../src/resources/resource-set.ts';
 import { createUpstream, type Upstream } from '../../src/upstream/connection.ts';
 import { discoverResource } from '../../src/upstream/discovery.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
@@ -87,7 +87,7 @@ describe('reflector against the real apiserver', () => {
   test('a CRD created after start is discovered (retried with backoff) and cached', async () => {
     const group = `g${Math.random().toString(36).slice(2, 8)}.example.com`;
     const name = `widgets.${group}`;
-    const set = new ReflectorSet({
+    const set = new ResourceSet({
       upstream: up,
       resources: [name, 'namespaces'],
       sinkFor: (info) => (info.kind === 'Widget' ? widgets : namespaces),
@@ -98,7 +98,7 @@ describe('reflector against the real apiserver', () => {
     try {
       // The other resource is not held up by the missing one.
       await namespaces.waitFor(() => namespaces.replaces === 1, 30_000, 'namespaces synced');
-      const s0 = set.states().find((s) => s.name === name)!;
+      const s0 = set.entries().find((s) => s.name === name)!;
       assert.equal(s0.phase, 'discovering');
       assert.match(
         s0.discoveryError ?? '',
@@ -136,13 +136,13 @@ describe('reflector against the real apiserver', () => {
       });
       assert.equal(w.code, 0, w.stderr);
       await widgets.waitFor(() => widgets.objects.has(`${ns}/w1`), 20_000, 'widget event');
-      const st = set.states().find((s) => s.name === name)!;
+      const st = set.entries().find((s) => s.name === name)!;
       assert.equal(st.phase, 'running');
       assert.equal(st.info?.builtIn, false);
       assert.equal(st.info?.apiVersion, `${group}/v1`);
       assert.equal(widgets.objects.get(`${ns}/w1`)?.object.kind, 'Widget');
     } finally {
-      await set.stop();
+      await set.close();
       await f.kubectl(['delete', 'crd', name, '--wait=false']);
     }
   });

@@ -1,6 +1,7 @@
 /** A fake `CacheStatusSource` (src/ops/metrics.ts) and `ResourceState` builders, for the ops unit tests. */
-import type { ResourceState } from '../../src/cache/resource-state.ts';
+
 import type { CacheStatusSource } from '../../src/ops/metrics.ts';
+import type { ResourceState } from '../../src/resources/resource-state.ts';
 
 /** A ResourceState for `pods` with every field set; override what a test cares about. */
 export function podsStatus(over: Partial<ResourceState> = {}): ResourceState {

@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { Agent } from 'undici';
 import { cacheCodec } from '../../src/cache/codec.ts';
 import { WatchCache } from '../../src/cache/watch-cache.ts';
-import { type Config, loadConfig } from '../../src/config.ts';
+import { type Config, loadConfig } from '../../src/config/config.ts';
 import { createParts, type ProxyParts, type RunningProxy, runProxy } from '../../src/main.ts';
 import { buildServer } from '../../src/server/app.ts';
 import { silentLogger } from '../../src/util/logger.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AcceptHosts, hostWithoutPort } from '../../../src/auth/accept-hosts.ts';
-import { OPTIONS } from '../../../src/config.ts';
+import { OPTIONS } from '../../../src/config/config.ts';
 
 const defaults = OPTIONS.find((o) => o.key === 'acceptHosts')!.default as string[];
 

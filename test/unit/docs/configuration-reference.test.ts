@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { loadConfig, OPTIONS, renderReference } from '../../../src/config.ts';
+import { loadConfig, OPTIONS, renderReference } from '../../../src/config/config.ts';
 import { tableRows } from '../../support/markdown.ts';
 
 // docs/configuration.md's reference table is generated from the one config schema.

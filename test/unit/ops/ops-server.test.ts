@@ -213,7 +213,7 @@ describe('startOpsServer', () => {
   it('listens on a real loopback port and closes idempotently', async () => {
     const source = new FakeStatusSource([podsStatus()]);
     const ops = await startOpsServer({
-      listen: '127.0.0.1:0',
+      listen: { host: '127.0.0.1', port: 0 },
       metrics: createMetrics({ processMetrics: false, source }),
       source,
     });
@@ -227,15 +227,5 @@ describe('startOpsServer', () => {
       await ops.close();
     }
     await assert.rejects(fetch(`${ops.url}/livez`));
-  });
-
-  it('rejects an invalid address before listening', async () => {
-    const source = new FakeStatusSource();
-    await assert.rejects(
-      startOpsServer({ listen: '8081', metrics: createMetrics({ processMetrics: false }), source }),
-      {
-        message: 'invalid listen address "8081": expected host:port, e.g. 127.0.0.1:8081 or [::1]:8081',
-      },
-    );
   });
 });

@@ -13,6 +13,7 @@ import { Agent } from 'undici';
 import { AccessControl } from '../../../src/auth/access-control.ts';
 import type { SubjectAccessReviewAuthorizer } from '../../../src/auth/subject-access-review.ts';
 import type { TokenReviewAuthenticator } from '../../../src/auth/token-review.ts';
+import { onDemandRequestHook } from '../../../src/on-demand/server-hook.ts';
 import { createMetrics } from '../../../src/ops/metrics.ts';
 import { buildServer } from '../../../src/server/app.ts';
 import { originForm } from '../../../src/server/handle-request.ts';
@@ -262,11 +263,13 @@ describe('issue 15 attack: only admitted requests reach the on-demand manager', 
     const told: string[] = [];
     const { agent, server } = mockServer([pod('a', 'p1', 7)], {
       access: access(),
-      onDemand: {
-        request: (info, reason, verb) =>
-          told.push(`${verb} ${info.resource} ${info.namespace} ${reason ?? ''}`),
-        trackWatch: () => () => {},
-      },
+      hooks: [
+        onDemandRequestHook({
+          request: (info, reason, verb) =>
+            told.push(`${verb} ${info.resource} ${info.namespace} ${reason ?? ''}`),
+          trackWatch: () => () => {},
+        }),
+      ],
     });
     agent
       .get('https://apiserver.test:6443')
@@ -339,16 +342,18 @@ describe('issue 15 F1: which passed-through watches the on-demand handover ends'
       codec: fakeCodec,
       consistentReads: 'cache',
       logger: silentLogger,
-      onDemand: {
-        request: () => {},
-        trackWatch: (info, handover) => {
-          const t = { resource: info.resource, handover, untracked: false };
-          tracked.push(t);
-          return () => {
-            t.untracked = true;
-          };
-        },
-      },
+      hooks: [
+        onDemandRequestHook({
+          request: () => {},
+          trackWatch: (info, handover) => {
+            const t = { resource: info.resource, handover, untracked: false };
+            tracked.push(t);
+            return () => {
+              t.untracked = true;
+            };
+          },
+        }),
+      ],
     });
     await server.app.listen({ host: '127.0.0.1', port: 0 });
     const base = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;

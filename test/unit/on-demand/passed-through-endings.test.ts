@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ResourceRequest } from '../../../src/apimachinery/request-info.ts';
-import type { UpstreamReason } from '../../../src/server/delegate.ts';
 import {
   type PassedRequest,
   passedThroughEndings,
   rewatches,
-} from '../../../src/server/passed-through-endings.ts';
+} from '../../../src/on-demand/passed-through-endings.ts';
+import type { UpstreamReason } from '../../../src/server/delegate.ts';
 
 const cm: ResourceRequest = {
   group: '',

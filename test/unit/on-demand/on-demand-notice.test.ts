@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ResourceRequest } from '../../../src/apimachinery/request-info.ts';
-import type { OnDemandHook } from '../../../src/server/on-demand-hook.ts';
-import { onDemandReasonOf, tellOnDemandOf } from '../../../src/server/on-demand-notice.ts';
+import type { OnDemandHook } from '../../../src/on-demand/on-demand-hook.ts';
+import { onDemandReasonOf, tellOnDemandOf } from '../../../src/on-demand/on-demand-notice.ts';
 
 const cm: ResourceRequest = { group: '', version: 'v1', resource: 'configmaps', namespace: 'a' };
 

@@ -4,11 +4,11 @@
  * Every failure is a {@link ConfigError} whose one-line message names where the value came from.
  */
 
-import type { ResourceSpec } from './apimachinery/resource-scope.ts';
-import { parseResourceList, ResourceSpecError } from './apimachinery/resource-scope.ts';
-import { ConfigError } from './util/errors.ts';
-import { GO_BOOL, parseGoDuration } from './util/go-values.ts';
-import { type ListenAddress, parseListenAddress } from './util/listen-address.ts';
+import type { ResourceSpec } from '../apimachinery/resource-scope.ts';
+import { parseResourceList, ResourceSpecError } from '../apimachinery/resource-scope.ts';
+import { ConfigError } from '../util/errors.ts';
+import { GO_BOOL, parseGoDuration } from './go-values.ts';
+import { type ListenAddress, parseListenAddress } from './listen-address.ts';
 
 /** `resource[.group]` (DNS-1123 labels joined by dots). */
 const RESOURCE_NAME_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

@@ -2,8 +2,8 @@
  * Which mode may listen where (docs/design.md §4): the checks `loadConfig` runs on a complete
  * config. A refusal is one line naming the missing flags (exit 2).
  */
-import { ConfigError } from './util/errors.ts';
-import type { ListenAddress } from './util/listen-address.ts';
+import { ConfigError } from '../util/errors.ts';
+import type { ListenAddress } from './listen-address.ts';
 
 /** The settings the checks read (a subset of `Config`; no import of config.ts, which calls these). */
 export interface ModeSettings {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseListenAddress } from '../../../src/util/listen-address.ts';
+import { parseListenAddress } from '../../../src/config/listen-address.ts';
 
 describe('parseListenAddress', () => {
   it('parses IPv4, names and bracketed IPv6', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkListenMode, isLoopbackHost } from '../../src/listen-mode.ts';
-import { ConfigError } from '../../src/util/errors.ts';
+import { checkListenMode, isLoopbackHost } from '../../../src/config/listen-mode.ts';
+import { ConfigError } from '../../../src/util/errors.ts';
 
 const base = { listen: { host: '127.0.0.1', port: 8001 }, delegatedAuth: false, hostNetwork: false };
 const tls = { tlsCertFile: '/c', tlsPrivateKeyFile: '/k' };

@@ -5,7 +5,7 @@
  * never delayed by it.
  */
 import type { ResourceRequest } from '../apimachinery/request-info.ts';
-import type { UpstreamReason } from './delegate.ts';
+import type { UpstreamReason } from '../server/delegate.ts';
 
 /** See the module comment. */
 export interface OnDemandHook {

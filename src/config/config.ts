@@ -8,11 +8,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
-import type { ResourceSpec } from './apimachinery/resource-scope.ts';
+import type { ResourceSpec } from '../apimachinery/resource-scope.ts';
+import { ConfigError } from '../util/errors.ts';
 import { convert, takeAuto, type ValueSpec } from './config-values.ts';
+import type { ListenAddress } from './listen-address.ts';
 import { checkListenMode, FILE_KEYS } from './listen-mode.ts';
-import { ConfigError } from './util/errors.ts';
-import type { ListenAddress } from './util/listen-address.ts';
 
 export type { ListenAddress, ResourceSpec };
 

@@ -1,18 +1,48 @@
 /**
  * The ONE model of a cached resource's state: what `/readyz`, the state-mirroring metrics,
  * `/debug/cache` and the logs read about a resource. It is built from the two places that own the
- * facts — the reflector side (discovery, syncs, relists, errors: `reflector/reflector-set.ts`) and
+ * facts — the reflector side (discovery, syncs, relists, errors: {@link ResourceEntry}, `cached-resource.ts`) and
  * the watch cache (store, history window, watchers: {@link WatchCacheStats}) — by
  * {@link resourceState}, and nowhere else. Times are ms since the epoch, `null` when the event has
  * not happened yet; enum values have one spelling everywhere (the relist reasons of
  * `reflector/reflector-status.ts` are the metric label values as they are).
  */
+
+import type { ResourceInfo, ResourceScope } from '../apimachinery/gvr.ts';
 import { type GroupVersionResource, groupResourceString } from '../apimachinery/gvr.ts';
 import { scopeString } from '../apimachinery/resource-scope.ts';
-import type { CacheOrigin, ReflectorEntry, ReflectorPhase } from '../reflector/reflector-set.ts';
-import type { RelistReason } from '../reflector/reflector-status.ts';
+import type { WatchCacheStats } from '../cache/watch-cache.ts';
+import type { ReflectorStatus, RelistReason } from '../reflector/reflector-status.ts';
 import type { SyncMode } from '../reflector/sync-progress.ts';
-import type { WatchCacheStats } from './watch-cache.ts';
+
+/** Why a cache exists: `configured` (`--resources`; gates `/readyz`, never evicted) or `auto` (started on demand by a client's LIST or WATCH, `--resources=auto`). */
+export type CacheOrigin = 'configured' | 'auto';
+
+/**
+ * Where a resource's loop is: discovering (retried with backoff), running, stopped, or
+ * `pass-through`: it cannot be cached (its resourceVersions do not parse), its reflector stopped
+ * for good and every request for it is passed upstream.
+ */
+export type ResourcePhase = 'discovering' | 'running' | 'stopped' | 'pass-through';
+
+/**
+ * The reflector side of one cached resource (`cached-resource.ts`): discovery, phase, the
+ * reflector's status. {@link ResourceState} is the one model built from it and the watch cache's stats.
+ */
+export interface ResourceEntry {
+  /** The entry's key: as configured (`pods`, `deployments.apps`, …) or `resource.version[.group]` on demand. */
+  name: string;
+  /** The scope of a scoped cache (`--resources pods[fieldSelector=…]`); undefined: whole resource. */
+  scope: ResourceScope | undefined;
+  phase: ResourcePhase;
+  info: ResourceInfo | undefined;
+  /** The last discovery error (e.g. a CRD not installed yet); null when none. */
+  discoveryError: string | null;
+  reflector: ReflectorStatus | undefined;
+  origin: CacheOrigin;
+  /** When the entry was added, ms since the epoch. */
+  startedMs: number;
+}
 
 /** A snapshot of one configured resource. See the module comment. */
 export interface ResourceState {
@@ -32,7 +62,7 @@ export interface ResourceState {
    */
   namespace: string;
   /** The reflector loop's phase. */
-  phase: ReflectorPhase;
+  phase: ResourcePhase;
   /** `configured` (`--resources`; gates `/readyz`) or `auto` (started on demand, may be evicted). */
   origin: CacheOrigin;
   /** When the cache was added (process start for configured ones), ms since the epoch. */
@@ -92,7 +122,7 @@ export interface ResourceState {
  * cache's last use (`on-demand/caches.ts`).
  */
 export function resourceState(
-  entry: ReflectorEntry,
+  entry: ResourceEntry,
   stats: WatchCacheStats | undefined,
   fallbackGvr: GroupVersionResource,
   lastUsedMs: number | null = null,

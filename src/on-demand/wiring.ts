@@ -1,33 +1,29 @@
 /**
  * The real I/O of {@link OnDemandCaches} (`--resources=auto`), wired from the config and the
  * parts `createParts` (main.ts) already has: discovery on the reflectors' pool,
- * SelfSubjectAccessReviews on the reviews pool, caches added to and removed from the reflector
- * set and the server.
+ * SelfSubjectAccessReviews on the reviews pool, caches added to and removed from the
+ * {@link ResourceSet} (which serves and unserves them), each with the on-demand policy: its
+ * first sync hands passed-through watches over, a relist or an error re-checks its resource.
  */
-import type { ResourceInfo } from './apimachinery/gvr.ts';
-import { createReview, type ReviewUpstream } from './auth/review-client.ts';
-import type { WatchCache } from './cache/watch-cache.ts';
-import type { Config } from './config.ts';
-import { OnDemandCaches } from './on-demand/caches.ts';
-import type { Metrics } from './ops/metrics.ts';
-import type { ReflectorSet } from './reflector/index.ts';
-import type { ServedCache } from './server/cache-api.ts';
-import { discoverResource, parseResourceName, type Upstream } from './upstream/index.ts';
-import { realClock } from './util/clock.ts';
-import type { Logger } from './util/logger.ts';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import { createReview, type ReviewUpstream } from '../auth/review-client.ts';
+import type { Config } from '../config/config.ts';
+import type { Metrics } from '../ops/metrics.ts';
+import type { ResourceSet } from '../resources/resource-set.ts';
+import { discoverResource, parseResourceName, type Upstream } from '../upstream/index.ts';
+import { realClock } from '../util/clock.ts';
+import type { Logger } from '../util/logger.ts';
+import { OnDemandCaches } from './caches.ts';
 
-/** What {@link createOnDemand} needs; `set` and `unserve` exist only once caches are started. */
+/** What {@link createOnDemand} needs. */
 export interface OnDemandDeps {
   config: Config;
   /** The reflectors' upstream (discovery). */
   upstream: Upstream;
   /** The proxy's own credentials on the reviews pool. */
   reviews: ReviewUpstream;
-  set: () => ReflectorSet | undefined;
-  /** Watch caches by entry name (filled by the set's `sinkFor`). */
-  caches: Map<string, WatchCache>;
-  /** Removes a cache from the server's registry (its requests then pass upstream). */
-  unserve: () => ((cache: ServedCache) => void) | undefined;
+  /** The cached resources: on-demand ones are added to and removed from it. */
+  set: ResourceSet;
   logger: Logger;
   metrics?: Metrics;
 }
@@ -43,7 +39,7 @@ interface SelfSubjectAccessReviewAnswer {
 export function createOnDemand(d: OnDemandDeps): OnDemandCaches | undefined {
   const c = d.config;
   if (!c.auto) return undefined;
-  return new OnDemandCaches({
+  const manager: OnDemandCaches = new OnDemandCaches({
     exclude: c.autoExclude,
     idleTimeoutMs: c.autoIdleTimeout,
     maxResources: c.autoMaxResources,
@@ -74,25 +70,29 @@ export function createOnDemand(d: OnDemandDeps): OnDemandCaches | undefined {
       );
       return a.status?.allowed === true;
     },
-    start: (name, info, onError) => d.set()?.add({ name, origin: 'auto', info, onError }) ?? false,
+    start: (name, info, onError) =>
+      d.set.add({
+        name,
+        origin: 'auto',
+        info,
+        policy: {
+          onFirstSync: () => manager.synced(name),
+          onRelist: () => manager.relisted(name),
+          onError: (_r, err) => onError(err),
+          lastUsedMs: () => manager.lastUsed(name) ?? null,
+        },
+      }),
     async stop(name) {
-      const cache = d.caches.get(name);
-      if (cache) d.unserve()?.(cache);
-      await d.set()?.remove(name);
-      cache?.close();
-      d.caches.delete(name);
+      await d.set.remove(name);
     },
     usage(name) {
-      const s = d.caches.get(name)?.stats();
+      const s = d.set.get(name)?.cache?.stats();
       return s ? { watchers: s.watchers, bytes: s.bytes } : undefined;
     },
-    totalBytes: () => {
-      let n = 0;
-      for (const cache of d.caches.values()) n += cache.stats().bytes;
-      return n;
-    },
+    totalBytes: () => d.set.totalBytes(),
     clock: realClock,
     log: d.logger,
     ...(d.metrics ? { count: (event, reason) => d.metrics!.onDemandCaches.inc({ event, reason }) } : {}),
   });
+  return manager;
 }

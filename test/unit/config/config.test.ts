@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadConfig, OPTIONS, renderReference } from '../../src/config.ts';
-import { ConfigError } from '../../src/util/errors.ts';
+import { loadConfig, OPTIONS, renderReference } from '../../../src/config/config.ts';
+import { ConfigError } from '../../../src/util/errors.ts';
 
 function cfg(
   argv: string[],

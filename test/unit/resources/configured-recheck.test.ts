@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
-import { configuredRecheck } from '../../src/configured-recheck.ts';
-import { DiscoveryError } from '../../src/util/errors.ts';
-import { FakeClock } from '../support/fake-clock.ts';
-import { resourceInfo } from '../support/resource-info.ts';
+import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
+import { configuredRecheck } from '../../../src/resources/resource-set.ts';
+import { DiscoveryError } from '../../../src/util/errors.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
+import { resourceInfo } from '../../support/resource-info.ts';
 
 const flush = async () => {
   for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));

@@ -7,7 +7,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { isWatchParam, type ResourceRequest } from '../apimachinery/request-info.ts';
-import { type UpstreamReason, uncacheableRequest } from './delegate.ts';
+import { type UpstreamReason, uncacheableRequest } from '../server/delegate.ts';
 import type { OnDemandHook } from './on-demand-hook.ts';
 
 /** The request as `handle-request.ts` classified it. */

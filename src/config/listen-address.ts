@@ -1,4 +1,9 @@
-import { ListenAddressError } from './errors.ts';
+/**
+ * Listen addresses (`host:port`, `[::1]:port`) as the CLI spells them, e.g. `--ops-listen`.
+ * Exports the parsed {@link ListenAddress} shape and {@link parseListenAddress}, which insists on
+ * an explicit host so the ops listener is never exposed beyond the pod by accident.
+ */
+import { ListenAddressError } from '../util/errors.ts';
 
 /** A parsed `host:port` listen address. */
 export interface ListenAddress {

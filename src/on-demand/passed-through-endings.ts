@@ -5,9 +5,9 @@
  * ({@link rewatches}); any other stays passed through until it ends by itself.
  */
 import { isWatchParam, type ResourceRequest } from '../apimachinery/request-info.ts';
-import type { UpstreamReason } from './delegate.ts';
+import type { UpstreamReason } from '../server/delegate.ts';
+import type { PassThroughOptions } from '../server/passthrough.ts';
 import type { OnDemandHook } from './on-demand-hook.ts';
-import type { PassThroughOptions } from './passthrough.ts';
 
 /** What {@link passedThroughEndings} looks at: the request as `handle-request.ts` classified it. */
 export interface PassedRequest {

@@ -1,19 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
-import { ReflectorSet } from '../../../src/reflector/reflector-set.ts';
+import { ResourceSet } from '../../../src/resources/resource-set.ts';
 import type { Upstream } from '../../../src/upstream/connection.ts';
 import { configMapInfo, FakeListerWatcher } from '../../support/fake-lister-watcher.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
-describe('ReflectorSet', () => {
+describe('ResourceSet', () => {
   it('issue 13: a scoped spec puts its scope on the resource (lister-watcher, server) and in states()', async () => {
     const seen: ResourceInfo[] = [];
     const infos: Record<string, ResourceInfo> = {
       pods: resourceInfo('v1', 'pods', 'Pod'),
       configmaps: { ...configMapInfo },
     };
-    const set = new ReflectorSet({
+    const set = new ResourceSet({
       upstream: {} as Upstream,
       resources: [{ name: 'pods', fieldSelector: 'spec.nodeName=n1', labelSelector: 'app=x' }, 'configmaps'],
       discover: async (name) => ({ ...infos[name]! }),
@@ -40,20 +40,20 @@ describe('ReflectorSet', () => {
         configmaps: undefined,
       });
       assert.deepEqual(
-        set.states().map((s) => [s.name, s.scope, s.phase]),
+        set.entries().map((s) => [s.name, s.scope, s.phase]),
         [
           ['pods', { fieldSelector: 'spec.nodeName=n1', labelSelector: 'app=x' }, 'running'],
           ['configmaps', undefined, 'running'],
         ],
       );
     } finally {
-      await set.stop();
+      await set.close();
     }
   });
 
   it('issue 15: an added resource keeps its own namespace; --namespace is the default of namespaced ones only', async () => {
     const seen: ResourceInfo[] = [];
-    const set = new ReflectorSet({
+    const set = new ResourceSet({
       upstream: {} as Upstream,
       resources: ['pods', 'nodes'],
       namespace: 'z',
@@ -89,7 +89,7 @@ describe('ReflectorSet', () => {
       const byName = Object.fromEntries(seen.map((i) => [i.gvr.resource, i.namespace]));
       assert.deepEqual(byName, { pods: 'z', nodes: undefined, configmaps: 'a' });
       assert.deepEqual(
-        set.states().map((s) => [s.name, s.info?.namespace]),
+        set.entries().map((s) => [s.name, s.info?.namespace]),
         [
           ['pods', 'z'],
           ['nodes', undefined],
@@ -97,7 +97,7 @@ describe('ReflectorSet', () => {
         ],
       );
     } finally {
-      await set.stop();
+      await set.close();
     }
   });
 });

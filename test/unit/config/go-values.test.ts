@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GO_BOOL, parseGoDuration } from '../../../src/util/go-values.ts';
+import { GO_BOOL, parseGoDuration } from '../../../src/config/go-values.ts';
 
 describe('Go flag values', () => {
   it('time.ParseDuration, in ms', () => {

@@ -1,0 +1,263 @@
+/**
+ * The set of cached resources, one {@link CachedResource} per entry, as client-go's
+ * `dynamicSharedInformerFactory` owns its informers and apiextensions' `crdHandler` creates and
+ * tears down one storage per CRD: the configured ones (`--resources`, started by {@link start})
+ * and those added at run time (on demand, `on-demand/caches.ts`). Each runs its own loop: a
+ * resource that fails (discovery, upstream errors) never delays the others. It tells the
+ * server's registry to serve or unserve each watch cache through one {@link Serving}, and gives
+ * every configured cache the configured policy: after a relist, the {@link RelistRecheck}
+ * whose action on a change is to stop serving it (its requests pass upstream) and to say so.
+ */
+import { groupResourceString, type ResourceInfo } from '../apimachinery/gvr.ts';
+import type { ResourceScope, ResourceSpec } from '../apimachinery/resource-scope.ts';
+import type { CacheSink } from '../reflector/cache-sink.ts';
+import type { ListerWatcher } from '../reflector/list-watch.ts';
+import type { Upstream } from '../upstream/connection.ts';
+import { discoverResource } from '../upstream/discovery.ts';
+import { type Clock, realClock } from '../util/clock.ts';
+import { type Logger, silentLogger } from '../util/logger.ts';
+import {
+  CachedResource,
+  type CachedResourceOptions,
+  type ResourceMetricsHooks,
+  type ResourcePolicy,
+  type Serving,
+} from './cached-resource.ts';
+import { entryName } from './entry-name.ts';
+import { RelistRecheck } from './relist-recheck.ts';
+import type { CacheOrigin, ResourceEntry, ResourceState } from './resource-state.ts';
+
+/** One resource added at run time ({@link ResourceSet.add}). */
+export interface AddedResource {
+  /** The entry's key, e.g. `configmaps.v1` or `widgets.v1.example.com`. */
+  name: string;
+  origin: CacheOrigin;
+  /**
+   * Already discovered (an on-demand cache's discovery ran before it was added); its
+   * `namespace`, if set, restricts the cache to that namespace (else the set's `namespace`).
+   */
+  info: ResourceInfo;
+  /** How its owner reacts to its first sync, relists and errors; default: not at all. */
+  policy?: ResourcePolicy;
+}
+
+/** Options for {@link ResourceSet}. */
+export interface ResourceSetOptions {
+  upstream: Upstream;
+  /** Resources to cache, as the CLI names them (a bare name: unscoped), each with its scope (if any). */
+  resources: (string | ResourceSpec)[];
+  clock?: Clock;
+  random?: () => number;
+  logger?: Logger;
+  metrics?: ResourceMetricsHooks;
+  /** Passed to every reflector. */
+  reflector?: CachedResourceOptions['reflector'];
+  /**
+   * Every namespaced resource is listed and watched in this namespace only (`--namespace`, for
+   * namespace-scoped RBAC) unless its added `info.namespace` names its own; cluster-scoped
+   * resources are unaffected. Default: all namespaces. Recorded as `info.namespace`.
+   */
+  namespace?: string;
+  /** Delay of the configured re-check's second discovery after a relist (ms); default 5 000. */
+  recheckAgainMs?: number;
+  /** Discovery override (tests). */
+  discover?: (name: string, signal: AbortSignal) => Promise<ResourceInfo>;
+  /** ListerWatcher override (tests). */
+  listerWatcherFor?: (info: ResourceInfo) => ListerWatcher;
+  /** A sink instead of a watch cache (tests of the reflector loop); nothing is served then. */
+  sinkFor?: (info: ResourceInfo, name: string, lw: ListerWatcher) => CacheSink;
+}
+
+/** A set without a server: nothing is served (tests of the reflector loop, tools). */
+const NOT_SERVED: Serving = { serve() {}, unserve() {} };
+
+/** See the module comment. */
+export class ResourceSet {
+  readonly #o: ResourceSetOptions;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #resources = new Map<string, CachedResource>();
+  readonly #configured: { name: string; scope: ResourceScope | undefined }[];
+  #serving: Serving | undefined;
+  #closed = false;
+
+  constructor(o: ResourceSetOptions) {
+    this.#o = o;
+    this.#clock = o.clock ?? realClock;
+    this.#log = o.logger ?? silentLogger;
+    this.#configured = o.resources.map((r) => {
+      const spec: ResourceSpec = typeof r === 'string' ? { name: r } : r;
+      const scope: ResourceScope | undefined =
+        spec.fieldSelector !== undefined || spec.labelSelector !== undefined
+          ? {
+              ...(spec.fieldSelector !== undefined ? { fieldSelector: spec.fieldSelector } : {}),
+              ...(spec.labelSelector !== undefined ? { labelSelector: spec.labelSelector } : {}),
+            }
+          : undefined;
+      return { name: spec.name, scope };
+    });
+  }
+
+  /**
+   * Starts every configured resource's loop, serving through `serving` (default: nothing is
+   * served); returns at once. Resources added before start begin now.
+   */
+  start(serving: Serving = NOT_SERVED): void {
+    if (this.#serving || this.#closed) return;
+    this.#serving = serving;
+    const added = [...this.#resources.values()];
+    this.#resources.clear();
+    for (const c of this.#configured) {
+      const r = this.#resource({ name: c.name, origin: 'configured', scope: c.scope }, (res) =>
+        configuredPolicy(res, this.#o, this.#log, this.#clock),
+      );
+      this.#resources.set(c.name, r);
+    }
+    for (const r of added) this.#resources.set(r.name, r);
+    for (const r of this.#resources.values()) r.start();
+  }
+
+  /**
+   * Adds a resource at run time and starts it at once (after {@link start}); false when an
+   * entry of that name exists or the set is closed.
+   */
+  add(a: AddedResource): boolean {
+    if (this.#resources.has(a.name) || this.#closed) return false;
+    const r = this.#resource(
+      { name: a.name, origin: a.origin, scope: a.info.scope, info: a.info },
+      () => a.policy ?? {},
+    );
+    this.#resources.set(a.name, r);
+    if (this.#serving) r.start();
+    return true;
+  }
+
+  /**
+   * Stops the resource `name` (unserved, its reflector stopped and awaited, its cache freed) and
+   * forgets it. False when there is no such entry.
+   */
+  async remove(name: string): Promise<boolean> {
+    const r = this.#resources.get(name);
+    if (!r) return false;
+    this.#resources.delete(name);
+    await r.stop();
+    return true;
+  }
+
+  /** The resource of entry `name`. */
+  get(name: string): CachedResource | undefined {
+    return this.#resources.get(name);
+  }
+
+  /** Every resource's reflector side, in the order they were added. */
+  entries(): ResourceEntry[] {
+    return [...this.#resources.values()].map((r) => r.entry());
+  }
+
+  /** Every resource's state (the one model, `resource-state.ts`). */
+  states(): ResourceState[] {
+    return [...this.#resources.values()].map((r) => r.state());
+  }
+
+  /** Bytes of stored objects over every cache. */
+  totalBytes(): number {
+    let n = 0;
+    for (const r of this.#resources.values()) n += r.cache?.stats().bytes ?? 0;
+    return n;
+  }
+
+  /** Stops every resource and waits for their loops to end. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([...this.#resources.values()].map((r) => r.stop()));
+  }
+
+  #resource(
+    r: Pick<CachedResourceOptions, 'name' | 'origin' | 'scope' | 'info'>,
+    policy: CachedResourceOptions['policy'],
+  ): CachedResource {
+    const o = this.#o;
+    return new CachedResource({
+      ...r,
+      upstream: o.upstream,
+      policy,
+      serving: {
+        serve: (cache) => this.#serving?.serve(cache),
+        unserve: (cache) => this.#serving?.unserve(cache),
+      },
+      clock: this.#clock,
+      logger: this.#log,
+      ...(o.namespace !== undefined ? { namespace: o.namespace } : {}),
+      ...(o.metrics ? { metrics: o.metrics } : {}),
+      ...(o.reflector ? { reflector: o.reflector } : {}),
+      ...(o.random ? { random: o.random } : {}),
+      ...(o.discover ? { discover: o.discover } : {}),
+      ...(o.listerWatcherFor ? { listerWatcherFor: o.listerWatcherFor } : {}),
+      ...(o.sinkFor ? { sinkFor: o.sinkFor } : {}),
+    });
+  }
+}
+
+/** What {@link configuredRecheck} needs. */
+export interface ConfiguredRecheckOptions {
+  /** The resource as discovered when its cache started. */
+  info: ResourceInfo;
+  /** Discovery of exactly that GroupVersionResource now; throws when it is not served. */
+  discover: () => Promise<ResourceInfo>;
+  /** Stops serving the cache (its requests then pass upstream). */
+  unserve: () => void;
+  clock: Clock;
+  log: Logger;
+  /** Delay of the second discovery after a relist (ms); default 5 000. */
+  againMs?: number;
+}
+
+/**
+ * The function to call after each relist of a configured cache: {@link RelistRecheck} whose
+ * action on a change (a CRD re-created with another scope, kind or verbs) is to stop serving the
+ * cache for good and log an error naming the resource, the change and the remedy (restart the
+ * proxy); its `/readyz` check is unchanged. A discovery that fails (the CRD not re-created yet,
+ * an upstream error) changes nothing: its LIST answers 404 and the reflector retries.
+ */
+export function configuredRecheck(o: ConfiguredRecheckOptions): () => void {
+  const recheck = new RelistRecheck({
+    info: o.info,
+    discover: o.discover,
+    goneIsChange: false,
+    clock: o.clock,
+    ...(o.againMs !== undefined ? { againMs: o.againMs } : {}),
+    onChange(change) {
+      o.unserve();
+      o.log.error(
+        { resource: groupResourceString(o.info.gvr), version: o.info.gvr.version, change },
+        `cached resource changed upstream (${change}; its CRD re-created?): no longer served from the cache, its requests pass upstream; restart the proxy to cache it again`,
+      );
+    },
+  });
+  return () => recheck.relisted();
+}
+
+/** The policy of a configured cache: {@link configuredRecheck} after each relist. */
+function configuredPolicy(
+  resource: CachedResource,
+  o: ResourceSetOptions,
+  log: Logger,
+  clock: Clock,
+): ResourcePolicy {
+  let onRelist: (() => void) | undefined;
+  return {
+    onRelist() {
+      const info = resource.info;
+      if (!info) return;
+      onRelist ??= configuredRecheck({
+        info,
+        discover: () => discoverResource(o.upstream, entryName(info.gvr)),
+        unserve: () => resource.unserve(),
+        clock,
+        log,
+        ...(o.recheckAgainMs !== undefined ? { againMs: o.recheckAgainMs } : {}),
+      });
+      onRelist();
+    },
+  };
+}
