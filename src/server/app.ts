@@ -16,11 +16,12 @@ import type { CacheCodec, ServedCache } from './cache-api.ts';
 import { CacheRegistry } from './cache-registry.ts';
 import { handleRequest, type Lifecycle, originForm } from './handle-request.ts';
 import { Limiter } from './limiter.ts';
+import { teeAnswers } from './read-your-writes/answer-tee.ts';
+import { WriteTracker } from './read-your-writes/write-tracker.ts';
 import type { RequestHook } from './request-hooks.ts';
-import type { ServeContext } from './serve-cache.ts';
+import type { ServeContext } from './serve-context.ts';
 import { tunnelUpgrade } from './upgrade-tunnel.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
-import { WriteTracker } from './write-tracker.ts';
 
 /** Options of {@link buildServer}. Durations in ms. */
 export interface ServerOptions {
@@ -154,7 +155,7 @@ function createLifecycle(opts: ServerOptions, track: Lifecycle['track']): Lifecy
     registry: new CacheRegistry(opts.caches, opts.namespace),
     writes,
     serve,
-    upstream: opts.upstream,
+    upstream: withAnswerTee(opts.upstream),
     inflight: new Limiter(opts.maxInflight ?? 400),
     upstreamInflight: new Limiter(opts.maxInflight ?? 400),
     watchers,
@@ -163,6 +164,23 @@ function createLifecycle(opts: ServerOptions, track: Lifecycle['track']): Lifecy
     log: opts.logger,
     access: opts.access,
     hooks: opts.hooks ?? [],
+  };
+}
+
+/**
+ * `upstream` whose short-request pools carry the read-your-writes tee interceptor
+ * (`read-your-writes/answer-tee.ts`); long-running and upgrade pools are used as they are.
+ */
+function withAnswerTee(upstream: UpstreamTarget): UpstreamTarget {
+  const c = upstream.clientCredentialPools;
+  return {
+    server: upstream.server,
+    // A target without a short pool (a test that never passes a request upstream) stays without.
+    dispatcher: upstream.dispatcher && teeAnswers(upstream.dispatcher),
+    longRunningDispatcher: upstream.longRunningDispatcher,
+    ...(upstream.upgradeDispatcher ? { upgradeDispatcher: upstream.upgradeDispatcher } : {}),
+    authorization: () => upstream.authorization(),
+    ...(c ? { clientCredentialPools: { ...c, dispatcher: teeAnswers(c.dispatcher) } } : {}),
   };
 }
 

@@ -20,7 +20,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseGoQuery } from '../apimachinery/go-query.ts';
-import type { KubeObject } from '../apimachinery/object.ts';
 import { isLongRunning, isWatchParam } from '../apimachinery/request-info.ts';
 import { requestVerb } from '../apimachinery/request-verb.ts';
 import { tooManyRequests } from '../apimachinery/status.ts';
@@ -28,16 +27,19 @@ import type { AccessControl, AuthzDecision, ClientIdentity } from '../auth/acces
 import { boundCode, boundVerb, subresourceLabel } from '../ops/metric-labels.ts';
 import type { Metrics, ServedFrom } from '../ops/metrics.ts';
 import type { Logger } from '../util/logger.ts';
-import { answerMeta } from './answer-meta.ts';
 import type { CacheRegistry } from './cache-registry.ts';
 import { type CacheVerb, type Delegation, delegate, type UpstreamReason } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
-import { type AnswerTee, MAX_TEE_BYTES, passThrough, READ_PREFIX_BYTES } from './passthrough.ts';
+import { passThrough } from './passthrough.ts';
+import type { AnswerTee } from './read-your-writes/answer-tee.ts';
+import { answerTeeFor } from './read-your-writes/tracked-answers.ts';
+import type { WriteTracker } from './read-your-writes/write-tracker.ts';
 import { observeRequest, type RequestHook, type RequestObserver } from './request-hooks.ts';
 import { writeStatus } from './send-status.ts';
-import { type ServeContext, serveGet, serveList, serveWatch, TOO_MANY_REQUESTS } from './serve-cache.ts';
+import { type ServeContext, TOO_MANY_REQUESTS } from './serve-context.ts';
+import { serveGet, serveList } from './serve-read.ts';
+import { serveWatch } from './serve-watch.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
-import { answerRV, type WriteTracker, writeEffectOf, writeKey } from './write-tracker.ts';
 
 /** What every request's steps share; built once by `buildServer`. */
 export interface Lifecycle {
@@ -97,8 +99,6 @@ export interface Exchange {
 
 type Next = 'next' | 'done';
 type Step = (l: Lifecycle, x: Exchange) => Next | Promise<Next>;
-
-const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 const SERVE: Record<CacheVerb, typeof serveList> = { list: serveList, get: serveGet, watch: serveWatch };
 
@@ -262,7 +262,7 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
           impersonateCertificateClients: l.access.o.impersonateCertificateClients,
         }
       : {}),
-    ...answerTee(l, x),
+    ...tee(l, x),
     ...(observer?.upstreamStatus ? { onStatus: (code: number) => observer.upstreamStatus?.(code) } : {}),
   });
   return 'done';
@@ -288,69 +288,17 @@ function notify(l: Lifecycle, x: Exchange): Next {
   return 'next';
 }
 
-/** The tee of {@link passUpstream} for writes and short reads of a tracked resource. */
-function answerTee(l: Lifecycle, x: Exchange): { tee: AnswerTee } | Record<string, never> {
-  const info = x.decision.info;
-  if (!info || !l.registry.tracksWritesTo(info.group, info.resource, info.namespace)) return {};
-  const key = writeKey(info.group, info.resource);
-  if (WRITE_METHODS.has(x.method)) {
-    // A server-side dry run persists nothing (its answer has no resourceVersion): not a write.
-    if (x.query.has('dryRun')) return {};
-    return {
-      tee: {
-        maxBytes: MAX_TEE_BYTES,
-        onAnswer: (body, complete, headers) => {
-          const meta = answerMeta(body, headers, complete);
-          // A scoped cache never sees writes outside its scope: waiting for them would stall.
-          if (
-            !l.registry.mayHold(
-              info.group,
-              info.resource,
-              info.namespace,
-              wholeObject(meta, complete, headers),
-            )
-          )
-            return;
-          l.writes.apply(key, writeEffectOf(meta, x.method, info.namespace), l.serve.clock.now(), x.started);
-        },
-      },
-    };
-  }
-  // Reads of the object or collection (not subresources such as `log`, not watches).
-  if (x.method !== 'GET' || x.longRunning || info.subresource !== undefined) return {};
-  return {
-    tee: {
-      maxBytes: READ_PREFIX_BYTES,
-      onAnswer: (body, complete, headers) => {
-        const meta = answerMeta(body, headers, complete);
-        if (x.reason === 'outside-scope') {
-          // Outside a scoped cache: a LIST shows RVs of objects the cache never sees (only its
-          // events and bookmarks move its RV, ~1/min), a GET one of an object that may be in
-          // the scope (its event not yet arrived: then the cache must reach it).
-          if (info.name === undefined || meta?.kind === 'Status') return;
-          const obj = wholeObject(meta, complete, headers);
-          if (obj !== undefined && !l.registry.mayHold(info.group, info.resource, info.namespace, obj))
-            return;
-        }
-        const rv = answerRV(meta);
-        if (rv !== undefined) l.writes.shown(key, rv, x.started);
-        else l.writes.blind(key, l.serve.clock.now());
-      },
-    },
-  };
-}
-
-/** The answer's whole object when it is a complete plain JSON object (not a Status or a list). */
-function wholeObject(
-  meta: ReturnType<typeof answerMeta>,
-  complete: boolean,
-  headers: { contentType?: string | undefined },
-): KubeObject | undefined {
-  if (!complete || meta === undefined || meta.kind === 'Status' || Array.isArray(meta.items))
-    return undefined;
-  const type = headers.contentType ?? '';
-  if (!type.startsWith('application/json') || type.includes('as=')) return undefined;
-  return meta.metadata ? (meta as unknown as KubeObject) : undefined;
+/** The read-your-writes tee of {@link passUpstream} (`read-your-writes/tracked-answers.ts`). */
+function tee(l: Lifecycle, x: Exchange): { tee: AnswerTee } | Record<string, never> {
+  const t = answerTeeFor(l.registry, l.writes, l.serve.clock, {
+    info: x.decision.info,
+    method: x.method,
+    query: x.query,
+    longRunning: x.longRunning,
+    reason: x.reason,
+    started: x.started,
+  });
+  return t ? { tee: t } : {};
 }
 
 /** The steps after {@link classify}, in the order they run. */

@@ -24,33 +24,21 @@ import { serviceUnavailable } from '../apimachinery/status.ts';
 import { watchFraming } from '../apimachinery/watch-framing.ts';
 import type { ClientIdentity } from '../auth/access-control.ts';
 import type { Logger } from '../util/logger.ts';
-import type { AnswerHeaders } from './answer-meta.ts';
 import { forwardRequestHeaders, forwardResponseHeaders } from './hop-by-hop.ts';
+import { type AnswerTee, READ_PREFIX_BYTES, type TeeDispatchOptions } from './read-your-writes/answer-tee.ts';
 import { writeStatus } from './send-status.ts';
 import { upstreamCredentials } from './upstream-credentials.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
 import { WatchRelay } from './watch-relay.ts';
-
-/** Largest write answer buffered for read-your-writes (bytes); bigger ones stream after their first 8 MiB. */
-export const MAX_TEE_BYTES = 8 * 1024 * 1024;
-
-/** Bytes of a read's answer held back until its RV is recorded (metadata comes first). */
-export const READ_PREFIX_BYTES = 64 * 1024;
-
-/** Reads a successful answer's first bytes BEFORE the client sees any of them. */
-export interface AnswerTee {
-  /** How many bytes to hold back at most. */
-  maxBytes: number;
-  /** `complete`: `body` is the whole answer (else its first `maxBytes` or more). */
-  onAnswer(body: Buffer, complete: boolean, headers: AnswerHeaders): void;
-}
 
 export interface PassThroughOptions {
   upstream: UpstreamTarget;
   longRunning: boolean;
   /**
    * Set for writes and reads of a cached resource: called with a successful (2xx) answer's
-   * first bytes before the client sees them, so what it records holds when the client reads on.
+   * first bytes before the client sees them, so what it records holds when the client reads on
+   * (short requests only; run by the interceptor of `read-your-writes/answer-tee.ts`, which
+   * the short pools must carry: `app.ts`).
    */
   tee?: AnswerTee;
   /** Registers a function that ends this request cleanly at shutdown; returns its unregister. */
@@ -206,12 +194,10 @@ function forwardShort(
     let settled = false;
     let status = 0;
     let outHeaders: OutgoingHttpHeaders = {};
-    let tee: AnswerTee | undefined;
     let cap = READ_PREFIX_BYTES;
     let chunks: Buffer[] = [];
     let bytes = 0;
     let streaming = false;
-    let upHeaders: Record<string, string | string[] | undefined> = {};
     const abort = (why: string) => {
       aborted ??= new Aborted(why);
       controller?.abort(aborted);
@@ -247,20 +233,6 @@ function forwardShort(
         res.once('drain', () => controller?.resume());
       }
     };
-    const teeAnswer = (body: Buffer, complete: boolean): boolean => {
-      if (!tee) return true;
-      try {
-        tee.onAnswer(body, complete, {
-          contentType: headerValue(upHeaders['content-type']),
-          contentEncoding: headerValue(upHeaders['content-encoding']),
-        });
-        return true;
-      } catch (err) {
-        controller?.abort(err as Error);
-        fail(err as Error);
-        return false;
-      }
-    };
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(c) {
         controller = c;
@@ -271,12 +243,10 @@ function forwardShort(
         if (statusCode < 200) return;
         status = statusCode;
         o.onStatus?.(statusCode);
-        upHeaders = headers as typeof upHeaders;
-        outHeaders = forwardResponseHeaders(upHeaders);
-        if (o.tee && statusCode < 300) {
-          tee = o.tee;
-          cap = tee.maxBytes;
-        }
+        outHeaders = forwardResponseHeaders(headers as Record<string, string | string[] | undefined>);
+        // A teed answer (held back by the interceptor until read) is sent whole up to the
+        // tee's cap, as one write with its length.
+        if (o.tee && statusCode < 300) cap = Math.max(cap, o.tee.maxBytes);
       },
       onResponseData(_c, chunk) {
         if (settled) return;
@@ -286,7 +256,6 @@ function forwardShort(
         if (bytes <= cap) return;
         const first = Buffer.concat(chunks, bytes);
         chunks = [];
-        if (!teeAnswer(first, false)) return;
         res.writeHead(status, outHeaders);
         streaming = true;
         write(first);
@@ -298,7 +267,6 @@ function forwardShort(
           return done();
         }
         const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes);
-        if (!teeAnswer(body, true)) return;
         if (outHeaders['content-length'] === undefined && request.method !== 'HEAD' && hasContent(status))
           outHeaders['content-length'] = body.length;
         res.writeHead(status, outHeaders);
@@ -310,7 +278,7 @@ function forwardShort(
       },
     };
     res.on('close', onClose);
-    dispatcher.dispatch(request, handler);
+    dispatcher.dispatch(o.tee ? ({ ...request, answerTee: o.tee } as TeeDispatchOptions) : request, handler);
   });
 }
 

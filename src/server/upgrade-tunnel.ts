@@ -33,7 +33,7 @@ import type { AccessControl, ClientIdentity } from '../auth/access-control.ts';
 import type { Logger } from '../util/logger.ts';
 import { forwardRequestHeaders } from './hop-by-hop.ts';
 import type { Limiter } from './limiter.ts';
-import { TOO_MANY_REQUESTS } from './serve-cache.ts';
+import { TOO_MANY_REQUESTS } from './serve-context.ts';
 import { type ForwardPlan, upstreamCredentials } from './upstream-credentials.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
 

@@ -13,7 +13,7 @@ import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
 import { cacheCodec } from '../../src/cache/codec.ts';
 import { WatchCache } from '../../src/cache/watch-cache.ts';
 import { buildServer } from '../../src/server/app.ts';
-import { STALLED_CHECK_MS } from '../../src/server/serve-cache.ts';
+import { STALLED_CHECK_MS } from '../../src/server/serve-watch.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { FakeClock } from '../support/fake-clock.ts';
 import { resourceInfo } from '../support/resource-info.ts';

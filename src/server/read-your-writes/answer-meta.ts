@@ -14,7 +14,7 @@
  *   other encodings): undefined, "not learnt".
  */
 import { constants, gunzipSync } from 'node:zlib';
-import { decodeProtobufMeta, type MetaFields } from '../apimachinery/protobuf-meta.ts';
+import { decodeProtobufMeta, type MetaFields } from '../../apimachinery/protobuf-meta.ts';
 
 /** What an answer says about itself; the JSON field names. */
 export interface AnswerMeta {

@@ -13,7 +13,7 @@
  * reads through the proxy and reads right after never sees an older state.
  */
 
-import type { MetaFields } from '../apimachinery/protobuf-meta.ts';
+import type { MetaFields } from '../../apimachinery/protobuf-meta.ts';
 import type { AnswerMeta } from './answer-meta.ts';
 
 /** Key of a resource for write tracking: RVs are etcd revisions, shared by all versions of a group/resource. */

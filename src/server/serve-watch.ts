@@ -1,0 +1,160 @@
+/**
+ * WATCH answered from the watch cache (docs/design.md §3): the read decoded and waited for
+ * (`read-your-writes/consistent-read.ts`), a resume below the window proved by the upstream
+ * where it can be, a watcher slot of `--max-watchers`, then one JSON line per event, flushed per
+ * event, until the watch's timeout, its watcher's end, the client leaving, or shutdown. A client
+ * that stops reading is cut once its watcher is closed (the apiserver's `cache_watcher.go`
+ * drops a watcher that blocks its dispatch).
+ */
+import type { ServerResponse } from 'node:http';
+import type { ListOptions } from '../apimachinery/list-options.ts';
+import type { ResourceRequest } from '../apimachinery/request-info.ts';
+import { tooManyRequests } from '../apimachinery/status.ts';
+import type { TimerHandle } from '../util/clock.ts';
+import type { ServedCache } from './cache-api.ts';
+import { askedMetadata, type UpstreamReason, watchRead } from './delegate.ts';
+import { readable } from './read-your-writes/consistent-read.ts';
+import { writeStatus } from './send-status.ts';
+import { decodeWithSelectors, headersFor, type ServeContext, TOO_MANY_REQUESTS } from './serve-context.ts';
+
+/**
+ * How often (ms) a watch whose client stopped reading checks whether its watcher was closed
+ * meanwhile (buffer overflow, relist, timeout, shutdown).
+ */
+export const STALLED_CHECK_MS = 1000;
+
+/** Writes one watch event (a Buffer, or the chunks of one line, corked: one writev); false = backpressure. */
+function writeLine(res: ServerResponse, line: Buffer | readonly Buffer[]): boolean {
+  if (Buffer.isBuffer(line)) return res.write(line);
+  res.cork();
+  let ok = true;
+  for (const c of line) ok = res.write(c);
+  res.uncork();
+  return ok;
+}
+
+/** Longest delay a Node timer takes (ms, 2^31 - 1, about 24.8 days); longer ones fire after 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Watch duration (ms): `timeoutSeconds` when given, else the apiserver's jittered default.
+ * Capped at {@link MAX_TIMER_MS}: `timeoutSeconds=2147484` or more (the apiserver keeps such a
+ * watch open) otherwise overflowed the timers and ended the watch after 1 ms.
+ */
+export function watchTimeoutMs(opts: ListOptions, ctx: ServeContext): number {
+  if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds !== 0)
+    return Math.min(MAX_TIMER_MS, Math.max(0, opts.timeoutSeconds * 1000));
+  return Math.floor(ctx.minRequestTimeoutMs * (ctx.random() + 1));
+}
+
+/**
+ * WATCH from the cache: chunked JSON lines, one event per line, flushed per event; the reason
+ * when it must go upstream instead.
+ */
+export async function serveWatch(
+  cache: ServedCache,
+  info: ResourceRequest,
+  query: URLSearchParams,
+  res: ServerResponse,
+  ctx: ServeContext,
+  signal: AbortSignal,
+): Promise<UpstreamReason | undefined> {
+  const { opts, sel } = decodeWithSelectors(query, cache, ctx.codec);
+  if (sel.field === undefined) return 'field-selector-unknown';
+  const read = watchRead(opts);
+  if (typeof read === 'string') return read;
+  const notReadable = await readable(cache, info, read, ctx, signal);
+  if (notReadable) return notReadable;
+  if (signal.aborted) return undefined;
+  // A resume below the window (a proxy restarted, its clients resume from older RVs): the
+  // cache may prove with its upstream that nothing changed since, instead of a 410 (docs/design.md §6).
+  if (
+    read.mode !== 'consistent' &&
+    read.mode !== 'continue' &&
+    read.rv > 0n &&
+    opts.sendInitialEvents !== true
+  )
+    await cache.extendWindowBack?.(read.rv, signal);
+  if (signal.aborted) return undefined;
+  const release = ctx.watchers.tryAcquire();
+  if (!release) {
+    writeStatus(res, tooManyRequests(TOO_MANY_REQUESTS, 1));
+    return undefined;
+  }
+  const timeoutMs = watchTimeoutMs(opts, ctx);
+  const q: Parameters<ServedCache['watch']>[0] = {
+    labelSelector: sel.label,
+    fieldSelector: sel.field,
+    allowWatchBookmarks: opts.allowWatchBookmarks,
+    // The cache needs the deadline to send its bookmark 2 s before it, so the client resumes
+    // from a fresh RV instead of an old one that may have left the window.
+    timeoutMs,
+    ...askedMetadata(res.req.headers),
+  };
+  if (info.namespace !== undefined) q.namespace = info.namespace;
+  if (read.mode !== 'consistent' && read.mode !== 'continue') q.resourceVersion = read.rv;
+  if (opts.sendInitialEvents !== undefined) q.sendInitialEvents = opts.sendInitialEvents;
+  let w: ReturnType<ServedCache['watch']>;
+  try {
+    w = cache.watch(q);
+  } catch (err) {
+    release();
+    throw err;
+  }
+  res.writeHead(200, headersFor(cache, { 'transfer-encoding': 'chunked' }));
+  res.flushHeaders();
+  // A client that stopped reading: the response cannot drain, so the watcher's stream is paused
+  // and its end (overflow, relist, timeout, shutdown) is never read, 'end' never fires and
+  // res.end() never completes. Once the watcher is closed nothing more can reach that client:
+  // cut the connection (it resumes by RV), the only way to free it. The apiserver likewise
+  // drops a watcher that blocks its dispatch (storage/cacher/cache_watcher.go).
+  let stallTimer: TimerHandle | undefined;
+  const checkStalled = () => {
+    stallTimer = undefined;
+    if (!w.closed) {
+      stallTimer = ctx.clock.setTimeout(checkStalled, STALLED_CHECK_MS);
+      return;
+    }
+    finish();
+    res.destroy();
+  };
+  const finish = () => {
+    ctx.clock.clearTimeout(timer);
+    untrack();
+    release();
+    if (!w.closed) w.close();
+    if (!res.writableEnded) res.end();
+    // Dropped for not reading (overflow): the watch ends once its backlog drains, and the
+    // connection is closed after it (FIN after the pending bytes) rather than kept alive for a
+    // client that is stuck. shouldKeepAlive is fixed when the headers go out, hence socket.end().
+    if (w.closeReason === 'overflow') res.socket?.end();
+  };
+  const timer = ctx.clock.setTimeout(finish, timeoutMs);
+  // At shutdown: end cleanly AND close the connection (not left idle in keep-alive).
+  const untrack = ctx.trackWatch(() => {
+    res.shouldKeepAlive = false;
+    finish();
+  });
+  res.on('close', () => {
+    if (stallTimer !== undefined) ctx.clock.clearTimeout(stallTimer);
+    stallTimer = undefined;
+    finish();
+  });
+  w.stream.on('end', finish);
+  w.stream.on('error', () => {
+    finish();
+    res.destroy();
+  });
+  w.stream.on('data', (line: Buffer | readonly Buffer[]) => {
+    if (!writeLine(res, line)) {
+      w.stream.pause();
+      stallTimer ??= ctx.clock.setTimeout(checkStalled, STALLED_CHECK_MS);
+      res.once('drain', () => {
+        if (stallTimer !== undefined) ctx.clock.clearTimeout(stallTimer);
+        stallTimer = undefined;
+        w.stream.resume();
+      });
+    }
+  });
+  return undefined;
+}
