@@ -1,5 +1,5 @@
 #!/usr/bin/env -S node --max-semi-space-size=2
-/** The `kube-cache-proxy` command (see `config.ts` for every flag). */
+/** The `kube-cache-proxy` command (see `config/config.ts` for every flag). */
 
 // Checked before anything else is linked: older Node.js fails on an import below with an
 // unhelpful SyntaxError (e.g. `registerHooks`, Node ≥ 22.15). package.json `engines` says the same.

@@ -96,7 +96,7 @@ export class StoreEntry implements UpstreamObject {
     return objectKey(this.namespace, this.name);
   }
 
-  /** `metadata.uid`, read from the stored bytes (pending deletes compare it: `server/serve-cache.ts`). */
+  /** `metadata.uid`, read from the stored bytes (pending deletes compare it: `server/read-your-writes/consistent-read.ts`). */
   get uid(): string | undefined {
     const m = this.metadata;
     const span = topLevelValueSpan(m, 'uid');

@@ -1,6 +1,6 @@
 /**
  * The options and vocabulary of the on-demand cache manager (`--resources=auto`,
- * `on-demand/caches.ts`): its settings, the I/O main.ts injects (`on-demand-parts.ts`), and the
+ * `on-demand/caches.ts`): its settings, the I/O main.ts injects (`wiring.ts`), and the
  * reasons it counts in `kube_cache_proxy_on_demand_caches_total`.
  */
 import type { ResourceInfo } from '../apimachinery/gvr.ts';

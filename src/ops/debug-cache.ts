@@ -6,7 +6,7 @@
 import type { ResourceState } from '../resources/resource-state.ts';
 
 /**
- * One resource in the `/debug/cache` answer: the one state model (`cache/resource-state.ts`)
+ * One resource in the `/debug/cache` answer: the one state model (`resources/resource-state.ts`)
  * with the same field names, times rendered as RFC 3339 (UTC) and ages in seconds.
  */
 export interface DebugCacheResource {

@@ -58,7 +58,7 @@ export type ReadWaitResult = 'fresh' | 'timeout';
 
 /**
  * Read-only view of every configured resource, in configuration order, as the one state model
- * (`cache/resource-state.ts`). Must be cheap (no I/O).
+ * (`resources/resource-state.ts`). Must be cheap (no I/O).
  */
 export interface CacheStatusSource {
   resources(): ResourceState[];

@@ -1,7 +1,7 @@
 /**
  * The main listener: pure Kubernetes API (docs/design.md §5). Builds the fastify app and the
  * state every request shares; each request runs the steps of `handle-request.ts` (classify by
- * `delegate.ts`, limit, serve from the cache by `serve-cache.ts` or pass upstream by
+ * `delegate.ts`, limit, serve from the cache by `serve-read.ts`/`serve-watch.ts` or pass upstream by
  * `passthrough.ts`, record). HTTP Upgrade (exec/attach/port-forward/cp, WebSocket watches) is
  * tunnelled to the apiserver by `upgrade-tunnel.ts`.
  */

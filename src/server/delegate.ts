@@ -12,7 +12,7 @@
  * 1. {@link delegate}: the request itself (path, method, headers; no I/O). The entry point.
  * 2. {@link listRead} / {@link getRead} / {@link watchRead}: its query options, once the handler
  *    has validated them (the apiserver's 400/422 answers come from the cache first).
- * 3. `serve-cache.ts`: the cache's state (synced, live, fresh enough, RV inside the window),
+ * 3. `read-your-writes/consistent-read.ts` and `serve-read.ts`: the cache's state (synced, live, fresh enough, RV inside the window),
  *    after the bounded waits for it.
  */
 import type { IncomingHttpHeaders } from 'node:http';
@@ -25,7 +25,7 @@ import type { CacheRegistry } from './cache-registry.ts';
 
 /**
  * The reasons a request the cache could serve goes upstream because of the cache's state
- * (`serve-cache.ts`): the last group of {@link UPSTREAM_REASONS}.
+ * (`serve-read.ts`, `serve-watch.ts`, `read-your-writes/consistent-read.ts`): the last group of {@link UPSTREAM_REASONS}.
  */
 export const CACHE_STATE_REASONS = [
   /** The resource has not completed its first snapshot within the sync wait. */
@@ -100,7 +100,7 @@ export const UPSTREAM_REASONS = [
   /**
    * A scoped cache (`--resources pods[fieldSelector=…]`): a LIST/WATCH whose selectors do not
    * contain every requirement of the scope (decided in `delegate`), or a GET by name of an object
-   * the scoped cache does not hold (serve-cache.ts: the cache cannot prove a 404, the object may
+   * the scoped cache does not hold (serve-read.ts: the cache cannot prove a 404, the object may
    * exist outside the scope).
    */
   'outside-scope',
@@ -113,7 +113,7 @@ export const UPSTREAM_REASONS = [
   'continue-with-rv',
   /** A `continue` token malformed in a way only the apiserver words exactly. */
   'continue-undecodable',
-  // 3. The cache's state (serve-cache.ts).
+  // 3. The cache's state (read-your-writes/consistent-read.ts, serve-read.ts).
   ...CACHE_STATE_REASONS,
 ] as const;
 
@@ -239,7 +239,7 @@ export function askedMetadata(headers: IncomingHttpHeaders): { metadata?: Metada
 
 /**
  * How a cache read is answered: the cases of the apiserver's `ShouldDelegateList` that the cache
- * serves. Only `consistent` and `not-older-than` wait (serve-cache.ts); `exact` and `continue`
+ * serves. Only `consistent` and `not-older-than` wait (read-your-writes/consistent-read.ts); `exact` and `continue`
  * read a snapshot from the history window.
  */
 export type CacheRead =
