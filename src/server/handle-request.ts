@@ -36,7 +36,7 @@ import { answerTeeFor } from './read-your-writes/tracked-answers.ts';
 import type { WriteTracker } from './read-your-writes/write-tracker.ts';
 import { observeRequest, type RequestHook, type RequestObserver } from './request-hooks.ts';
 import { writeStatus } from './send-status.ts';
-import { type ServeContext, TOO_MANY_REQUESTS } from './serve-context.ts';
+import { type CacheHandler, type ServeContext, TOO_MANY_REQUESTS } from './serve-context.ts';
 import { serveGet, serveList } from './serve-read.ts';
 import { serveWatch } from './serve-watch.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
@@ -100,7 +100,7 @@ export interface Exchange {
 type Next = 'next' | 'done';
 type Step = (l: Lifecycle, x: Exchange) => Next | Promise<Next>;
 
-const SERVE: Record<CacheVerb, typeof serveList> = { list: serveList, get: serveGet, watch: serveWatch };
+const SERVE: Record<CacheVerb, CacheHandler> = { list: serveList, get: serveGet, watch: serveWatch };
 
 const noop = () => {};
 

@@ -4,9 +4,13 @@
  * cache, and the headers of an answer from the cache (JSON, plus the apiserver's `Warning`s for
  * the resource).
  */
+
+import type { ServerResponse } from 'node:http';
 import { parseListOptions } from '../apimachinery/list-options.ts';
+import type { ResourceRequest } from '../apimachinery/request-info.ts';
 import type { Clock } from '../util/clock.ts';
 import type { CacheCodec, FieldSelector, LabelSelector, ServedCache } from './cache-api.ts';
+import type { UpstreamReason } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import type { WriteTracker } from './read-your-writes/write-tracker.ts';
 
@@ -35,6 +39,20 @@ export interface ServeContext {
   /** Called after every wait for freshness: seconds waited, and whether the cache caught up. */
   onReadWait?: (cache: ServedCache, seconds: number, result: 'fresh' | 'timeout') => void;
 }
+
+/**
+ * A handler answering one read from `cache` (`serve-read.ts`, `serve-watch.ts`): resolves
+ * undefined once it answered, or the {@link UpstreamReason} the request must be passed upstream
+ * with (nothing has been written to `res` then). `signal` aborts its waits when the client left.
+ */
+export type CacheHandler = (
+  cache: ServedCache,
+  info: ResourceRequest,
+  query: URLSearchParams,
+  res: ServerResponse,
+  ctx: ServeContext,
+  signal: AbortSignal,
+) => Promise<UpstreamReason | undefined>;
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-cache, private' };
 

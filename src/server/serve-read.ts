@@ -6,14 +6,13 @@
  * (nothing has been written to the response then), undefined when it answered.
  */
 import type { ServerResponse } from 'node:http';
-import type { ResourceRequest } from '../apimachinery/request-info.ts';
 import { isScoped } from '../apimachinery/resource-scope.ts';
 import { notFound, StatusError } from '../apimachinery/status.ts';
 import type { ListPage, ServedCache } from './cache-api.ts';
 import { acceptsGzip, GZIP_THRESHOLD_BYTES, writeGzip } from './compress.ts';
-import { askedMetadata, getRead, listRead, type UpstreamReason } from './delegate.ts';
+import { askedMetadata, getRead, listRead } from './delegate.ts';
 import { readable } from './read-your-writes/consistent-read.ts';
-import { decodeWithSelectors, headersFor, type ServeContext } from './serve-context.ts';
+import { type CacheHandler, decodeWithSelectors, headersFor, type ServeContext } from './serve-context.ts';
 
 /**
  * A 200 answer of `chunks`: gzip-compressed like the apiserver's (`compress.ts`) when
@@ -46,14 +45,7 @@ function writeChunks(
  * `delegate` already checked that the request's selectors contain the scope's requirements; the
  * request's full selectors are applied as for any cache.
  */
-export async function serveList(
-  cache: ServedCache,
-  info: ResourceRequest,
-  query: URLSearchParams,
-  res: ServerResponse,
-  ctx: ServeContext,
-  signal: AbortSignal,
-): Promise<UpstreamReason | undefined> {
+export const serveList: CacheHandler = async (cache, info, query, res, ctx, signal) => {
   const { opts, sel } = decodeWithSelectors(query, cache, ctx.codec);
   if (sel.field === undefined) return 'field-selector-unknown';
   const read = listRead(opts, ctx.codec);
@@ -81,20 +73,13 @@ export async function serveList(
   if (signal.aborted) return undefined;
   await writeChunks(res, cache, ctx.codec.encodeList(cache.resource, result, metadata), ctx);
   return undefined;
-}
+};
 
 /**
  * GET of one object from the cache; the reason when it must go upstream instead. A scoped cache
  * answers only the objects it holds: for any other name it cannot prove a 404 (`outside-scope`).
  */
-export async function serveGet(
-  cache: ServedCache,
-  info: ResourceRequest,
-  query: URLSearchParams,
-  res: ServerResponse,
-  ctx: ServeContext,
-  signal: AbortSignal,
-): Promise<UpstreamReason | undefined> {
+export const serveGet: CacheHandler = async (cache, info, query, res, ctx, signal) => {
   const read = getRead(query.get('resourceVersion') ?? '');
   if (typeof read === 'string') return read;
   const notReadable = await readable(cache, info, read, ctx, signal);
@@ -108,7 +93,7 @@ export async function serveGet(
   const { metadata: m } = askedMetadata(res.req.headers);
   await writeChunks(res, cache, m ? obj.metadataWire(m) : [...obj.wire, NEWLINE], ctx);
   return undefined;
-}
+};
 
 /** The apiserver's JSON serializer ends a GET answer with a newline (Go `json.Encoder.Encode`). */
 const NEWLINE = Buffer.from('\n');

@@ -8,14 +8,19 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { ListOptions } from '../apimachinery/list-options.ts';
-import type { ResourceRequest } from '../apimachinery/request-info.ts';
 import { tooManyRequests } from '../apimachinery/status.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import type { ServedCache } from './cache-api.ts';
-import { askedMetadata, type UpstreamReason, watchRead } from './delegate.ts';
+import { askedMetadata, watchRead } from './delegate.ts';
 import { readable } from './read-your-writes/consistent-read.ts';
 import { writeStatus } from './send-status.ts';
-import { decodeWithSelectors, headersFor, type ServeContext, TOO_MANY_REQUESTS } from './serve-context.ts';
+import {
+  type CacheHandler,
+  decodeWithSelectors,
+  headersFor,
+  type ServeContext,
+  TOO_MANY_REQUESTS,
+} from './serve-context.ts';
 
 /**
  * How often (ms) a watch whose client stopped reading checks whether its watcher was closed
@@ -51,14 +56,7 @@ export function watchTimeoutMs(opts: ListOptions, ctx: ServeContext): number {
  * WATCH from the cache: chunked JSON lines, one event per line, flushed per event; the reason
  * when it must go upstream instead.
  */
-export async function serveWatch(
-  cache: ServedCache,
-  info: ResourceRequest,
-  query: URLSearchParams,
-  res: ServerResponse,
-  ctx: ServeContext,
-  signal: AbortSignal,
-): Promise<UpstreamReason | undefined> {
+export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, signal) => {
   const { opts, sel } = decodeWithSelectors(query, cache, ctx.codec);
   if (sel.field === undefined) return 'field-selector-unknown';
   const read = watchRead(opts);
@@ -157,4 +155,4 @@ export async function serveWatch(
     }
   });
   return undefined;
-}
+};
