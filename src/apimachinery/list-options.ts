@@ -48,6 +48,24 @@ function parseInt64(s: string): number {
 }
 
 /**
+ * Whether the integer parameters of `query` (`timeoutSeconds`, `limit`: their first values)
+ * convert as `ParameterCodec.DecodeParameters` converts them (`strconv.ParseInt`, so an empty
+ * value fails too). `requestinfo.go` drops what it learnt from the list options when they do not
+ * decode (`request-attributes.ts`).
+ */
+export function listIntegersDecode(query: URLSearchParams): boolean {
+  try {
+    for (const k of ['timeoutSeconds', 'limit']) {
+      const v = query.get(k);
+      if (v !== null) parseInt64(v);
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Decodes and validates LIST/WATCH query parameters. `decodeSelectors` parses the selectors
  * at the point the apiserver does (between decoding and validation); it may throw.
  * @throws StatusError 400 (unparsable integers) or 422 (ValidateListOptions).

@@ -13,6 +13,7 @@
  */
 import { parseFieldTerms } from '../apimachinery/field-selector.ts';
 import { parseLabelSelector } from '../apimachinery/label-selector.ts';
+import { listIntegersDecode } from '../apimachinery/list-options.ts';
 import type { ResourceRequest } from '../apimachinery/request-info.ts';
 
 /** `metav1.FieldSelectorRequirement` (operators `In`/`NotIn` only, one value each). */
@@ -103,18 +104,37 @@ function isPathSegmentName(s: string): boolean {
   return s !== '.' && s !== '..' && !s.includes('/') && !s.includes('%');
 }
 
+/** Whether `parse(raw)` succeeds (an empty selector always does). */
+function parses(raw: string, parse: (s: string) => unknown): boolean {
+  if (raw === '') return true;
+  try {
+    parse(raw);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * The attributes of a cached `get`/`list`/`watch` of `info` with the request's `query`. For list
- * and watch a `metadata.name=<n>` field selector names the object (requestinfo.go), so the
- * check and a denial's message carry that name.
+ * The attributes of a cached `get`/`list`/`watch` of `info` with the request's `query`, as
+ * `RequestInfoFactory.NewRequestInfo` derives them:
+ * - a named `namespaces` object (`/api/v1/namespaces/NAME`, in any group) is reviewed inside
+ *   itself: the namespace attribute is its name (the path's `namespaces/{namespace}` form);
+ * - for list and watch a `metadata.name=<n>` field selector names the object
+ *   (`RequiresExactMatch`: the first `=`/`==` term on the field; not `.`, `..`, nor containing
+ *   `/` or `%`), so the check and a denial's message carry that name — but only when the list
+ *   options decode (`DecodeParameters`: integers, both selectors), as the apiserver drops the
+ *   decoded options on any failure (and then answers 400 only after authorization).
  */
 export function readAttributes(
   verb: 'get' | 'list' | 'watch',
   info: ResourceRequest,
   query: URLSearchParams,
 ): AuthorizationAttributes {
+  const namespace =
+    info.namespace ?? (info.resource === 'namespaces' && info.name !== undefined ? info.name : undefined);
   const a: AuthorizationAttributes = {
-    ...(info.namespace !== undefined ? { namespace: info.namespace } : {}),
+    ...(namespace !== undefined ? { namespace } : {}),
     verb,
     group: info.group,
     version: info.version,
@@ -125,10 +145,11 @@ export function readAttributes(
   const fs = query.get('fieldSelector') ?? '';
   const ls = query.get('labelSelector') ?? '';
   const fields = fs === '' ? undefined : fieldSelectorRequirements(fs);
+  const decoded = listIntegersDecode(query) && parses(fs, parseFieldTerms) && parses(ls, parseLabelSelector);
   if (fields) {
     // `RequiresExactMatch("metadata.name")`: the first `=` term on the field.
     const byName = fields.find((r) => r.key === 'metadata.name' && r.operator === 'In')?.values[0];
-    if (byName !== undefined && byName !== '' && isPathSegmentName(byName)) a.name = byName;
+    if (decoded && byName !== undefined && byName !== '' && isPathSegmentName(byName)) a.name = byName;
     a.fieldSelector = { requirements: fields };
   }
   const labels = ls === '' ? undefined : labelSelectorRequirements(ls);

@@ -82,4 +82,40 @@ describe('readAttributes', () => {
     assert.equal(readAttributes('list', pods, q('fieldSelector=metadata.name%3D..')).name, undefined);
     assert.equal(readAttributes('list', pods, q('fieldSelector=metadata.name!%3Dp1')).name, undefined);
   });
+  it('list options that do not decode name nothing (requestinfo.go resets them; issue 29)', () => {
+    const ns = { ...pods, namespace: 'a' };
+    for (const bad of ['limit=abc', 'limit=', 'timeoutSeconds=1.5', 'labelSelector=a%20in%20(']) {
+      const a = readAttributes('list', ns, q(`${bad}&fieldSelector=metadata.name%3Dp1`));
+      assert.equal(a.name, undefined, bad);
+      assert.deepEqual(a.fieldSelector, {
+        requirements: [{ key: 'metadata.name', operator: 'In', values: ['p1'] }],
+      });
+    }
+    assert.equal(readAttributes('watch', ns, q('limit=5&fieldSelector=metadata.name%3Dp1')).name, 'p1');
+    assert.equal(
+      readAttributes('list', ns, q('labelSelector=g%3E3&fieldSelector=metadata.name%3Dp1')).name,
+      'p1',
+    );
+  });
+  it('a named namespace is reviewed inside itself (the namespaces special case; issue 29)', () => {
+    const nsr = { group: '', version: 'v1', resource: 'namespaces' };
+    assert.deepEqual(readAttributes('get', { ...nsr, name: 'team-a' }, q('')), {
+      namespace: 'team-a',
+      verb: 'get',
+      group: '',
+      version: 'v1',
+      resource: 'namespaces',
+      name: 'team-a',
+    });
+    // A list stays at the cluster scope, even when a field selector names one namespace.
+    const l = readAttributes('list', nsr, q('fieldSelector=metadata.name%3Dteam-a'));
+    assert.equal(l.namespace, undefined);
+    assert.equal(l.name, 'team-a');
+    // Any group's `namespaces`, as requestinfo.go looks at the path only.
+    assert.equal(
+      readAttributes('get', { group: 'x.io', version: 'v1', resource: 'namespaces', name: 'n' }, q(''))
+        .namespace,
+      'n',
+    );
+  });
 });
