@@ -20,6 +20,7 @@ import type { ResourceRequest } from '../apimachinery/request-info.ts';
 import type { StatusError } from '../apimachinery/status.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AcceptHosts } from './accept-hosts.ts';
+import { bearerToken } from './bearer-token.ts';
 import { forbidden, proxyForbidden, unauthorized } from './forbidden.ts';
 import type { ProxyIdentity } from './proxy-identity.ts';
 import { type AuthorizationAttributes, readAttributes } from './request-attributes.ts';
@@ -173,16 +174,13 @@ export class AccessControl {
     const header = req.headers.authorization;
     if (header === undefined) return { kind: 'none' };
     if (!o.delegatedAuth) return { kind: 'bearer', authorization: header };
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    // Not a bearer token: the apiserver's bearer authenticator ignores it; so does the proxy
-    // (forwarded as is, never served from the cache).
-    if (!/^bearer(\s|$)/i.test(header)) return { kind: 'bearer', authorization: header };
-    if (!m) {
-      o.metrics?.authenticationAttempt('failure');
-      return 'unauthorized';
-    }
+    const token = bearerToken(header);
+    // No bearer token by the apiserver's rule (another scheme, `Bearer` alone, `Bearer\ttok`,
+    // `Bearer  tok`): its bearer authenticator ignores the header, the request is anonymous to
+    // it; so does the proxy (forwarded as is, never served from the cache).
+    if (token === undefined) return { kind: 'bearer', authorization: header };
     try {
-      const r = await o.tokens!.authenticate(m[1]!);
+      const r = await o.tokens!.authenticate(token);
       o.metrics?.authenticationAttempt(r.authenticated ? 'success' : 'failure');
       if (!r.authenticated) {
         o.log?.debug({ decision: 'unauthenticated', cached: r.cached }, 'token not authenticated');

@@ -15,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../util/logger.ts';
+import { bearerToken } from './bearer-token.ts';
 import type { ReviewUpstream } from './review-client.ts';
 import { selfSubjectReview, type TokenReviewAuthenticator } from './token-review.ts';
 import type { UserInfo } from './user-info.ts';
@@ -68,14 +69,16 @@ export class ProxyIdentity {
         this.#seen = [current, ...this.#seen].slice(0, 2);
       if (this.#seen.includes(authorization)) return true;
     }
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    if (!m) return false;
-    const key = createHash('sha256').update(m[1]!).digest('hex');
+    // The token as the apiserver's bearer authenticator takes it; none: not the proxy's identity
+    // (the apiserver would see an anonymous request).
+    const token = bearerToken(authorization);
+    if (token === undefined) return false;
+    const key = createHash('sha256').update(token).digest('hex');
     const known = this.#compared.get(key);
     if (known !== undefined) return known;
     let same: boolean;
     try {
-      const r = await this.#o.tokens.authenticate(m[1]!);
+      const r = await this.#o.tokens.authenticate(token);
       same = r.authenticated && (await this.sameAsUser(r.user));
     } catch (err) {
       this.#o.log?.debug({ err: (err as Error).message }, 'TokenReview failed: treated as another identity');

@@ -223,4 +223,34 @@ describe('issue 29: the same decision as the apiserver (--delegated-auth)', () =
     assert.equal(own.status, 200, own.body);
     assert.equal(own.fromCache, true);
   });
+
+  test("the Authorization header is parsed as the apiserver's bearer authenticator", async () => {
+    const s: Shape = { name: 'GET configmap granted', path: `/api/v1/namespaces/${ns}/configmaps/cm-a` };
+    const headers = [
+      `Bearer ${token}`,
+      `bearer ${token}`,
+      `BEARER ${token}`,
+      `Bearer  ${token}`,
+      `Bearer\t${token}`,
+      `Bearer ${token} junk`,
+      `Bearer ${token}  junk`,
+      `Bearer ${token}\tjunk`,
+      `Bearer ${token} `,
+      'Bearer',
+      'Bearer ',
+      'Bearer  ',
+      `Bearerx ${token}`,
+      `Basic ${token}`,
+      'Bearer invalid-token',
+      'Bearer invalid-token junk',
+      token,
+    ];
+    const bad: string[] = [];
+    for (const h of headers) {
+      const r = await both(s, h);
+      if (JSON.stringify(comparable(r.direct)) !== JSON.stringify(comparable(r.proxy)))
+        bad.push(show({ ...s, name: JSON.stringify(h.replace(token, '<token>')) }, r));
+    }
+    assert.deepEqual(bad, []);
+  });
 });

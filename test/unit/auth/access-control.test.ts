@@ -79,9 +79,29 @@ describe('AccessControl: authenticated mode (--delegated-auth)', () => {
   });
 
   it('an invalid token and a failed TokenReview are 401', async () => {
-    for (const t of ['bad', 'down', '']) {
-      const a = await delegated().admit(req({ authorization: `Bearer ${t}` }), read('allowed'));
-      assert.equal(a.kind === 'refuse' && a.status.code, 401, t);
+    for (const h of ['Bearer bad', 'Bearer down', 'Bearer bad junk', 'Bearer good\tjunk']) {
+      const a = await delegated().admit(req({ authorization: h }), read('allowed'));
+      assert.equal(a.kind === 'refuse' && a.status.code, 401, h);
+    }
+  });
+
+  it("the token is taken as the apiserver's bearer authenticator takes it (issue 29)", async () => {
+    // `Bearer tok junk`: the token is the second space-separated field.
+    const a = await delegated().admit(req({ authorization: 'Bearer good junk' }), read('allowed'));
+    assert.equal(a.kind === 'admit' && a.decision, 'allow');
+    // No token to the apiserver (anonymous there): upstream with the header, never the cache.
+    for (const h of ['Bearer', 'Bearer ', 'Bearer  good', 'Bearer\tgood', 'Basic x']) {
+      const b = await delegated().admit(req({ authorization: h }), read('allowed'));
+      assert.deepEqual(
+        b,
+        {
+          kind: 'admit',
+          identity: { kind: 'bearer', authorization: h },
+          upstream: 'unauthenticated',
+          decision: 'unauthenticated',
+        },
+        h,
+      );
     }
   });
 

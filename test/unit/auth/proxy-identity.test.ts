@@ -63,6 +63,17 @@ describe('ProxyIdentity (simple mode: same identity, not same bytes)', () => {
     assert.equal(await p.sameAsAuthorization('Basic dTpw'), false);
   });
 
+  it("the token is parsed as the apiserver's bearer authenticator (issue 29)", async () => {
+    const p = identity();
+    // The same identity's token after a single space, whatever follows it.
+    assert.equal(await p.sameAsAuthorization('bearer rotated junk'), true);
+    // A tab or two spaces: the apiserver sees no token (anonymous), so neither is the proxy's identity.
+    const n = s.calls.length;
+    assert.equal(await p.sameAsAuthorization('Bearer\trotated'), false);
+    assert.equal(await p.sameAsAuthorization('Bearer  rotated'), false);
+    assert.equal(s.calls.length, n);
+  });
+
   it('a forbidden TokenReview is another identity, and is not asked again for each request', async () => {
     const p = identity();
     assert.equal(await p.sameAsAuthorization('Bearer forbidden'), false);
