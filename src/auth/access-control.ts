@@ -8,7 +8,7 @@
  *   identity (`proxy-identity.ts`); any other credential goes upstream with it.
  * - **authenticated** (`--delegated-auth`): a client certificate verified by `--client-ca-file`
  *   or a bearer token reviewed by TokenReview is the user; a presented but invalid credential
- *   is 401; a request without credential goes upstream WITHOUT the proxy's (the apiserver's
+ *   is 401 (an unverified certificate only when no valid token follows it: the union order); a request without credential goes upstream WITHOUT the proxy's (the apiserver's
  *   anonymous rules decide) and is never served from the cache; every cached read is authorized
  *   by SubjectAccessReview (403 worded as the apiserver's when denied; upstream with the
  *   client's credential when the review fails).
@@ -154,30 +154,41 @@ export class AccessControl {
       : { kind: 'admit', identity: id, upstream: 'other-identity' };
   }
 
-  /** The credential of `req`: client certificate first, then `Authorization` (the apiserver's union order). */
+  /**
+   * The credential of `req`, in the apiserver's union order: a client certificate first, then the
+   * bearer token. A certificate that does not verify fails softly, as the union authenticator
+   * (`request/union/union.go`) keeps the x509 authenticator's error and moves on: a valid token
+   * still authenticates the request; only when nothing else does is the request 401 (the error
+   * is returned, so `union.NewFailOnError` never reaches the anonymous authenticator).
+   */
   async #identify(req: IncomingMessage): Promise<ClientIdentity | 'unauthorized'> {
     const o = this.o;
     const sock = req.socket as Partial<TLSSocket>;
     const cert = typeof sock.getPeerCertificate === 'function' ? sock.getPeerCertificate() : undefined;
-    // A certificate without CN authenticates no one (x509.go): the request counts as without one.
+    let certFailed = false;
+    // A certificate without CN authenticates no one, without error (x509.go
+    // `CommonNameUserConversion`): the request counts as without one.
     if (cert && Object.keys(cert).length > 0) {
-      const user = sock.authorized ? x509User(cert) : undefined;
-      if (!sock.authorized) {
-        o.metrics?.authenticationAttempt('failure');
-        return 'unauthorized';
-      }
-      if (user) {
-        if (o.delegatedAuth) o.metrics?.authenticationAttempt('success');
-        return { kind: 'x509', user };
+      if (!sock.authorized) certFailed = true;
+      else {
+        const user = x509User(cert);
+        if (user) {
+          if (o.delegatedAuth) o.metrics?.authenticationAttempt('success');
+          return { kind: 'x509', user };
+        }
       }
     }
     const header = req.headers.authorization;
+    // No bearer token by the apiserver's rule (no header, another scheme, `Bearer` alone,
+    // `Bearer\ttok`, `Bearer  tok`): its bearer authenticator ignores the header.
+    const token = header === undefined ? undefined : bearerToken(header);
+    if (token === undefined && certFailed) {
+      o.metrics?.authenticationAttempt('failure');
+      return 'unauthorized';
+    }
     if (header === undefined) return { kind: 'none' };
     if (!o.delegatedAuth) return { kind: 'bearer', authorization: header };
-    const token = bearerToken(header);
-    // No bearer token by the apiserver's rule (another scheme, `Bearer` alone, `Bearer\ttok`,
-    // `Bearer  tok`): its bearer authenticator ignores the header, the request is anonymous to
-    // it; so does the proxy (forwarded as is, never served from the cache).
+    // Anonymous to the apiserver; so to the proxy: forwarded as is, never served from the cache.
     if (token === undefined) return { kind: 'bearer', authorization: header };
     try {
       const r = await o.tokens!.authenticate(token);

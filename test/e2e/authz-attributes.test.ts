@@ -253,4 +253,24 @@ describe('issue 29: the same decision as the apiserver (--delegated-auth)', () =
     }
     assert.deepEqual(bad, []);
   });
+
+  test('a client certificate of an unknown CA: the token decides, as the union authenticator', async () => {
+    const s: Shape = { name: 'GET configmap granted', path: `/api/v1/namespaces/${ns}/configmaps/cm-a` };
+    const bad: string[] = [];
+    for (const h of [
+      `Bearer ${token}`,
+      'Bearer invalid-token',
+      `Bearer  ${token}`,
+      `Basic ${token}`,
+      undefined,
+    ]) {
+      const r = await both(s, h, strangerAgent);
+      if (JSON.stringify(comparable(r.direct)) !== JSON.stringify(comparable(r.proxy)))
+        bad.push(show({ ...s, name: String(h?.replace(token, '<token>')) }, r));
+    }
+    assert.deepEqual(bad, []);
+    const ok = await send(p.url, s, `Bearer ${token}`, strangerAgent);
+    assert.equal(ok.status, 200, ok.body);
+    assert.equal(ok.fromCache, true);
+  });
 });

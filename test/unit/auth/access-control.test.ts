@@ -134,6 +134,21 @@ describe('AccessControl: authenticated mode (--delegated-auth)', () => {
     assert.equal(b.kind === 'refuse' && b.status.code, 401);
   });
 
+  it('an unverified certificate fails softly: a valid token decides, anything else is 401 (issue 29)', async () => {
+    const stranger = { subject: { CN: 'kcp-admin', O: 'system:masters' }, authorized: false };
+    const a = await delegated().admit(req({ authorization: 'Bearer good' }, stranger), read('allowed'));
+    assert.equal(a.kind === 'admit' && a.decision, 'allow');
+    assert.equal(a.identity.kind === 'bearer' && a.identity.user?.username, 'alice');
+    // The x509 error stands when no token authenticates: never anonymous, never upstream.
+    for (const h of ['Bearer bad', 'Bearer  good', 'Bearer', 'Basic x', undefined]) {
+      const b = await delegated().admit(
+        req(h === undefined ? {} : { authorization: h }, stranger),
+        undefined,
+      );
+      assert.equal(b.kind === 'refuse' && b.status.code, 401, h);
+    }
+  });
+
   it('a failed SubjectAccessReview sends the read upstream (the apiserver decides)', async () => {
     const a = await delegated().admit(req({ authorization: 'Bearer good' }), read('boom'));
     assert.equal(a.kind === 'admit' && a.upstream, 'authorization-error');
