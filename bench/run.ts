@@ -7,10 +7,10 @@
  * CPU layout on the 2-core machine (taskset): apiserver + etcd + this orchestrator (seeding, the
  * watch writer) on CPU 0; the proxy (and the ceiling server) on CPU 1; the load generator on the
  * core the server under test is NOT on: CPU 1 for DIRECT, CPU 0 for PROXY and CEILING. The
- * pass-through rows differ (bench/passthrough.ts): apiserver + etcd alone on CPU 0, everything
+ * pass-through rows differ (bench/scenarios/passthrough.ts): apiserver + etcd alone on CPU 0, everything
  * else, the load generator for every target included, on CPU 1.
  *
- * A row that fails or times out is recorded in `failures` (bench/rows.ts) and the run goes on;
+ * A row that fails or times out is recorded in `failures` (bench/support/rows.ts) and the run goes on;
  * the results are written whatever happened after the fixture started.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
@@ -21,21 +21,21 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { createUpstream, type Upstream } from '../src/upstream/connection.ts';
 import { type Fixture, startFixture, writeKubeconfig } from '../test/fixture/index.ts';
-import { diffUpstream, upstreamCounters } from './apiserver-metrics.ts';
-import { identityScenario } from './identity.ts';
-import { clientHeaders, type LoadResult, runLoad } from './load.ts';
-import { listSize, type MemoryRow, measureProxy, memoryRow, seedWidgets, WIDGETS } from './memory.ts';
-import { NODE_LOCAL_FULL, NODE_LOCAL_QUICK, nodeLocalScenario } from './node-local.ts';
-import { type PassthroughRun, passthroughScenario, startKubectlProxy } from './passthrough.ts';
-import { cpuMeter, cpuSeconds, peakRssBytes, pin, round, rssBytes } from './proc.ts';
-import { buildDist, type ProxyProcess, startProxy } from './proxy-process.ts';
-import { type BenchResults, renderMarkdown, renderSvg, updateDocs } from './report.ts';
-import { RowFailures } from './rows.ts';
-import { nodeName, nsName, type PodDataset, podName, seedPods } from './seed.ts';
-import { STREAMS_FULL, STREAMS_QUICK, streamsScenario } from './streams.ts';
-import { seedConfigMaps } from './sync-support.ts';
-import type { WatchResult } from './watch-worker.ts';
-import { runWriter, type WriterResult } from './writer.ts';
+import { type BenchResults, renderMarkdown, renderSvg, updateDocs } from './report/report.ts';
+import { identityScenario } from './scenarios/identity.ts';
+import { NODE_LOCAL_FULL, NODE_LOCAL_QUICK, nodeLocalScenario } from './scenarios/node-local.ts';
+import { type PassthroughRun, passthroughScenario, startKubectlProxy } from './scenarios/passthrough.ts';
+import { STREAMS_FULL, STREAMS_QUICK, streamsScenario } from './scenarios/streams.ts';
+import { diffUpstream, upstreamCounters } from './support/apiserver-metrics.ts';
+import { clientHeaders, type LoadResult, runLoad } from './support/load.ts';
+import { listSize, type MemoryRow, measureProxy, memoryRow, seedWidgets, WIDGETS } from './support/memory.ts';
+import { cpuMeter, cpuSeconds, peakRssBytes, pin, round, rssBytes } from './support/proc.ts';
+import { buildDist, type ProxyProcess, startProxy } from './support/proxy-process.ts';
+import { RowFailures } from './support/rows.ts';
+import { nodeName, nsName, type PodDataset, podName, seedPods } from './support/seed.ts';
+import { seedConfigMaps } from './support/sync-support.ts';
+import { runWriter, type WriterResult } from './support/writer.ts';
+import type { WatchResult } from './workers/watch-worker.ts';
 
 const APISERVER_CPU = '0';
 const PROXY_CPU = '1';
@@ -198,9 +198,13 @@ async function listScenario(f: Fixture, proxy: ProxyProcess, apiPids: number[]):
 }
 
 async function startCeiling(file: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn('taskset', ['-c', PROXY_CPU, process.execPath, here('./ceiling-server.ts'), file], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    'taskset',
+    ['-c', PROXY_CPU, process.execPath, here('./workers/ceiling-server.ts'), file],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()));
     child.once('exit', (c) => reject(new Error(`ceiling server exited ${c}`)));
@@ -231,7 +235,7 @@ async function watchRun(
       '-c',
       cpu,
       process.execPath,
-      here('./watch-worker.ts'),
+      here('./workers/watch-worker.ts'),
       JSON.stringify({ ...spec, measureMs, rateWindowMs: writeMs }),
     ],
     {
@@ -452,7 +456,7 @@ function syncRun(kubeconfig: string, ns: string, mode: string, resource: string)
   }>((resolve, reject) => {
     execFile(
       'taskset',
-      ['-c', PROXY_CPU, process.execPath, here('./sync-run.ts'), kubeconfig, ns, mode, resource],
+      ['-c', PROXY_CPU, process.execPath, here('./workers/sync-run.ts'), kubeconfig, ns, mode, resource],
       { maxBuffer: 16 * MiB, timeout: 900_000 },
       (err, stdout, stderr) => {
         if (err) return reject(new Error(`sync-run ${mode}: ${err.message} ${stderr.slice(-1000)}`));
@@ -463,8 +467,8 @@ function syncRun(kubeconfig: string, ns: string, mode: string, resource: string)
 }
 
 /**
- * Memory per resource (bench/memory.ts: RSS and heapUsed 2 s after ready and after a forced GC)
- * and the reflector's own cold sync (bench/sync-run.ts).
+ * Memory per resource (bench/support/memory.ts: RSS and heapUsed 2 s after ready and after a forced GC)
+ * and the reflector's own cold sync (bench/workers/sync-run.ts).
  */
 async function coldScenario(f: Fixture, up: Upstream, ns: { configMaps?: string; widgets?: string }) {
   const proxy: MemoryRow[] = [];
@@ -655,7 +659,7 @@ async function main(): Promise<void> {
       )) ?? [];
     r.upstream = await upstreamScenario(f, u, apiPids, proxyKubeconfig);
     r.cold = await coldScenario(f, u, ns);
-    // Issue 13 (bench/node-local.ts): kube-apiserver + etcd alone on CPU 0, the rest on CPU 1.
+    // Issue 13 (bench/scenarios/node-local.ts): kube-apiserver + etcd alone on CPU 0, the rest on CPU 1.
     pin(process.pid, PROXY_CPU);
     try {
       const nl = await nodeLocalScenario(
@@ -712,7 +716,7 @@ async function main(): Promise<void> {
 /** The CLI the memory rows ran (set by them: the bundle, or src/cli.ts when the build failed). */
 let memoryCli: string | undefined;
 
-/** The pass-through rows, with `kubectl proxy` as the Go peer (bench/passthrough.ts). */
+/** The pass-through rows, with `kubectl proxy` as the Go peer (bench/scenarios/passthrough.ts). */
 async function passthroughRows(f: Fixture, up: Upstream, proxy: ProxyProcess) {
   const kp = await failures.attempt('pass-through', 'start kubectl proxy', () =>
     startKubectlProxy(f.bin.kubectl, f.kubeconfigs.adminToken, PROXY_CPU),
