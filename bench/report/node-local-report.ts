@@ -3,15 +3,7 @@
  * to 5,000 nodes with its formula, the memory row and the failed rows. Used for the `node-local`
  * block of docs/benchmarks.md and inside the whole bench's report (bench/report/report.ts).
  */
-import type { NodeLocalResults, NodeLocalRow } from '../scenarios/node-local.ts';
-
-/** A standalone run's file: the scenario's results plus when and on what it ran. */
-export interface NodeLocalReport extends NodeLocalResults {
-  date: string;
-  mode: string;
-  kubeApiserver: string;
-  totalS: number;
-}
+import type { NodeLocalReport, NodeLocalResults, NodeLocalRow } from './results.ts';
 
 /** Nodes of the extrapolation, and nodes per pool proxy. */
 export const EXTRAPOLATE = { nodes: 5000, nodesPerPool: 100 } as const;

@@ -4,7 +4,7 @@
  * time and the proxy's RSS before, during and after the idle eviction; with two or more runs, the
  * spread (max − min) of each figure. Used for the `on-demand` block of docs/benchmarks.md.
  */
-import type { OnDemandResults, OnDemandRun } from '../scenarios/on-demand.ts';
+import type { OnDemandResults, OnDemandRun } from './results.ts';
 
 const fmt = (x: number, d = 1) =>
   Number.isFinite(x) ? (Math.round(x * 10 ** d) / 10 ** d).toLocaleString('en-US') : '–';

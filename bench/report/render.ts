@@ -7,8 +7,9 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type NodeLocalReport, renderNodeLocal } from './node-local-report.ts';
-import { type BenchResults, renderMarkdown, renderSvg, replaceMarkedBlock, updateDocs } from './report.ts';
+import { renderNodeLocal } from './node-local-report.ts';
+import { renderMarkdown, renderSvg, replaceMarkedBlock, updateDocs } from './report.ts';
+import type { BenchResults, NodeLocalReport } from './results.ts';
 
 const args = process.argv.slice(2);
 const file =

@@ -43,33 +43,17 @@ import { type Fixture, startFixture, writeKubeconfig } from '../../test/fixture/
 import { parsePrometheus } from '../../test/support/prometheus-text.ts';
 import { renderNodeLocal } from '../report/node-local-report.ts';
 import { replaceMarkedBlock } from '../report/report.ts';
+import type { NodeLocalMemory, NodeLocalParams, NodeLocalResults, NodeLocalRow } from '../report/results.ts';
 import { startByteRelay } from '../support/byte-relay.ts';
 import { measureProxy } from '../support/memory.ts';
 import { cpuSeconds, pin, round, rssBytes } from '../support/proc.ts';
 import { DIST_CLI, type ProxyProcess, startProxy } from '../support/proxy-process.ts';
-import { type FailedRow, RowFailures } from '../support/rows.ts';
+import { RowFailures } from '../support/rows.ts';
 import { fillerText, parallel } from '../support/seed.ts';
 import type { AgentResult, AgentSpec } from '../workers/agent-worker.ts';
 
 const MiB = 2 ** 20;
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
-
-/** Sizes of a run. */
-export interface NodeLocalParams {
-  nodes: number;
-  podsPerNode: number;
-  agentsPerNode: number;
-  services: number;
-  endpointSlices: number;
-  /** Steady window after every agent synced, s. */
-  steadyS: number;
-  /** Pod patches per second during the window (one Service patch per 5). */
-  writesPerS: number;
-  /** Delay between two agents' starts, ms. */
-  staggerMs: number;
-  /** The memory row's node share. */
-  memory: { pods: number; services: number; endpointSlices: number };
-}
 
 /** The full run: 20 nodes × 50 pods × 3 agents, 1,000 Services and 1,000 EndpointSlices. */
 export const NODE_LOCAL_FULL: NodeLocalParams = {
@@ -96,79 +80,6 @@ export const NODE_LOCAL_QUICK: NodeLocalParams = {
   staggerMs: 50,
   memory: { pods: 110, services: 100, endpointSlices: 100 },
 };
-
-/** One row: one way the agents reach the API. */
-export interface NodeLocalRow {
-  mode: 'direct' | 'node proxies' | 'node proxies + pool';
-  nodes: number;
-  agents: number;
-  /** Watches the agents hold (K × agents × 3 in every row). */
-  agentWatches: number;
-  /** WATCH requests in flight at the apiserver mid-window (minus before the row). */
-  apiserverWatches: number;
-  /** Connections the relay accepted (the upstream clients' TCP connections). */
-  upstreamConnections: number;
-  /** Bytes apiserver → its clients over the row, MiB (relay). */
-  upstreamMiB: number;
-  /** The same until every agent synced (proxies' and agents' initial lists), and in the steady window. */
-  syncMiB: number;
-  steadyMiB: number;
-  /** The steady window, s (writes, then 1 s for deliveries). */
-  steadyS: number;
-  /** kube-apiserver CPU seconds over the row; etcd's separately. */
-  apiserverCpuS: number;
-  /** The same minus the idle apiserver's rate ({@link NodeLocalResults.idleApiserverCores}) × the row's duration. */
-  apiserverCpuAboveIdleS: number;
-  etcdCpuS: number;
-  tokenReviews: number;
-  subjectAccessReviews: number;
-  /** CPU seconds of all node proxies (and the pool) over the row; mean node-proxy RSS at the end. */
-  proxyCpuS: number;
-  nodeProxyRssMiB: number;
-  poolRssMiB: number;
-  /** First agent started → every agent's watches open, s. */
-  syncS: number;
-  /** Row duration, s. */
-  wallS: number;
-  /** Writes (pod and Service patches) in the window. */
-  writes: number;
-  /** Watch events the agents received in the window (by resource); re-lists; agent errors. */
-  events: number;
-  eventsByResource: Record<string, number>;
-  /** Agents' failed LIST/WATCH attempts that they retried. */
-  retries: number;
-  relists: number;
-  agentErrors: number;
-  /**
-   * The pool's `kube_cache_proxy_requests_total` over the row, by `served_from/reason`
-   * (`cache/`, `upstream/not-live`, …), and its reflectors' relists by reason: which of them
-   * moved the pool row's sync bytes (they varied 7× between two runs). Empty without a pool.
-   */
-  poolRequests: Record<string, number>;
-  poolRelists: Record<string, number>;
-}
-
-/** The memory row. */
-export interface NodeLocalMemory {
-  objects: { pods: number; services: number; endpointSlices: number };
-  idleRssMiB: number;
-  shareRssMiB: number;
-  addedMiB: number;
-  idleRssGcMiB: number;
-  shareRssGcMiB: number;
-  addedGcMiB: number;
-  goalMiB: number;
-}
-
-/** What a run produces. */
-export interface NodeLocalResults {
-  params: NodeLocalParams;
-  /** CPU cores the apiserver used idle (seeded, no clients), measured with the rows' own /metrics scrapes. */
-  idleApiserverCores: number;
-  rows: NodeLocalRow[];
-  memory?: NodeLocalMemory;
-  failures: FailedRow[];
-}
 
 /** CPUs: the apiserver's core (apiserver + etcd alone) and the one for everything else. */
 export interface NodeLocalCpus {

@@ -34,10 +34,17 @@ import { createUpstream, type Upstream } from '../../src/upstream/connection.ts'
 import { type Fixture, startFixture, writeKubeconfig } from '../../test/fixture/index.ts';
 import { renderOnDemand } from '../report/on-demand-report.ts';
 import { replaceMarkedBlock } from '../report/report.ts';
+import type {
+  FirstListRow,
+  OnDemandParams,
+  OnDemandResults,
+  OnDemandRun,
+  RssPoint,
+} from '../report/results.ts';
 import { clientHeaders } from '../support/load.ts';
 import { peakRssBytes, pin, round, rssBytes } from '../support/proc.ts';
 import { buildDist, DIST_CLI, type ProxyProcess, startProxy } from '../support/proxy-process.ts';
-import { type FailedRow, RowFailures } from '../support/rows.ts';
+import { RowFailures } from '../support/rows.ts';
 import { seedPods } from '../support/seed.ts';
 import { seedConfigMaps } from '../support/sync-support.ts';
 
@@ -48,27 +55,6 @@ const POLL_SELECTOR = 'labelSelector=bench-poll%3Dnone';
 /** The fixture apiserver's serving certificate is self-signed (bench/run.ts's probes do the same). */
 const dispatcher = new Agent({ connect: { rejectUnauthorized: false } });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The dataset and the timings of the scenario (seconds unless named otherwise). */
-export interface OnDemandParams {
-  pods: number;
-  namespaces: number;
-  nodes: number;
-  /** JSON bytes per pod (bench/support/seed.ts). */
-  podBytes: number;
-  /** ConfigMaps of ~1 KiB, all in one namespace. */
-  configMaps: number;
-  /** `--auto-idle-timeout`, s. */
-  idleTimeoutS: number;
-  /** Pause between two polls of the proxy while its cache syncs, ms. */
-  pollMs: number;
-  /** Wait before each RSS sample of the empty and the held caches, s. */
-  settleS: number;
-  /** Wait after the eviction before the last RSS sample, s. */
-  secondWaitS: number;
-  /** How long the informer runs after its sync, ms. */
-  probeMs: number;
-}
 
 /** The full run: the pods and configmaps of the issue (5,000 and 2,000). */
 export const ON_DEMAND_FULL: OnDemandParams = {
@@ -97,60 +83,6 @@ export const ON_DEMAND_QUICK: OnDemandParams = {
   secondWaitS: 3,
   probeMs: 500,
 };
-
-/** One resource's first LIST, direct and through the auto proxy (ms unless named otherwise). */
-export interface FirstListRow {
-  resource: string;
-  objects: number;
-  /** Bytes of the gzip answer direct. */
-  responseBytes: number;
-  directMs: number;
-  /** The proxy's first LIST (passed upstream; it starts the cache). */
-  proxyFirstMs: number;
-  /** proxyFirstMs / directMs. */
-  firstRatio: number;
-  /** First LIST sent → first LIST answered from the cache received, s. */
-  startS: number;
-  /** Time between the last upstream-answered poll and the first cache-answered one: the resolution of startS, ms. */
-  resolutionMs: number;
-  /** Polls until the cache answered. */
-  polls: number;
-  /** The full LIST again, from the cache. */
-  cacheMs: number;
-  /** cacheMs / directMs. */
-  cacheRatio: number;
-}
-
-/** VmRSS of the proxy at one point of the run, MiB. */
-export interface RssPoint {
-  stage: 'empty' | 'held' | 'evicted' | 'evicted, later';
-  rssMiB: number;
-  /** Seconds since the proxy was ready. */
-  atS: number;
-}
-
-/** One run of the scenario. */
-export interface OnDemandRun {
-  firstList: FirstListRow[];
-  rss: RssPoint[];
-  /** Peak RSS (VmHWM) of the proxy over the run, MiB. */
-  peakRssMiB: number;
-  /** Watches closed → both caches stopped as idle, s. */
-  evictedAfterS: number;
-  /** held − evicted-later RSS, MiB, and that as a fraction of held − empty. */
-  returnedMiB: number;
-  returnedFraction: number;
-  /** Informer sync time (client-go, watch-list), direct and through a fresh auto proxy, ms. */
-  informer: { directMs: number; proxyMs: number; ratio: number };
-  loadavg: number[];
-}
-
-/** The scenario's results. */
-export interface OnDemandResults {
-  params: OnDemandParams;
-  runs: OnDemandRun[];
-  failures: FailedRow[];
-}
 
 /** Sum of the samples of Prometheus metric `name` whose labels include every `labels` pair. */
 export function metricSum(text: string, name: string, labels: Record<string, string>): number {

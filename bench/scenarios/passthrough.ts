@@ -14,6 +14,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
+import type { PassthroughRow } from '../report/results.ts';
 import { clientHeaders, type LoadResult, runLoad } from '../support/load.ts';
 import { round } from '../support/proc.ts';
 import type { RowFailures } from '../support/rows.ts';
@@ -23,27 +24,6 @@ export interface PassthroughRun extends LoadResult {
   op: string;
   target: string;
   rep: number;
-}
-
-/** The summary of one (op, target) over all its repetitions. Latencies ms. */
-export interface PassthroughRow {
-  op: string;
-  target: string;
-  connections: number;
-  reps: number;
-  /** Median over the repetitions. */
-  rps: number;
-  rpsMin: number;
-  rpsMax: number;
-  p50Ms: number;
-  p99Ms: number;
-  /** Median / min / max of (this target's req/s ÷ DIRECT's req/s in the same repetition). */
-  ratio: number;
-  ratioMin: number;
-  ratioMax: number;
-  /** Median of (this target's p99 − DIRECT's p99 in the same repetition), ms. */
-  p99DeltaMs: number;
-  non2xx: number;
 }
 
 /** Median of `xs` (NaN when empty). */

@@ -20,36 +20,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import type { Upstream } from '../../src/upstream/connection.ts';
-import type { HeapClasses } from '../tools/heap-classes.ts';
+import type { HeapClasses, MemoryRow } from '../report/results.ts';
 import { peakRssBytes, round } from './proc.ts';
 import { type MemoryUsage, startProxy } from './proxy-process.ts';
 
 const MiB = 2 ** 20;
-
-/** One memory row. */
-export interface MemoryRow {
-  what: string;
-  resource: string;
-  objects: number;
-  readyMs: number;
-  peakRssMiB: number;
-  /** 2 s after ready. */
-  rssMiB: number;
-  heapUsedMiB: number;
-  /** After a forced GC. */
-  rssGcMiB: number;
-  heapUsedGcMiB: number;
-  arrayBuffersGcMiB: number;
-  jsonPerObjectBytes: number;
-  /** (RSS 2 s − empty-cache RSS 2 s) / objects. */
-  rssPerObjectBytes: number;
-  rssPerJsonByte: number;
-  /** The same from the after-GC figures. */
-  rssPerJsonByteGc: number;
-  /** (heapUsed + arrayBuffers after GC − the empty cache's) per JSON byte: what the cache holds live. */
-  livePerJsonByte: number;
-  heap?: HeapClasses;
-}
 
 /** The group, kind and resource of the bench's custom resource. */
 export const WIDGETS = { group: 'bench.kcp.io', resource: 'widgets', kind: 'Widget' } as const;

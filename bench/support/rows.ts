@@ -4,14 +4,7 @@
  * one slow or broken step (e.g. 50 informers that never sync on a loaded machine) cannot lose
  * the rows measured before and after it.
  */
-
-/** A row that produced no result: where it was, what went wrong, when (s since the run began). */
-export interface FailedRow {
-  scenario: string;
-  row: string;
-  error: string;
-  atS: number;
-}
+import type { FailedRow } from '../report/results.ts';
 
 /** Collects {@link FailedRow}s for one run. */
 export class RowFailures {

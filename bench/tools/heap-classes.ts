@@ -7,12 +7,7 @@
  * HeapSnapshotJSONSerializer (`snapshot.meta.node_fields`, `node_types`, `strings`).
  */
 import { readFileSync } from 'node:fs';
-
-/** Bytes by class, largest first; `totalBytes` is the sum of every node's self size. */
-export interface HeapClasses {
-  totalBytes: number;
-  classes: Array<{ name: string; count: number; bytes: number }>;
-}
+import type { HeapClasses } from '../report/results.ts';
 
 interface Snapshot {
   snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };

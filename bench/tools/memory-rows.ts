@@ -10,15 +10,9 @@
 import { request } from 'undici';
 import { createUpstream } from '../../src/upstream/connection.ts';
 import { startFixture } from '../../test/fixture/index.ts';
+import type { MemoryRow } from '../report/results.ts';
 import { clientHeaders, type LoadResult, runLoad } from '../support/load.ts';
-import {
-  listSize,
-  type MemoryRow,
-  measureProxy,
-  memoryRow,
-  seedWidgets,
-  WIDGETS,
-} from '../support/memory.ts';
+import { listSize, measureProxy, memoryRow, seedWidgets, WIDGETS } from '../support/memory.ts';
 import { cpuSeconds } from '../support/proc.ts';
 import { buildDist, DIST_CLI, startProxy } from '../support/proxy-process.ts';
 import { nsName, podName, seedPods } from '../support/seed.ts';

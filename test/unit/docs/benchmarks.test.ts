@@ -3,13 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { type NodeLocalReport, renderNodeLocal } from '../../../bench/report/node-local-report.ts';
-import {
-  type BenchResults,
-  renderHeadline,
-  renderMarkdown,
-  replaceMarkedBlock,
-} from '../../../bench/report/report.ts';
+import { renderNodeLocal } from '../../../bench/report/node-local-report.ts';
+import { renderHeadline, renderMarkdown, replaceMarkedBlock } from '../../../bench/report/report.ts';
+import type { BenchResults, NodeLocalReport } from '../../../bench/report/results.ts';
 
 // A full bench run rewrites the generated blocks of docs/benchmarks.md and README.md
 // (bench/report/report.ts updateDocs); both must show the committed bench/results/latest.json.

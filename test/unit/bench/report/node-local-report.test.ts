@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { renderNodeLocal } from '../../../../bench/report/node-local-report.ts';
-import {
-  NODE_LOCAL_QUICK,
-  type NodeLocalRow,
-  poolCountersOf,
-} from '../../../../bench/scenarios/node-local.ts';
+import type { NodeLocalRow } from '../../../../bench/report/results.ts';
+import { NODE_LOCAL_QUICK, poolCountersOf } from '../../../../bench/scenarios/node-local.ts';
 
 const METRICS = `# HELP kube_cache_proxy_requests_total Requests
 # TYPE kube_cache_proxy_requests_total counter

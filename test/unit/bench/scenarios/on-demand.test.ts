@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { renderOnDemand } from '../../../../bench/report/on-demand-report.ts';
-import { metricSum, ON_DEMAND_QUICK, type OnDemandRun } from '../../../../bench/scenarios/on-demand.ts';
+import type { OnDemandRun } from '../../../../bench/report/results.ts';
+import { metricSum, ON_DEMAND_QUICK } from '../../../../bench/scenarios/on-demand.ts';
 
 const METRICS = `# HELP kube_cache_proxy_requests_total Requests
 kube_cache_proxy_requests_total{verb="LIST",group="",version="v1",resource="pods",subresource="",code="200",served_from="upstream",reason="not-cached"} 1
