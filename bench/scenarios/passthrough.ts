@@ -9,15 +9,21 @@
  * generator pinned the same way for every target. `reps` interleaved repetitions
  * (direct, proxy, kubectl proxy, direct, …) so drift in the machine's load hits every target alike;
  * each summary row gives the median req/s and latency over the repetitions and the median and
- * range of the per-repetition ratio to DIRECT.
+ * range of the per-repetition ratio to DIRECT. {@link passthroughRows} is the scenario as
+ * bench/run.ts runs it; bench/tools/profile-passthrough.ts runs {@link passthroughScenario} alone.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
+import type { Upstream } from '../../src/upstream/connection.ts';
+import type { Fixture } from '../../test/fixture/index.ts';
 import type { PassthroughRow } from '../report/results.ts';
+import { APISERVER_CPU, type BenchContext, PROXY_CPU } from '../support/context.ts';
 import { clientHeaders, type LoadResult, runLoad } from '../support/load.ts';
-import { round } from '../support/proc.ts';
+import { pin, round } from '../support/proc.ts';
+import type { ProxyProcess } from '../support/proxy-process.ts';
 import type { RowFailures } from '../support/rows.ts';
+import { nsName, podName } from '../support/seed.ts';
 
 /** One load run of one repetition. */
 export interface PassthroughRun extends LoadResult {
@@ -170,4 +176,42 @@ export async function passthroughScenario(
     }
   }
   return { runs, rows: summarisePassthrough(runs, e.connections) };
+}
+
+/**
+ * The pass-through rows as bench/run.ts runs them on its fixture, with `kubectl proxy` as the Go
+ * peer: starts `kubectl proxy`, moves this process off the apiserver's core for the rows, and
+ * runs {@link passthroughScenario} with the run's sizes.
+ */
+export async function passthroughRows(
+  { P, failures, log }: BenchContext,
+  f: Fixture,
+  up: Upstream,
+  proxy: ProxyProcess,
+) {
+  const kp = await failures.attempt('pass-through', 'start kubectl proxy', () =>
+    startKubectlProxy(f.bin.kubectl, f.kubeconfigs.adminToken, PROXY_CPU),
+  );
+  // kube-apiserver + etcd alone on their core for these rows.
+  pin(process.pid, PROXY_CPU);
+  try {
+    return await passthroughScenario({
+      apiserverUrl: f.server,
+      proxyUrl: proxy.url,
+      kubectlProxyUrl: kp?.url,
+      token: f.tokens.admin,
+      upstream: up,
+      configMapPath: `/api/v1/namespaces/${nsName(0)}/configmaps/bench-passthrough`,
+      podPath: `/api/v1/namespaces/${nsName(0)}/pods/${podName(0)}`,
+      cpu: PROXY_CPU,
+      connections: P.passConnections,
+      durationS: P.passS,
+      reps: P.passReps,
+      log,
+      failures,
+    });
+  } finally {
+    pin(process.pid, APISERVER_CPU);
+    kp?.stop();
+  }
 }
