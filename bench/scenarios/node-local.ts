@@ -29,11 +29,11 @@
  *
  * `node bench/scenarios/node-local.ts [--quick]` runs it alone on its own fixture, writes
  * bench/results/node-local{,-quick}.json and, for a full run, the `node-local` block of
- * docs/benchmarks.md; bench/run.ts runs it as one scenario of the whole bench. A row that fails
- * is recorded (bench/support/rows.ts), not thrown.
+ * docs/benchmarks.md (the shared ending, bench/report/scenario-end.ts); bench/run.ts runs it as
+ * one scenario of the whole bench. A row that fails is recorded (bench/support/rows.ts), not thrown.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,9 +42,10 @@ import { createUpstream, type Upstream } from '../../src/upstream/connection.ts'
 import { type Fixture, startFixture, writeKubeconfig } from '../../test/fixture/index.ts';
 import { parsePrometheus } from '../../test/support/prometheus-text.ts';
 import { renderNodeLocal } from '../report/node-local-report.ts';
-import { replaceMarkedBlock } from '../report/report.ts';
 import type { NodeLocalMemory, NodeLocalParams, NodeLocalResults, NodeLocalRow } from '../report/results.ts';
+import { endScenario } from '../report/scenario-end.ts';
 import { startByteRelay } from '../support/byte-relay.ts';
+import { benchLog } from '../support/log.ts';
 import { measureProxy } from '../support/memory.ts';
 import { cpuSeconds, pin, round, rssBytes } from '../support/proc.ts';
 import { DIST_CLI, type ProxyProcess, startProxy } from '../support/proxy-process.ts';
@@ -614,8 +615,7 @@ export async function nodeLocalScenario(
 async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
   const cpus = { apiserver: '0', other: '1' };
-  const log = (msg: string) =>
-    process.stderr.write(`bench ${new Date().toISOString().slice(11, 19)} ${msg}\n`);
+  const log = benchLog;
   pin(process.pid, cpus.other);
   const f = await startFixture({ verbose: false });
   for (const pid of [f.pids().apiserver, f.pids().etcd]) pin(pid, cpus.apiserver);
@@ -628,23 +628,16 @@ async function main(): Promise<void> {
     await up.close().catch(() => {});
     await f.stop();
   }
-  const results = {
-    date: new Date().toISOString(),
-    mode: quick ? 'quick' : 'full',
+  endScenario({
+    name: 'node-local',
+    quick,
     kubeApiserver: f.version,
-    node: process.version,
-    totalS: round((performance.now() - t0) / 1000),
-    ...r,
-  };
-  const dir = here('../results/');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, quick ? 'node-local-quick.json' : 'node-local.json');
-  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-  const md = renderNodeLocal(results);
-  if (!quick) replaceMarkedBlock(here('../../docs/benchmarks.md'), 'node-local', md);
-  process.stdout.write(`${md}\n`);
-  log(`node-local: done in ${results.totalS} s, ${r.failures.length} failed rows → ${file}`);
-  if (r.failures.length) process.exitCode = 1;
+    t0,
+    results: r,
+    render: renderNodeLocal,
+    failed: 'failed rows',
+    log,
+  });
 }
 
 if (import.meta.main) await main();

@@ -3,8 +3,10 @@
  * resource costs, how long until the cache answers, and how much memory an idle eviction gives
  * back. On its own fixture (seeded with {@link OnDemandParams}), side by side with the apiserver:
  *
- *   node bench/scenarios/on-demand.ts [--quick] [--runs N]   # default 2 runs (quick: 1); full runs refresh
- *                                                  # the `on-demand` block of docs/benchmarks.md
+ *   node bench/scenarios/on-demand.ts [--quick] [--runs N]   # default 2 runs (quick: 1)
+ *
+ * writes bench/results/on-demand{,-quick}.json and, for a full run, the `on-demand` block of
+ * docs/benchmarks.md (the shared ending, bench/report/scenario-end.ts).
  *
  * One run, one fresh proxy (`--resources=auto --auto-idle-timeout=<idleTimeoutS>s`, the built CLI
  * when `cli` is given), for pods then configmaps:
@@ -24,16 +26,14 @@
  * the core the server under test is not on (as bench/run.ts's upstream rows).
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { Agent, request } from 'undici';
 import { createUpstream, type Upstream } from '../../src/upstream/connection.ts';
 import { type Fixture, startFixture, writeKubeconfig } from '../../test/fixture/index.ts';
 import { renderOnDemand } from '../report/on-demand-report.ts';
-import { replaceMarkedBlock } from '../report/report.ts';
 import type {
   FirstListRow,
   OnDemandParams,
@@ -41,7 +41,9 @@ import type {
   OnDemandRun,
   RssPoint,
 } from '../report/results.ts';
+import { endScenario } from '../report/scenario-end.ts';
 import { clientHeaders } from '../support/load.ts';
+import { benchLog } from '../support/log.ts';
 import { peakRssBytes, pin, round, rssBytes } from '../support/proc.ts';
 import { buildDist, DIST_CLI, type ProxyProcess, startProxy } from '../support/proxy-process.ts';
 import { RowFailures } from '../support/rows.ts';
@@ -49,7 +51,6 @@ import { seedPods } from '../support/seed.ts';
 import { seedConfigMaps } from '../support/sync-support.ts';
 
 const MiB = 2 ** 20;
-const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 /** The polls' label selector: it selects nothing, so a poll costs little however many objects there are. */
 const POLL_SELECTOR = 'labelSelector=bench-poll%3Dnone';
 /** The fixture apiserver's serving certificate is self-signed (bench/run.ts's probes do the same). */
@@ -364,8 +365,7 @@ async function main(): Promise<void> {
   const runs = i >= 0 ? Number(argv[i + 1]) : quick ? 1 : 2;
   const p = quick ? ON_DEMAND_QUICK : ON_DEMAND_FULL;
   const cpus = { apiserver: '0', proxy: '1' };
-  const log = (msg: string) =>
-    process.stderr.write(`bench ${new Date().toISOString().slice(11, 19)} ${msg}\n`);
+  const log = benchLog;
   pin(process.pid, cpus.apiserver);
   const t0 = performance.now();
   const loadavgAtStart = loadavg().map((x) => round(x, 2));
@@ -383,24 +383,17 @@ async function main(): Promise<void> {
     await up.close().catch(() => {});
     await f.stop();
   }
-  const results = {
-    date: new Date().toISOString(),
-    mode: quick ? 'quick' : 'full',
+  endScenario({
+    name: 'on-demand',
+    quick,
     kubeApiserver: f.version,
-    node: process.version,
-    totalS: round((performance.now() - t0) / 1000),
-    loadavgAtStart,
-    ...r,
-  };
-  const dir = here('../results/');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, quick ? 'on-demand-quick.json' : 'on-demand.json');
-  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-  const md = renderOnDemand(results);
-  if (!quick) replaceMarkedBlock(here('../../docs/benchmarks.md'), 'on-demand', md);
-  process.stdout.write(`${md}\n`);
-  log(`on-demand: done in ${results.totalS} s, ${r.failures.length} failed runs → ${file}`);
-  if (r.failures.length) process.exitCode = 1;
+    t0,
+    extra: { loadavgAtStart },
+    results: r,
+    render: renderOnDemand,
+    failed: 'failed runs',
+    log,
+  });
 }
 
 if (import.meta.main) await main();
