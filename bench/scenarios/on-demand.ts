@@ -23,7 +23,7 @@
  *  3. A client-go informer (test/apiserver/probe, watch-list on) on pods: sync time direct and
  *     through a second fresh auto proxy (its first WATCH starts the cache and passes upstream).
  * CPUs: kube-apiserver + etcd on `cpus.apiserver`, the proxies on `cpus.proxy`, the informer on
- * the core the server under test is not on (as bench/run.ts's upstream rows).
+ * the core the server under test is not on (as bench/scenarios/upstream.ts's rows).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -53,7 +53,7 @@ import { seedConfigMaps } from '../support/sync-support.ts';
 const MiB = 2 ** 20;
 /** The polls' label selector: it selects nothing, so a poll costs little however many objects there are. */
 const POLL_SELECTOR = 'labelSelector=bench-poll%3Dnone';
-/** The fixture apiserver's serving certificate is self-signed (bench/run.ts's probes do the same). */
+/** The fixture apiserver's serving certificate is self-signed (bench/scenarios/list.ts's probes do the same). */
 const dispatcher = new Agent({ connect: { rejectUnauthorized: false } });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -369,7 +369,7 @@ async function main(): Promise<void> {
   pin(process.pid, cpus.apiserver);
   const t0 = performance.now();
   const loadavgAtStart = loadavg().map((x) => round(x, 2));
-  // What the image runs (bench/run.ts's memory rows do the same).
+  // What the image runs (bench/scenarios/cold.ts's memory rows do the same).
   buildDist();
   const f = await startFixture({ verbose: false });
   for (const pid of [f.pids().apiserver, f.pids().etcd]) pin(pid, cpus.apiserver);

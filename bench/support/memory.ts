@@ -1,5 +1,5 @@
 /**
- * The memory rows of bench/run.ts: one proxy process per resource (pods, ConfigMaps, one custom
+ * The memory rows of bench/run.ts (bench/scenarios/cold.ts): one proxy process per resource (pods, ConfigMaps, one custom
  * resource), started with `--expose-gc` and bench/workers/memory-hook.js, caching only that resource —
  * the built CLI (dist/, as the image runs it) when bench/run.ts could build it.
  *

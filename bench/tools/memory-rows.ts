@@ -1,5 +1,5 @@
 /**
- * The memory rows of bench/run.ts alone, for several proxy process settings side by side
+ * The memory rows of bench/run.ts (bench/scenarios/cold.ts) alone, for several proxy process settings side by side
  * (issue 12: V8's young generation, malloc arenas):
  *   node bench/tools/memory-rows.ts [pods=10000] [configmaps=0] [widgets=2000] [variants=default,semi2]
  * Starts its own fixture, seeds, builds dist/ (`npm run build`: tsc and the bundle) and
