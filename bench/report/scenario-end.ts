@@ -13,7 +13,8 @@ import { round } from '../support/proc.ts';
 import { replaceMarkedBlock } from './report.ts';
 import type { FailedRow } from './results.ts';
 
-const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+/** The repository root (bench/report/ is two levels below it). */
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** What a stand-alone run's file adds to the scenario's results. */
 export interface StandaloneHeader {
@@ -27,7 +28,8 @@ export interface StandaloneHeader {
 /**
  * Writes, publishes and prints the results `r` of scenario `name` (see the module docstring).
  * `t0`: performance.now() when the run began; `extra`: fields of the file after `totalS`;
- * `failed`: how the log line names the failures (`failed rows`, `failed runs`).
+ * `failed`: how the log line names the failures (`failed rows`, `failed runs`); `root`: the
+ * repository whose bench/results/ and docs/benchmarks.md are written (tests pass a copy).
  */
 export function endScenario<R extends { failures: FailedRow[] }, E extends object = object>(o: {
   name: string;
@@ -39,7 +41,9 @@ export function endScenario<R extends { failures: FailedRow[] }, E extends objec
   render: (results: StandaloneHeader & E & R) => string;
   failed: string;
   log: (msg: string) => void;
+  root?: string;
 }): void {
+  const root = o.root ?? REPO_ROOT;
   const r = o.results;
   const results = {
     date: new Date().toISOString(),
@@ -50,12 +54,12 @@ export function endScenario<R extends { failures: FailedRow[] }, E extends objec
     ...(o.extra as E),
     ...r,
   };
-  const dir = here('../results/');
+  const dir = join(root, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, o.quick ? `${o.name}-quick.json` : `${o.name}.json`);
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
   const md = o.render(results);
-  if (!o.quick) replaceMarkedBlock(here('../../docs/benchmarks.md'), o.name, md);
+  if (!o.quick) replaceMarkedBlock(join(root, 'docs/benchmarks.md'), o.name, md);
   process.stdout.write(`${md}\n`);
   o.log(`${o.name}: done in ${results.totalS} s, ${r.failures.length} ${o.failed} → ${file}`);
   if (r.failures.length) process.exitCode = 1;
