@@ -3,23 +3,12 @@
  * to 5,000 nodes with its formula, the memory row and the failed rows. Used for the `node-local`
  * block of docs/benchmarks.md and inside the whole bench's report (bench/report/report.ts).
  */
+
+import { fmt, table } from './markdown.ts';
 import type { NodeLocalReport, NodeLocalResults, NodeLocalRow } from './results.ts';
 
 /** Nodes of the extrapolation, and nodes per pool proxy. */
 export const EXTRAPOLATE = { nodes: 5000, nodesPerPool: 100 } as const;
-
-const fmt = (x: number, d = 1) =>
-  Number.isFinite(x) ? (Math.round(x * 10 ** d) / 10 ** d).toLocaleString('en-US') : '–';
-
-/** A Markdown table padded the way Biome formats one (docs stay `biome check`-clean). */
-function table(header: string[], rows: Array<Array<string | number>>): string {
-  const cells = [header, ...rows.map((r) => r.map(String))];
-  const w = header.map((_, i) => Math.max(3, ...cells.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(w[i]!)).join(' | ')} |`;
-  return [line(header), line(w.map((n) => '-'.repeat(n))), ...rows.map((r) => line(r.map(String)))].join(
-    '\n',
-  );
-}
 
 /**
  * How many upstream clients a row has per K nodes, as a function of the node count `n`: direct,

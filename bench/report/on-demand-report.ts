@@ -4,20 +4,9 @@
  * time and the proxy's RSS before, during and after the idle eviction; with two or more runs, the
  * spread (max − min) of each figure. Used for the `on-demand` block of docs/benchmarks.md.
  */
+
+import { fmt, table } from './markdown.ts';
 import type { OnDemandResults, OnDemandRun } from './results.ts';
-
-const fmt = (x: number, d = 1) =>
-  Number.isFinite(x) ? (Math.round(x * 10 ** d) / 10 ** d).toLocaleString('en-US') : '–';
-
-/** A Markdown table padded the way Biome formats one (docs stay `biome check`-clean). */
-function table(header: string[], rows: Array<Array<string | number>>): string {
-  const cells = [header, ...rows.map((r) => r.map(String))];
-  const w = header.map((_, i) => Math.max(3, ...cells.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(w[i]!)).join(' | ')} |`;
-  return [line(header), line(w.map((n) => '-'.repeat(n))), ...rows.map((r) => line(r.map(String)))].join(
-    '\n',
-  );
-}
 
 /** "a / b (spread s)" of one figure over the runs. */
 function over(runs: OnDemandRun[], get: (r: OnDemandRun) => number | undefined, d = 1): string {

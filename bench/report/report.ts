@@ -5,20 +5,14 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { fmt, table as markdownTable } from './markdown.ts';
 import { renderNodeLocal } from './node-local-report.ts';
 import type { BenchResults, WatchRowView } from './results.ts';
 
-const fmt = (x: number, d = 1) =>
-  Number.isFinite(x) ? (Math.round(x * 10 ** d) / 10 ** d).toLocaleString('en-US') : '–';
 const mib = (b: number) => fmt(b / 2 ** 20, 1);
 
-/** A Markdown table padded the way Biome formats one, so docs/benchmarks.md stays `biome check`-clean. */
-function table(header: string[], rows: Array<Array<string | number>>): string {
-  const cells = rows.map((r) => r.map(String));
-  const widths = header.map((h, i) => Math.max(h.length, 3, ...cells.map((r) => r[i]!.length)));
-  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line), ''].join('\n');
-}
+/** A Markdown table (bench/report/markdown.ts) followed by a newline. */
+const table = (header: string[], rows: Array<Array<string | number>>) => `${markdownTable(header, rows)}\n`;
 
 const QUERY: Record<string, string> = {
   'all-rv0': 'LIST all pods, RV=0',
