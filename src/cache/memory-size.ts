@@ -19,7 +19,7 @@
  * Bytes of bookkeeping per stored entry besides its bytes, name, labels and fields: the
  * StoreEntry (11 fields), its RV BigInt, its namespace-bucket slot and sorted-array slot
  * (issue 12: 100,000 ConfigMaps measured ~210 heap bytes per entry with the name, by
- * `bench/store-memory.ts`).
+ * `bench/tools/store-memory.ts`).
  */
 export const ENTRY_OVERHEAD = 200;
 

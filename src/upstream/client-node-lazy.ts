@@ -6,7 +6,7 @@
  * real module, Node ≥ 22.12 loads ES modules so) the first time config.js uses it: an auth
  * provider's `isAuthProvider` answers without loading anything (the same test as the real one,
  * by `auth-provider.name`), so a kubeconfig with a token, a certificate or an exec plugin never
- * loads them. Measured: ~3.7 MiB less idle RSS (bench/startup-rss.ts).
+ * loads them. Measured: ~3.7 MiB less idle RSS (bench/tools/startup-rss.ts).
  */
 import { requireClientNodeModule } from './lean-client-node.ts';
 

@@ -6,7 +6,7 @@
  * which the proxy never calls: it only loads kubeconfigs, resolves TLS material and runs exec /
  * auth-provider plugins (`applyToHTTPSOptions`). It also imports, for every kubeconfig, the
  * Azure, GCP and OIDC auth providers and the `proxy-url` agents (~3.7 MiB of RSS together,
- * bench/startup-rss.ts). {@link installLeanClientNode} registers a synchronous module resolve
+ * bench/tools/startup-rss.ts). {@link installLeanClientNode} registers a synchronous module resolve
  * hook (`module.registerHooks`, Node ≥ 22.15) that answers those imports, from that one file:
  * `./gen/index.js` with {@link ./client-node-gen-stub.ts} (throws), the others with
  * {@link ./client-node-lazy.ts} (the real module, loaded on first use by a kubeconfig that

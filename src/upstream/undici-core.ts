@@ -6,7 +6,7 @@
  * `undici/index.js` requires every module of the package at load time: fetch and its WebIDL
  * layer, WebSocket, EventSource, CacheStorage, the SQLite cache store, the mock agents, the
  * proxy agents. The proxy uses none of them, and they cost ~12 MiB of RSS (~2.8 MiB of heap)
- * in every process (bench/startup-rss.ts; measured: node:http + node:https + full undici 69.9
+ * in every process (bench/tools/startup-rss.ts; measured: node:http + node:https + full undici 69.9
  * MiB, + these modules only 57.8 MiB, two runs each). This module requires the same files
  * index.js does for `Agent` and the Dispatcher API, and does the one thing index.js does with
  * them (`Object.assign(Dispatcher.prototype, api)`, undici 8 index.js), so the classes are

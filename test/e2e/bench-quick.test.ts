@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { BenchResults } from '../../bench/report.ts';
+import type { BenchResults } from '../../bench/report/results.ts';
 
 const runTs = fileURLToPath(new URL('../../bench/run.ts', import.meta.url));
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { MapSink, seedConfigMaps } from '../../bench/sync-support.ts';
+import { MapSink, seedConfigMaps } from '../../bench/support/sync-support.ts';
 import { HttpListerWatcher } from '../../src/reflector/list-watch.ts';
 import { Reflector } from '../../src/reflector/reflector.ts';
 import { createUpstream, type Upstream } from '../../src/upstream/connection.ts';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { directList, MapSink, seedConfigMaps } from '../../bench/sync-support.ts';
+import { directList, MapSink, seedConfigMaps } from '../../bench/support/sync-support.ts';
 import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
 import { HttpListerWatcher, type ListerWatcher, type WatchStream } from '../../src/reflector/list-watch.ts';
 import { Reflector, type ReflectorOptions } from '../../src/reflector/reflector.ts';

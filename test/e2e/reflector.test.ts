@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { directList, MapSink, seedConfigMaps } from '../../bench/sync-support.ts';
+import { directList, MapSink, seedConfigMaps } from '../../bench/support/sync-support.ts';
 import { HttpListerWatcher } from '../../src/reflector/list-watch.ts';
 import { Reflector } from '../../src/reflector/reflector.ts';
 import { ResourceSet } from '../../src/resources/resource-set.ts';

@@ -3,16 +3,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { type NodeLocalReport, renderNodeLocal } from '../../../bench/node-local-report.ts';
-import {
-  type BenchResults,
-  renderHeadline,
-  renderMarkdown,
-  replaceMarkedBlock,
-} from '../../../bench/report.ts';
+import { renderNodeLocal } from '../../../bench/report/node-local-report.ts';
+import { renderHeadline, renderMarkdown, replaceMarkedBlock } from '../../../bench/report/report.ts';
+import type { BenchResults, NodeLocalReport } from '../../../bench/report/results.ts';
 
 // A full bench run rewrites the generated blocks of docs/benchmarks.md and README.md
-// (bench/report.ts updateDocs); both must show the committed bench/results/latest.json.
+// (bench/report/report.ts updateDocs); both must show the committed bench/results/latest.json.
 const read = (p: string) => readFileSync(new URL(`../../../${p}`, import.meta.url), 'utf8');
 const latest = JSON.parse(read('bench/results/latest.json')) as BenchResults;
 
@@ -33,7 +29,7 @@ describe('benchmark blocks of the documentation', () => {
     assert.equal(
       block(read('docs/benchmarks.md'), 'bench'),
       want.trim(),
-      'stale: node bench/render.ts --docs',
+      'stale: node bench/report/render.ts --docs',
     );
   });
 
@@ -47,7 +43,7 @@ describe('benchmark blocks of the documentation', () => {
     assert.equal(
       block(read('docs/benchmarks.md'), 'node-local'),
       renderNodeLocal(nl),
-      'stale: rerun bench/node-local.ts',
+      'stale: rerun bench/scenarios/node-local.ts',
     );
     assert.equal(nl.mode, 'full');
     assert.equal(nl.params.nodes, 20);

@@ -1,0 +1,54 @@
+/**
+ * Upstream load as the apiserver itself counts it, from its Prometheus `/metrics`:
+ * `apiserver_request_total` (LIST and WATCH of one resource, every scope and code),
+ * `apiserver_response_sizes_sum` (bytes of LIST responses, and of WATCH streams — recorded when a
+ * watch ends, so end every watch before the second snapshot). Names from
+ * k8s.io/apiserver/pkg/endpoints/metrics/metrics.go, as v1.37.2 exposes them.
+ */
+import { request } from 'undici';
+import type { Upstream } from '../../src/upstream/connection.ts';
+
+/** Counters of one resource; take two snapshots and subtract ({@link diffUpstream}). */
+export interface UpstreamCounters {
+  lists: number;
+  watches: number;
+  listBytes: number;
+  watchBytes: number;
+}
+
+function sum(text: string, metric: string, labels: Record<string, string>): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${metric}{`)) continue;
+    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
+    total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+/** Reads the counters for `resource` (e.g. `pods`). */
+export async function upstreamCounters(up: Upstream, resource: string): Promise<UpstreamCounters> {
+  const auth = await up.authorization();
+  const res = await request(`${up.baseUrl}/metrics`, {
+    dispatcher: up.dispatcher,
+    headers: auth ? { authorization: auth } : {},
+  });
+  const text = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`apiserver /metrics: ${res.statusCode}`);
+  return {
+    lists: sum(text, 'apiserver_request_total', { resource, verb: 'LIST' }),
+    watches: sum(text, 'apiserver_request_total', { resource, verb: 'WATCH' }),
+    listBytes: sum(text, 'apiserver_response_sizes_sum', { resource, verb: 'LIST' }),
+    watchBytes: sum(text, 'apiserver_response_sizes_sum', { resource, verb: 'WATCH' }),
+  };
+}
+
+/** `b − a`, field by field. */
+export function diffUpstream(a: UpstreamCounters, b: UpstreamCounters): UpstreamCounters {
+  return {
+    lists: b.lists - a.lists,
+    watches: b.watches - a.watches,
+    listBytes: b.listBytes - a.listBytes,
+    watchBytes: b.watchBytes - a.watchBytes,
+  };
+}
