@@ -51,7 +51,6 @@ interface Entry {
   info: ResourceInfo;
   /** The one namespace the cache holds (namespaced resources only); undefined: all. */
   namespace: string | undefined;
-  startedMs: number;
   lastUsedMs: number;
   synced: boolean;
   stopping: boolean;
@@ -130,7 +129,7 @@ export class OnDemandCaches implements OnDemandHook {
     const name = OnDemandCaches.nameOf(info);
     const e = this.#entries.get(name);
     // Registered even before a cache is considered: the request that may start one is told only
-    // once the apiserver answered it (`handle-request.ts`), after its watch was registered here.
+    // once the apiserver answered it (the `upstreamStatus` hook), after its watch was registered here.
     const set = this.#watches.get(name) ?? new Set<TrackedWatch>();
     this.#watches.set(name, set);
     // Already synced (a watch that passed as `not-synced` just before): nothing to hand over to
@@ -203,12 +202,12 @@ export class OnDemandCaches implements OnDemandHook {
     return this.#entries.get(name)?.lastUsedMs;
   }
 
-  /** Whether `name` is an on-demand cache. */
+  /** Whether `name` is an on-demand cache the manager holds. */
   has(name: string): boolean {
     return this.#entries.has(name);
   }
 
-  /** Stops the idle timer (the caches themselves are stopped with the reflector set). */
+  /** Stops the idle timer and the re-checks (the caches themselves are stopped with the ResourceSet). */
   close(): void {
     this.#closed = true;
     if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
@@ -276,7 +275,6 @@ export class OnDemandCaches implements OnDemandHook {
       name,
       info,
       namespace,
-      startedMs: now,
       lastUsedMs: now,
       synced: false,
       stopping: false,

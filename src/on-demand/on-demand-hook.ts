@@ -1,8 +1,8 @@
 /**
- * What the server tells the on-demand cache manager (`--resources=auto`,
- * `src/on-demand/caches.ts`) about the requests it sees. Implemented above the server; every
- * method is synchronous and cheap (called on every request) and must not throw: a request is
- * never delayed by it.
+ * What the on-demand cache manager (`--resources=auto`, `caches.ts`) is told about the requests
+ * the server sees, through its subscription to the server's request hooks (`server-hook.ts`).
+ * Every method is synchronous and cheap (called on every request) and must not throw: a request
+ * is never delayed by it.
  */
 import type { ResourceRequest } from '../apimachinery/request-info.ts';
 import type { UpstreamReason } from '../server/delegate.ts';

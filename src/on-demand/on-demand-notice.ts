@@ -10,7 +10,7 @@ import { isWatchParam, type ResourceRequest } from '../apimachinery/request-info
 import { type UpstreamReason, uncacheableRequest } from '../server/delegate.ts';
 import type { OnDemandHook } from './on-demand-hook.ts';
 
-/** The request as `handle-request.ts` classified it. */
+/** The admitted request (`server/request-hooks.ts` `AdmittedRequest`) as the manager is told of it. */
 export interface NoticedRequest {
   info: ResourceRequest;
   method: string;
@@ -21,7 +21,7 @@ export interface NoticedRequest {
 
 /**
  * Tells `hook` of `r` now (a use, or nothing to start), or returns the function the pass-through
- * calls with the apiserver's status code (`PassThroughOptions.onStatus`) for a LIST or WATCH
+ * calls with the apiserver's status code (the `upstreamStatus` request hook) for a LIST or WATCH
  * that may start a cache (`not-cached`): it tells `hook` on a 2xx only.
  */
 export function tellOnDemandOf(

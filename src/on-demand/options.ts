@@ -40,8 +40,9 @@ export interface OnDemandOptions {
   /** Whether the proxy's identity may `verb` the resource (SelfSubjectAccessReview); namespace "" = all. */
   allowed(verb: 'list' | 'watch', info: ResourceInfo, namespace: string): Promise<boolean>;
   /**
-   * Adds the cache and starts its reflector; `onError` sees each ListAndWatch error.
-   * `info.namespace` is set for a cache restricted to one namespace.
+   * Adds the cache to the ResourceSet, which starts it; false when it could not be added (one of
+   * that name exists, or the set is not started or closed). `onError` sees each ListAndWatch
+   * error. `info.namespace` is set for a cache restricted to one namespace.
    */
   start(name: string, info: ResourceInfo, onError: (err: unknown) => void): boolean;
   /** Stops the reflector, ends its watchers, removes the cache from the server and frees it. */

@@ -9,11 +9,11 @@ import type { UpstreamReason } from '../server/delegate.ts';
 import type { PassThroughOptions } from '../server/passthrough.ts';
 import type { OnDemandHook } from './on-demand-hook.ts';
 
-/** What {@link passedThroughEndings} looks at: the request as `handle-request.ts` classified it. */
+/** What {@link passedThroughEndings} looks at: the admitted request (`server-hook.ts`) as it goes upstream. */
 export interface PassedRequest {
   /** Registers a function that ends the request at shutdown; returns its unregister. */
   track: (end: () => void) => () => void;
-  /** The on-demand cache manager (`--resources=auto`); undefined: off. */
+  /** The on-demand cache manager (`--resources=auto`); undefined: only shutdown ends the request. */
   onDemand: OnDemandHook | undefined;
   /** The resource path parsed; undefined for non-resource paths. */
   info: ResourceRequest | undefined;

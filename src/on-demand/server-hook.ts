@@ -25,16 +25,19 @@ export function onDemandRequestHook(m: OnDemandHook): RequestHook {
         ...(later ? { upstreamStatus: later } : {}),
         passedThrough: (reason, endings) =>
           endings.track
-            ? passedThroughEndings({
-                track: endings.track,
-                onDemand: m,
-                info,
-                longRunning: r.longRunning,
-                method,
-                query,
-                // A Table watch (`kubectl get -w`) of an uncached resource: no cache would answer it.
-                reason: onDemandReasonOf(info, reason, query, headers),
-              })
+            ? {
+                ...endings,
+                ...passedThroughEndings({
+                  track: endings.track,
+                  onDemand: m,
+                  info,
+                  longRunning: r.longRunning,
+                  method,
+                  query,
+                  // A Table watch (`kubectl get -w`) of an uncached resource: no cache would answer it.
+                  reason: onDemandReasonOf(info, reason, query, headers),
+                }),
+              }
             : endings,
       };
     },

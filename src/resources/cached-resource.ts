@@ -17,7 +17,7 @@
  */
 import type { ResourceInfo, ResourceScope } from '../apimachinery/gvr.ts';
 import { scopeString } from '../apimachinery/resource-scope.ts';
-import { WatchCache, type WatchCacheOptions } from '../cache/watch-cache.ts';
+import { WatchCache } from '../cache/watch-cache.ts';
 import { Backoff } from '../reflector/backoff.ts';
 import { type CacheSink, observedSink } from '../reflector/cache-sink.ts';
 import { proveNoEventsBetween } from '../reflector/gap-proof.ts';
@@ -57,6 +57,8 @@ export interface ResourcePolicy {
   onError?(resource: CachedResource, err: unknown): void;
   /** When the resource was last used (ms since the epoch), for its state; null when not tracked. */
   lastUsedMs?(resource: CachedResource): number | null;
+  /** The resource is stopping: end whatever the policy runs for it (a re-check, its timer). */
+  onStop?(resource: CachedResource): void;
 }
 
 /** Counters of one resource (the ops layer's metrics, labelled by group and resource). */
@@ -90,8 +92,6 @@ export interface CachedResourceOptions {
   metrics?: ResourceMetricsHooks;
   /** Passed to the reflector. */
   reflector?: Partial<Omit<ReflectorOptions, 'info' | 'lw' | 'sink'>>;
-  /** Passed to the watch cache. */
-  watchCache?: Partial<Omit<WatchCacheOptions, 'resource'>>;
   clock?: Clock;
   random?: () => number;
   logger?: Logger;
@@ -160,6 +160,7 @@ export class CachedResource {
    */
   async stop(): Promise<void> {
     this.#ac.abort(new Error('stopped'));
+    this.#policy.onStop?.(this);
     this.unserve();
     this.#reflector?.stop();
     await this.#done;
@@ -292,7 +293,6 @@ export class CachedResource {
     if (this.#o.sinkFor) sink = this.#o.sinkFor(info, this.name, lw);
     else {
       const cache = new WatchCache({
-        ...this.#o.watchCache,
         resource: info,
         logger: this.#log,
         // A watch resuming below the window after a (re)start asks the upstream first (docs/design.md §6).

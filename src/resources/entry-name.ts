@@ -1,7 +1,7 @@
 /**
- * How on-demand caches (`on-demand/caches.ts`) are named. Internally an entry's key is
- * discovery's `resource.version[.group]` (`configmaps.v1`, `deployments.v1.apps`); logs name it
- * as `/debug/cache` does (issue 15: the two used to differ).
+ * How cached resources are named. An on-demand entry's key (`on-demand/caches.ts`) and the name
+ * a configured cache's re-check discovers by are discovery's `resource.version[.group]`
+ * (`configmaps.v1`, `deployments.v1.apps`); logs name an entry as `/debug/cache` does.
  */
 
 /**

@@ -100,35 +100,34 @@ export class ResourceSet {
 
   /**
    * Starts every configured resource's loop, serving through `serving` (default: nothing is
-   * served); returns at once. Resources added before start begin now.
+   * served); returns at once. The set is built before the server exists (`main.ts`): from here
+   * on resources may be added.
    */
   start(serving: Serving = NOT_SERVED): void {
     if (this.#serving || this.#closed) return;
     this.#serving = serving;
-    const added = [...this.#resources.values()];
-    this.#resources.clear();
     for (const c of this.#configured) {
       const r = this.#resource({ name: c.name, origin: 'configured', scope: c.scope }, (res) =>
         configuredPolicy(res, this.#o, this.#log, this.#clock),
       );
       this.#resources.set(c.name, r);
     }
-    for (const r of added) this.#resources.set(r.name, r);
     for (const r of this.#resources.values()) r.start();
   }
 
   /**
-   * Adds a resource at run time and starts it at once (after {@link start}); false when an
-   * entry of that name exists or the set is closed.
+   * Adds a resource at run time and starts it at once; false when an entry of that name exists,
+   * or the set is not started yet (nothing could serve it: the caller's next request asks again)
+   * or closed.
    */
   add(a: AddedResource): boolean {
-    if (this.#resources.has(a.name) || this.#closed) return false;
+    if (this.#resources.has(a.name) || this.#closed || !this.#serving) return false;
     const r = this.#resource(
       { name: a.name, origin: a.origin, scope: a.info.scope, info: a.info },
       () => a.policy ?? {},
     );
     this.#resources.set(a.name, r);
-    if (this.#serving) r.start();
+    r.start();
     return true;
   }
 
@@ -149,7 +148,7 @@ export class ResourceSet {
     return this.#resources.get(name);
   }
 
-  /** Every resource's reflector side, in the order they were added. */
+  /** Every resource's reflector side: configured ones first, then those added, in order. */
   entries(): ResourceEntry[] {
     return [...this.#resources.values()].map((r) => r.entry());
   }
@@ -219,7 +218,7 @@ export interface ConfiguredRecheckOptions {
  * proxy); its `/readyz` check is unchanged. A discovery that fails (the CRD not re-created yet,
  * an upstream error) changes nothing: its LIST answers 404 and the reflector retries.
  */
-export function configuredRecheck(o: ConfiguredRecheckOptions): () => void {
+export function configuredRecheck(o: ConfiguredRecheckOptions): RelistRecheck {
   const recheck = new RelistRecheck({
     info: o.info,
     discover: o.discover,
@@ -234,30 +233,38 @@ export function configuredRecheck(o: ConfiguredRecheckOptions): () => void {
       );
     },
   });
-  return () => recheck.relisted();
+  return recheck;
 }
 
-/** The policy of a configured cache: {@link configuredRecheck} after each relist. */
+/**
+ * The policy of a configured cache: {@link configuredRecheck} after each relist, stopped (its
+ * timer cleared, a discovery under way aborted) when the resource stops.
+ */
 function configuredPolicy(
   resource: CachedResource,
   o: ResourceSetOptions,
   log: Logger,
   clock: Clock,
 ): ResourcePolicy {
-  let onRelist: (() => void) | undefined;
+  let recheck: RelistRecheck | undefined;
+  const ac = new AbortController();
   return {
     onRelist() {
       const info = resource.info;
-      if (!info) return;
-      onRelist ??= configuredRecheck({
+      if (!info || ac.signal.aborted) return;
+      recheck ??= configuredRecheck({
         info,
-        discover: () => discoverResource(o.upstream, entryName(info.gvr)),
+        discover: () => discoverResource(o.upstream, entryName(info.gvr), ac.signal),
         unserve: () => resource.unserve(),
         clock,
         log,
         ...(o.recheckAgainMs !== undefined ? { againMs: o.recheckAgainMs } : {}),
       });
-      onRelist();
+      recheck.relisted();
+    },
+    onStop() {
+      ac.abort(new Error('stopped'));
+      recheck?.stop();
     },
   };
 }

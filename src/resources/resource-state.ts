@@ -44,7 +44,7 @@ export interface ResourceEntry {
   startedMs: number;
 }
 
-/** A snapshot of one configured resource. See the module comment. */
+/** A snapshot of one cached resource. See the module comment. */
 export interface ResourceState {
   /** `resource[.group]` (`pods`, `deployments.apps`): the name of its `/readyz` check. */
   name: string;

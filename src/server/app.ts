@@ -65,8 +65,8 @@ export interface KubeServer {
   /** Starts serving a resource from `cache` (caches appear as discovery of each resource succeeds). */
   addCache(cache: ServedCache): void;
   /**
-   * Stops serving a resource from `cache` (it turned out not to be cacheable): its requests go
-   * upstream at once, as for a resource not configured.
+   * Stops serving a resource from `cache` (its resource stopped, changed upstream or turned out
+   * not to be cacheable): its requests go upstream at once, as for a resource not cached.
    */
   removeCache(cache: ServedCache): void;
   /** Stops accepting, ends open watches and streams cleanly, waits for short requests. */

@@ -25,7 +25,7 @@ import { watchFraming } from '../apimachinery/watch-framing.ts';
 import type { ClientIdentity } from '../auth/access-control.ts';
 import type { Logger } from '../util/logger.ts';
 import { forwardRequestHeaders, forwardResponseHeaders } from './hop-by-hop.ts';
-import { type AnswerTee, READ_PREFIX_BYTES, type TeeDispatchOptions } from './read-your-writes/answer-tee.ts';
+import { type AnswerTee, dispatchTeed, READ_PREFIX_BYTES } from './read-your-writes/answer-tee.ts';
 import { writeStatus } from './send-status.ts';
 import { upstreamCredentials } from './upstream-credentials.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
@@ -38,7 +38,7 @@ export interface PassThroughOptions {
    * Set for writes and reads of a cached resource: called with a successful (2xx) answer's
    * first bytes before the client sees them, so what it records holds when the client reads on
    * (short requests only; run by the interceptor of `read-your-writes/answer-tee.ts`, which
-   * the short pools must carry: `app.ts`).
+   * `app.ts` composes onto the short pools, or wrapped here for a pool without it).
    */
   tee?: AnswerTee;
   /** Registers a function that ends this request cleanly at shutdown; returns its unregister. */
@@ -278,7 +278,8 @@ function forwardShort(
       },
     };
     res.on('close', onClose);
-    dispatcher.dispatch(o.tee ? ({ ...request, answerTee: o.tee } as TeeDispatchOptions) : request, handler);
+    if (o.tee) dispatchTeed(dispatcher, request, o.tee, handler);
+    else dispatcher.dispatch(request, handler);
   });
 }
 

@@ -27,14 +27,34 @@ export interface AnswerTee {
 /** Dispatch options that may carry the tee of one request. */
 export type TeeDispatchOptions = Dispatcher.DispatchOptions & { answerTee?: AnswerTee };
 
+/** Dispatchers that carry the tee interceptor ({@link teeAnswers}). */
+const TEE_CAPABLE = new WeakSet<Dispatcher>();
+
 /** `dispatcher` with the tee interceptor (see the module comment); closing it closes `dispatcher`. */
 export function teeAnswers(dispatcher: Dispatcher): Dispatcher {
-  return dispatcher.compose(
+  const d = dispatcher.compose(
     (dispatch) => (opts, handler) =>
       (opts as TeeDispatchOptions).answerTee
         ? dispatch(opts, new TeeHandler((opts as TeeDispatchOptions).answerTee!, handler))
         : dispatch(opts, handler),
   );
+  TEE_CAPABLE.add(d);
+  return d;
+}
+
+/**
+ * Dispatches `opts` with `tee` on `dispatcher`: through its interceptor when it carries one,
+ * else with the tee handler wrapped here, so read-your-writes never depends on how a pool was built.
+ */
+export function dispatchTeed(
+  dispatcher: Dispatcher,
+  opts: Dispatcher.DispatchOptions,
+  tee: AnswerTee,
+  handler: Dispatcher.DispatchHandler,
+): boolean {
+  if (TEE_CAPABLE.has(dispatcher))
+    return dispatcher.dispatch({ ...opts, answerTee: tee } as TeeDispatchOptions, handler);
+  return dispatcher.dispatch(opts, new TeeHandler(tee, handler));
 }
 
 /** Holds a 2xx answer's first `tee.maxBytes` bytes (or all of a shorter one) until the tee read them. */

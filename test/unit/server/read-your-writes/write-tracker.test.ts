@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { answerMeta } from '../../../src/server/read-your-writes/answer-meta.ts';
-import { WriteTracker, writeEffectOf } from '../../../src/server/read-your-writes/write-tracker.ts';
-import { k8sProtobuf, objectMeta, pbField } from '../../support/protobuf-wire.ts';
+import { answerMeta } from '../../../../src/server/read-your-writes/answer-meta.ts';
+import { WriteTracker, writeEffectOf } from '../../../../src/server/read-your-writes/write-tracker.ts';
+import { k8sProtobuf, objectMeta, pbField } from '../../../support/protobuf-wire.ts';
 
 const b = (v: unknown) => Buffer.from(JSON.stringify(v));
 const JSON_H = { contentType: 'application/json' };

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { answerMeta } from '../../../src/server/read-your-writes/answer-meta.ts';
-import { k8sProtobuf, objectMeta, pbField } from '../../support/protobuf-wire.ts';
+import { answerMeta } from '../../../../src/server/read-your-writes/answer-meta.ts';
+import { k8sProtobuf, objectMeta, pbField } from '../../../support/protobuf-wire.ts';
 
 const JSON_TYPE = 'application/json';
 

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { WatchCache } from '../../../src/cache/watch-cache.ts';
+import { CachedResource, type ResourcePolicy, type Serving } from '../../../src/resources/cached-resource.ts';
+import type { Upstream } from '../../../src/upstream/connection.ts';
+import { cm, configMapInfo, FakeListerWatcher, FakeStream, page } from '../../support/fake-lister-watcher.ts';
+
+/** Waits (polling, up to 30 s) until `cond` holds. */
+async function waitFor(cond: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within 30 s`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** A resource over a scripted lister-watcher, recording what it served and what its policy heard. */
+function harness(lw: FakeListerWatcher, over: Partial<ResourcePolicy> = {}) {
+  const seen: string[] = [];
+  const served: WatchCache[] = [];
+  const serving: Serving = {
+    serve: (c) => {
+      served.push(c);
+      seen.push('serve');
+    },
+    unserve: () => seen.push('unserve'),
+  };
+  const r = new CachedResource({
+    name: 'configmaps',
+    origin: 'configured',
+    scope: undefined,
+    upstream: {} as Upstream,
+    discover: async () => ({ ...configMapInfo }),
+    listerWatcherFor: () => lw,
+    reflector: { useWatchList: false },
+    serving,
+    policy: () => ({
+      onFirstSync: () => seen.push('first-sync'),
+      onRelist: () => seen.push('relist'),
+      onError: (_r, err) => seen.push(`error ${(err as Error).message}`),
+      onStop: () => seen.push('policy-stop'),
+      ...over,
+    }),
+  });
+  return { r, seen, served };
+}
+
+describe('CachedResource: one owner of a resource (discovery, reflector, watch cache, serving)', () => {
+  it('serves its watch cache once discovered, tells the policy of the first sync and a relist, and stops as one', async () => {
+    const first = new FakeStream();
+    const lw = new FakeListerWatcher()
+      .listReturns(page('10', [cm('a', 5)]), page('20', [cm('a', 15)]))
+      .watchReturns(first, new FakeStream());
+    const h = harness(lw);
+    h.r.start();
+    await waitFor(() => h.seen.includes('first-sync'), 'first sync');
+    assert.deepEqual(h.seen, ['serve', 'first-sync']);
+    assert.equal(h.served[0], h.r.cache, 'the watch cache it owns is the one served');
+    assert.equal(h.r.state().phase, 'running');
+    assert.equal(h.r.state().objects, 1);
+    assert.equal(h.r.state().resourceVersion, '10');
+    // 410 on the watch: the reflector relists, the policy hears of it.
+    first.push({
+      type: 'ERROR',
+      object: { kind: 'Status', code: 410, reason: 'Expired', message: 'gone' },
+    } as never);
+    await waitFor(() => h.seen.includes('relist'), 'relist');
+    assert.equal(h.r.state().resourceVersion, '20');
+    await h.r.stop();
+    assert.deepEqual(h.seen.slice(-2), ['policy-stop', 'unserve']);
+    assert.equal(h.r.state().phase, 'stopped');
+    assert.equal(h.r.cache?.stats().watchers, 0);
+  });
+
+  it('stopped while discovering: no reflector, never served, phase stopped', async () => {
+    const lw = new FakeListerWatcher();
+    let release: () => void = () => {};
+    const r = new CachedResource({
+      name: 'widgets.example.com',
+      origin: 'configured',
+      scope: undefined,
+      upstream: {} as Upstream,
+      discover: (_n, signal) =>
+        new Promise((_, reject) => {
+          release = () => reject(new Error('not yet'));
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        }),
+      listerWatcherFor: () => lw,
+      serving: {
+        serve: () => assert.fail('served'),
+        unserve: () => {},
+      },
+      policy: () => ({}),
+    });
+    r.start();
+    await r.stop();
+    release();
+    assert.equal(r.entry().phase, 'stopped');
+    assert.equal(r.cache, undefined);
+    assert.equal(lw.lists.length, 0);
+  });
+
+  it('a list whose resourceVersion does not parse: pass-through, no longer served', async () => {
+    const lw = new FakeListerWatcher().listReturns(page('not-a-number', []));
+    const h = harness(lw);
+    h.r.start();
+    await waitFor(() => h.r.entry().phase === 'pass-through', 'pass-through');
+    assert.deepEqual(h.seen, ['serve', 'unserve']);
+    await h.r.stop();
+  });
+});
