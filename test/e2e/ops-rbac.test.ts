@@ -132,11 +132,16 @@ describe('the proxy with exactly the deploy/ RBAC', () => {
       );
       assert.deepEqual([line.level, line.verb, line.group, line.resource], [50, 'watch', '', 'configmaps']);
       // LIST alone still gives a snapshot (watch-list fails, the LIST fallback works), so the
-      // resource is "synced"; the failing watch is what /debug/cache shows.
-      const d = JSON.parse((await get(`${proxy.ops}/debug/cache`)).body) as {
-        resources: Array<{ lastError: string | null }>;
-      };
-      assert.match(d.resources[0]!.lastError ?? '', /cannot watch resource "configmaps"/);
+      // resource is "synced"; the failing watch is what /debug/cache shows. The log line is
+      // written when the 403 arrives (the upstream observer), the reflector records the error a
+      // moment later: wait for it instead of reading once (it raced under load).
+      const lastError = await eventually('lastError of the failing watch', 30_000, async () => {
+        const d = JSON.parse((await get(`${proxy.ops}/debug/cache`)).body) as {
+          resources: Array<{ lastError: string | null }>;
+        };
+        return d.resources[0]?.lastError ?? undefined;
+      });
+      assert.match(lastError, /cannot watch resource "configmaps"/);
     } finally {
       assert.equal(await proxy.stop(), 0);
     }
