@@ -4,10 +4,16 @@
  * the {@link CacheStatusSource} that scrape-time gauges read. Names and buckets follow the
  * apiserver's (`pkg/storage/cacher/metrics`, `pkg/endpoints/metrics`) and client-go's `tools/metrics`.
  */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type LabelValues, Registry } from 'prom-client';
 import type { ResourceState } from '../resources/resource-state.ts';
 import { type Clock, realClock } from '../util/clock.ts';
-import { ResourceLabelBounds } from './metric-labels.ts';
+import {
+  DEFAULT_MAX_COUNTER_LABEL_SETS,
+  DEFAULT_MAX_HISTOGRAM_LABEL_SETS,
+  type KnownResources,
+  ResourceLabelBounds,
+  SeriesCap,
+} from './metric-labels.ts';
 
 /**
  * Every Prometheus metric of kube-cache-proxy, in one registry served on the ops listener's
@@ -143,9 +149,24 @@ export interface Metrics {
   readonly webhookCacheRequests: Counter<'cache' | 'result'>;
 
   /**
+   * `kube_cache_proxy_requests_refused_total{code}`: requests the main listener refused before
+   * serving them: 401/403 (who asks, `admit`) and 429 (`--max-inflight`, `--max-watchers`). They
+   * are not in `requests_total`: a refused client must not choose labels (issue 29).
+   */
+  readonly refusedRequests: Counter<'code'>;
+  /**
+   * `kube_cache_proxy_metric_series_folded_total{family}`: observations of the four request
+   * families (`family` is the metric name without prefix) whose new label set was beyond the
+   * family's cap and folded into the label set of `<other>`s (`metric-labels.ts` SeriesCap).
+   */
+  readonly seriesFolded: Counter<'family'>;
+
+  /**
    * The bound on the resource labels of the request metrics above (`metric-labels.ts`): callers
    * pass their group/version/resource/subresource through it, and verbs and codes through
-   * `boundVerb`/`boundCode`, before labelling.
+   * `boundVerb`/`boundCode`, before labelling. Its `known` is what may label a metric (the
+   * wiring feeds it the cached resources and a discovery source). The four request families are
+   * then capped per family ({@link MetricsOptions}), whatever their callers pass.
    */
   readonly resourceLabels: ResourceLabelBounds;
 
@@ -175,8 +196,13 @@ export interface MetricsOptions {
    * prefix, as every Prometheus client library names them). Default true.
    */
   processMetrics?: boolean;
-  /** Distinct resource label sets kept before new ones are `other` (default 1000, `metric-labels.ts`). */
-  maxResourceLabelSets?: number;
+  /**
+   * Label sets kept per request counter / histogram family before new ones are folded
+   * (defaults `DEFAULT_MAX_COUNTER_LABEL_SETS` 2000, `DEFAULT_MAX_HISTOGRAM_LABEL_SETS` 1000).
+   */
+  maxLabelSets?: { counter?: number; histogram?: number };
+  /** What may label a metric (default: an empty {@link KnownResources}, fed later). */
+  knownResources?: KnownResources;
 }
 
 /**
@@ -360,21 +386,51 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     (s) => [[{}, s.watchListFallbacks]],
   );
 
+  const seriesFolded = new Counter<'family'>({
+    name: name('metric_series_folded_total'),
+    help: 'Observations of a request metric family whose new label set was beyond the family cap, folded into the label set of <other>s.',
+    labelNames: ['family'],
+    registers,
+  });
+  const onFold = (family: string) => seriesFolded.inc({ family });
+  const counterCap = opts.maxLabelSets?.counter ?? DEFAULT_MAX_COUNTER_LABEL_SETS;
+  const histogramCap = opts.maxLabelSets?.histogram ?? DEFAULT_MAX_HISTOGRAM_LABEL_SETS;
+  /** `c.inc(labels, v)` through a {@link SeriesCap} (only the labels form is used by callers). */
+  const cappedCounter = <T extends string>(c: Counter<T>, family: string): Counter<T> => {
+    const cap = new SeriesCap(family, counterCap, onFold);
+    const inc = c.inc.bind(c) as (l: LabelValues<T>, v?: number) => void;
+    c.inc = ((l: LabelValues<T>, v?: number) => inc(cap.fold(l), v)) as Counter<T>['inc'];
+    return c;
+  };
+  /** `h.observe(labels, v)` through a {@link SeriesCap}. */
+  const cappedHistogram = <T extends string>(h: Histogram<T>, family: string): Histogram<T> => {
+    const cap = new SeriesCap(family, histogramCap, onFold);
+    const observe = h.observe.bind(h) as (l: LabelValues<T>, v: number) => void;
+    h.observe = ((l: LabelValues<T>, v: number) => observe(cap.fold(l), v)) as Histogram<T>['observe'];
+    return h;
+  };
+
   const metrics: Metrics = {
     registry,
-    upstreamRequests: new Counter({
-      name: name('upstream_requests_total'),
-      help: 'Requests sent to the upstream apiserver, by verb, resource and HTTP code (<error> when none).',
-      labelNames: ['verb', 'group', 'resource', 'code'],
-      registers,
-    }),
-    upstreamRequestDuration: new Histogram({
-      name: name('upstream_request_duration_seconds'),
-      help: 'Seconds until the upstream response headers arrived.',
-      labelNames: ['verb', 'group', 'resource'],
-      buckets: REQUEST_DURATION_BUCKETS,
-      registers,
-    }),
+    upstreamRequests: cappedCounter(
+      new Counter({
+        name: name('upstream_requests_total'),
+        help: 'Requests sent to the upstream apiserver, by verb, resource and HTTP code (<error> when none).',
+        labelNames: ['verb', 'group', 'resource', 'code'],
+        registers,
+      }),
+      'upstream_requests_total',
+    ),
+    upstreamRequestDuration: cappedHistogram(
+      new Histogram({
+        name: name('upstream_request_duration_seconds'),
+        help: 'Seconds until the upstream response headers arrived.',
+        labelNames: ['verb', 'group', 'resource'],
+        buckets: REQUEST_DURATION_BUCKETS,
+        registers,
+      }),
+      'upstream_request_duration_seconds',
+    ),
     eventsReceived: new Counter({
       name: name('watch_cache_events_received_total'),
       help: 'Events received from upstream by the watch cache.',
@@ -393,19 +449,32 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       labelNames: gr,
       registers,
     }),
-    requests: new Counter({
-      name: name('requests_total'),
-      help: 'Requests answered on the main listener, by verb, resource, HTTP code, where they were served from and why upstream.',
-      labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'code', 'served_from', 'reason'],
+    requests: cappedCounter(
+      new Counter({
+        name: name('requests_total'),
+        help: 'Requests answered on the main listener, by verb, resource, HTTP code, where they were served from and why upstream.',
+        labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'code', 'served_from', 'reason'],
+        registers,
+      }),
+      'requests_total',
+    ),
+    requestDuration: cappedHistogram(
+      new Histogram({
+        name: name('request_duration_seconds'),
+        help: 'Seconds to answer a request on the main listener (WATCH excluded).',
+        labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'served_from'],
+        buckets: REQUEST_DURATION_BUCKETS,
+        registers,
+      }),
+      'request_duration_seconds',
+    ),
+    refusedRequests: new Counter({
+      name: name('requests_refused_total'),
+      help: 'Requests the main listener refused before serving them (401, 403, 429); not in requests_total.',
+      labelNames: ['code'],
       registers,
     }),
-    requestDuration: new Histogram({
-      name: name('request_duration_seconds'),
-      help: 'Seconds to answer a request on the main listener (WATCH excluded).',
-      labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'served_from'],
-      buckets: REQUEST_DURATION_BUCKETS,
-      registers,
-    }),
+    seriesFolded,
     readWait: new Histogram({
       name: name('watch_cache_read_wait_seconds'),
       help: 'Seconds requests waited for the watch cache to become fresh enough, by result (fresh|timeout).',
@@ -437,7 +506,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       labelNames: ['event', 'reason'],
       registers,
     }),
-    resourceLabels: new ResourceLabelBounds(opts.maxResourceLabelSets),
+    resourceLabels: new ResourceLabelBounds(opts.knownResources),
     setStatusSource(s) {
       source = s;
     },
