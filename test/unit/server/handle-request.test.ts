@@ -21,6 +21,7 @@ import { silentLogger } from '../../../src/util/logger.ts';
 import { FakeCache, fakeCodec, mockServer, pod } from '../../support/fake-cache.ts';
 import { prng } from '../../support/prng.ts';
 import { metricSum } from '../../support/prometheus-text.ts';
+import { randomResourcePath } from '../../support/random-paths.ts';
 
 describe('attack: absolute-form request targets', () => {
   it('GET http://host/api/... is served as its path (the apiserver does; was a 503)', async () => {
@@ -421,15 +422,6 @@ describe('issue 15 F1: which passed-through watches the on-demand handover ends'
     }
   });
 });
-
-/** A random resource path: group (or core), version, namespace or not, resource, name and subresource. */
-export function randomResourcePath(rand: () => number): string {
-  const word = () => Math.floor(rand() * 36 ** 6).toString(36);
-  const root = rand() < 0.3 ? '/api/v1' : `/apis/${word()}.example.com/v${1 + Math.floor(rand() * 3)}`;
-  const ns = rand() < 0.5 ? `/namespaces/${word()}` : '';
-  const sub = rand() < 0.5 ? `/${word()}/${word()}` : rand() < 0.5 ? `/${word()}` : '';
-  return `${root}${ns}/${word()}${sub}`;
-}
 
 describe('issue 29: metric series are not created by any caller', () => {
   it('10,000 random resource paths without a credential, with a bad token (401) or a good one (passed upstream, 404) add no series', async () => {
