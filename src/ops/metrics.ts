@@ -4,16 +4,11 @@
  * the {@link CacheStatusSource} that scrape-time gauges read. Names and buckets follow the
  * apiserver's (`pkg/storage/cacher/metrics`, `pkg/endpoints/metrics`) and client-go's `tools/metrics`.
  */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, type LabelValues, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ResourceState } from '../resources/resource-state.ts';
 import { type Clock, realClock } from '../util/clock.ts';
-import {
-  DEFAULT_MAX_COUNTER_LABEL_SETS,
-  DEFAULT_MAX_HISTOGRAM_LABEL_SETS,
-  type KnownResources,
-  ResourceLabelBounds,
-  SeriesCap,
-} from './metric-labels.ts';
+import { type KnownResources, ResourceLabelBounds } from './metric-labels.ts';
+import { createRequestMetrics } from './request-metrics.ts';
 
 /**
  * Every Prometheus metric of kube-cache-proxy, in one registry served on the ops listener's
@@ -38,13 +33,7 @@ import {
 /** Metric name prefix. */
 export const METRIC_PREFIX = 'kube_cache_proxy_';
 
-/**
- * Latency buckets (seconds) of `apiserver_request_duration_seconds`, reused for downstream and
- * upstream request latency so both sides of the proxy compare bucket for bucket.
- */
-export const REQUEST_DURATION_BUCKETS = [
-  0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60,
-];
+export { REQUEST_DURATION_BUCKETS } from './request-metrics.ts';
 
 /** Buckets (seconds) of `apiserver_watch_cache_read_wait_seconds` (the wait is capped at 3 s). */
 export const READ_WAIT_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3];
@@ -386,51 +375,10 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     (s) => [[{}, s.watchListFallbacks]],
   );
 
-  const seriesFolded = new Counter<'family'>({
-    name: name('metric_series_folded_total'),
-    help: 'Observations of a request metric family whose new label set was beyond the family cap, folded into the label set of <other>s.',
-    labelNames: ['family'],
-    registers,
-  });
-  const onFold = (family: string) => seriesFolded.inc({ family });
-  const counterCap = opts.maxLabelSets?.counter ?? DEFAULT_MAX_COUNTER_LABEL_SETS;
-  const histogramCap = opts.maxLabelSets?.histogram ?? DEFAULT_MAX_HISTOGRAM_LABEL_SETS;
-  /** `c.inc(labels, v)` through a {@link SeriesCap} (only the labels form is used by callers). */
-  const cappedCounter = <T extends string>(c: Counter<T>, family: string): Counter<T> => {
-    const cap = new SeriesCap(family, counterCap, onFold);
-    const inc = c.inc.bind(c) as (l: LabelValues<T>, v?: number) => void;
-    c.inc = ((l: LabelValues<T>, v?: number) => inc(cap.fold(l), v)) as Counter<T>['inc'];
-    return c;
-  };
-  /** `h.observe(labels, v)` through a {@link SeriesCap}. */
-  const cappedHistogram = <T extends string>(h: Histogram<T>, family: string): Histogram<T> => {
-    const cap = new SeriesCap(family, histogramCap, onFold);
-    const observe = h.observe.bind(h) as (l: LabelValues<T>, v: number) => void;
-    h.observe = ((l: LabelValues<T>, v: number) => observe(cap.fold(l), v)) as Histogram<T>['observe'];
-    return h;
-  };
-
+  const rm = createRequestMetrics(name, registers, opts.maxLabelSets);
   const metrics: Metrics = {
     registry,
-    upstreamRequests: cappedCounter(
-      new Counter({
-        name: name('upstream_requests_total'),
-        help: 'Requests sent to the upstream apiserver, by verb, resource and HTTP code (<error> when none).',
-        labelNames: ['verb', 'group', 'resource', 'code'],
-        registers,
-      }),
-      'upstream_requests_total',
-    ),
-    upstreamRequestDuration: cappedHistogram(
-      new Histogram({
-        name: name('upstream_request_duration_seconds'),
-        help: 'Seconds until the upstream response headers arrived.',
-        labelNames: ['verb', 'group', 'resource'],
-        buckets: REQUEST_DURATION_BUCKETS,
-        registers,
-      }),
-      'upstream_request_duration_seconds',
-    ),
+    ...rm,
     eventsReceived: new Counter({
       name: name('watch_cache_events_received_total'),
       help: 'Events received from upstream by the watch cache.',
@@ -449,32 +397,6 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       labelNames: gr,
       registers,
     }),
-    requests: cappedCounter(
-      new Counter({
-        name: name('requests_total'),
-        help: 'Requests answered on the main listener, by verb, resource, HTTP code, where they were served from and why upstream.',
-        labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'code', 'served_from', 'reason'],
-        registers,
-      }),
-      'requests_total',
-    ),
-    requestDuration: cappedHistogram(
-      new Histogram({
-        name: name('request_duration_seconds'),
-        help: 'Seconds to answer a request on the main listener (WATCH excluded).',
-        labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'served_from'],
-        buckets: REQUEST_DURATION_BUCKETS,
-        registers,
-      }),
-      'request_duration_seconds',
-    ),
-    refusedRequests: new Counter({
-      name: name('requests_refused_total'),
-      help: 'Requests the main listener refused before serving them (401, 403, 429); not in requests_total.',
-      labelNames: ['code'],
-      registers,
-    }),
-    seriesFolded,
     readWait: new Histogram({
       name: name('watch_cache_read_wait_seconds'),
       help: 'Seconds requests waited for the watch cache to become fresh enough, by result (fresh|timeout).',
