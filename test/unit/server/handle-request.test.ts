@@ -424,7 +424,7 @@ describe('issue 15 F1: which passed-through watches the on-demand handover ends'
 });
 
 describe('issue 29: metric series are not created by any caller', () => {
-  it('10,000 random resource paths without a credential, with a bad token (401) or a good one (passed upstream, 404) add no series', async () => {
+  it('10,000 random resource paths without a credential, with a bad token (401) or a good one (passed upstream, 404) add no series', async (t) => {
     const metrics = createMetrics({ processMetrics: false });
     const { agent, server } = mockServer([pod('a', 'p1', 7)], { access: access(), metrics });
     agent
@@ -461,6 +461,7 @@ describe('issue 29: metric series are not created by any caller', () => {
       const before = await seriesAfter(100);
       await send(10_000);
       const after = await seriesAfter(10_100);
+      t.diagnostic(`series: before ${before}, after ${after}`);
       assert.equal(after, before, `series before ${before}, after ${after}`);
       const refused = 3367; // k % 3 === 1 for k < 10,100
       assert.equal(
