@@ -29,7 +29,7 @@ import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec } from './server/cache-api.ts';
 import type { RequestHook } from './server/request-hooks.ts';
 import type { UpstreamTarget } from './server/upstream-target.ts';
-import { createUpstream, type Upstream } from './upstream/index.ts';
+import { createUpstream, discoverServedResources, type Upstream } from './upstream/index.ts';
 import { ConfigError } from './util/errors.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 
@@ -295,6 +295,13 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
   });
   const statusSource: CacheStatusSource = { resources: () => resources.states() };
   metrics?.setStatusSource(statusSource);
+  // What may label the request metrics: discovery's resources, read now and then again at most
+  // every 30 s when a request names one it does not know (issue 29, ops/metric-labels.ts).
+  void metrics?.resourceLabels.known.discoverWith(
+    (signal) => discoverServedResources(reflectorUpstream, signal),
+    (err) =>
+      logger.warn({ err }, 'discovery for metric labels failed; unknown resources are labelled <other>'),
+  );
   // Short pass-through requests speak HTTP/1.1 (undici's HTTP/2 cost 10–35 % more CPU per
   // forwarded GET, docs/benchmarks.md): one connection per in-flight request (pipelining 1: a
   // slow answer never holds up the next), at most --max-inflight of them, the upstream slots
@@ -327,6 +334,7 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     resources,
     hooks: onDemand ? [onDemandRequestHook(onDemand)] : [],
     async close() {
+      metrics?.resourceLabels.known.close();
       onDemand?.close();
       await resources.close();
       await upstream.close();

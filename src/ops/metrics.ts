@@ -7,7 +7,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ResourceState } from '../resources/resource-state.ts';
 import { type Clock, realClock } from '../util/clock.ts';
-import { ResourceLabelBounds } from './metric-labels.ts';
+import { type KnownResources, ResourceLabelBounds } from './metric-labels.ts';
+import { createRequestMetrics } from './request-metrics.ts';
 
 /**
  * Every Prometheus metric of kube-cache-proxy, in one registry served on the ops listener's
@@ -32,13 +33,7 @@ import { ResourceLabelBounds } from './metric-labels.ts';
 /** Metric name prefix. */
 export const METRIC_PREFIX = 'kube_cache_proxy_';
 
-/**
- * Latency buckets (seconds) of `apiserver_request_duration_seconds`, reused for downstream and
- * upstream request latency so both sides of the proxy compare bucket for bucket.
- */
-export const REQUEST_DURATION_BUCKETS = [
-  0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60,
-];
+export { REQUEST_DURATION_BUCKETS } from './request-metrics.ts';
 
 /** Buckets (seconds) of `apiserver_watch_cache_read_wait_seconds` (the wait is capped at 3 s). */
 export const READ_WAIT_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3];
@@ -143,9 +138,24 @@ export interface Metrics {
   readonly webhookCacheRequests: Counter<'cache' | 'result'>;
 
   /**
+   * `kube_cache_proxy_requests_refused_total{code}`: requests the main listener refused before
+   * serving them: 401/403 (who asks, `admit`) and 429 (`--max-inflight`, `--max-watchers`). They
+   * are not in `requests_total`: a refused client must not choose labels (issue 29).
+   */
+  readonly refusedRequests: Counter<'code'>;
+  /**
+   * `kube_cache_proxy_metric_series_folded_total{family}`: observations of the four request
+   * families (`family` is the metric name without prefix) whose new label set was beyond the
+   * family's cap and folded into the label set of `<other>`s (`metric-labels.ts` SeriesCap).
+   */
+  readonly seriesFolded: Counter<'family'>;
+
+  /**
    * The bound on the resource labels of the request metrics above (`metric-labels.ts`): callers
    * pass their group/version/resource/subresource through it, and verbs and codes through
-   * `boundVerb`/`boundCode`, before labelling.
+   * `boundVerb`/`boundCode`, before labelling. Its `known` is what may label a metric (the
+   * wiring feeds it the cached resources and a discovery source). The four request families are
+   * then capped per family ({@link MetricsOptions}), whatever their callers pass.
    */
   readonly resourceLabels: ResourceLabelBounds;
 
@@ -175,8 +185,13 @@ export interface MetricsOptions {
    * prefix, as every Prometheus client library names them). Default true.
    */
   processMetrics?: boolean;
-  /** Distinct resource label sets kept before new ones are `other` (default 1000, `metric-labels.ts`). */
-  maxResourceLabelSets?: number;
+  /**
+   * Label sets kept per request counter / histogram family before new ones are folded
+   * (defaults `DEFAULT_MAX_COUNTER_LABEL_SETS` 2000, `DEFAULT_MAX_HISTOGRAM_LABEL_SETS` 1000).
+   */
+  maxLabelSets?: { counter?: number; histogram?: number };
+  /** What may label a metric (default: an empty {@link KnownResources}, fed later). */
+  knownResources?: KnownResources;
 }
 
 /**
@@ -360,21 +375,10 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     (s) => [[{}, s.watchListFallbacks]],
   );
 
+  const rm = createRequestMetrics(name, registers, opts.maxLabelSets);
   const metrics: Metrics = {
     registry,
-    upstreamRequests: new Counter({
-      name: name('upstream_requests_total'),
-      help: 'Requests sent to the upstream apiserver, by verb, resource and HTTP code (<error> when none).',
-      labelNames: ['verb', 'group', 'resource', 'code'],
-      registers,
-    }),
-    upstreamRequestDuration: new Histogram({
-      name: name('upstream_request_duration_seconds'),
-      help: 'Seconds until the upstream response headers arrived.',
-      labelNames: ['verb', 'group', 'resource'],
-      buckets: REQUEST_DURATION_BUCKETS,
-      registers,
-    }),
+    ...rm,
     eventsReceived: new Counter({
       name: name('watch_cache_events_received_total'),
       help: 'Events received from upstream by the watch cache.',
@@ -391,19 +395,6 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       name: name('terminated_watchers_total'),
       help: 'Watchers closed because they did not keep up with the event stream.',
       labelNames: gr,
-      registers,
-    }),
-    requests: new Counter({
-      name: name('requests_total'),
-      help: 'Requests answered on the main listener, by verb, resource, HTTP code, where they were served from and why upstream.',
-      labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'code', 'served_from', 'reason'],
-      registers,
-    }),
-    requestDuration: new Histogram({
-      name: name('request_duration_seconds'),
-      help: 'Seconds to answer a request on the main listener (WATCH excluded).',
-      labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'served_from'],
-      buckets: REQUEST_DURATION_BUCKETS,
       registers,
     }),
     readWait: new Histogram({
@@ -437,7 +428,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       labelNames: ['event', 'reason'],
       registers,
     }),
-    resourceLabels: new ResourceLabelBounds(opts.maxResourceLabelSets),
+    resourceLabels: new ResourceLabelBounds(opts.knownResources),
     setStatusSource(s) {
       source = s;
     },

@@ -112,15 +112,20 @@ export function observeUpstream(dispatcher: Dispatcher, opts: UpstreamObserverOp
     (dispatch: Dispatcher['dispatch']): Dispatcher['dispatch'] =>
     (reqOpts, handler) => {
       const labels = upstreamRequestLabels(reqOpts.method, reqOpts.path);
-      // Every label bounded (metric-labels.ts); a subresource is reported as `resource/sub`.
-      const b = opts.metrics.resourceLabels.bound(labels);
-      const metricLabels = {
-        verb: boundVerb(labels.verb),
-        group: b.group,
-        resource: b.subresource === '' ? b.resource : `${b.resource}/${b.subresource}`,
-      };
       const start = clock.now();
       let answered = false;
+      /** Counts the answer (its code) once the resource labels are bounded (metric-labels.ts). */
+      const count = (code: string, seconds?: number) =>
+        opts.metrics.resourceLabels.bound(labels, (b) => {
+          // Every label bounded; a subresource is reported as `resource/sub`.
+          const metricLabels = {
+            verb: boundVerb(labels.verb),
+            group: b.group,
+            resource: b.subresource === '' ? b.resource : `${b.resource}/${b.subresource}`,
+          };
+          opts.metrics.upstreamRequests.inc({ ...metricLabels, code });
+          if (seconds !== undefined) opts.metrics.upstreamRequestDuration.observe(metricLabels, seconds);
+        });
       const wrapped: Dispatcher.DispatchHandler = {
         onRequestStart: (c, ctx) => handler.onRequestStart?.(c, ctx),
         onRequestUpgrade: (c, s, h, socket) => handler.onRequestUpgrade?.(c, s, h, socket),
@@ -128,8 +133,7 @@ export function observeUpstream(dispatcher: Dispatcher, opts: UpstreamObserverOp
           // Interim 1xx answers are not the response.
           if (statusCode >= 200 && !answered) {
             answered = true;
-            opts.metrics.upstreamRequests.inc({ ...metricLabels, code: boundCode(statusCode) });
-            opts.metrics.upstreamRequestDuration.observe(metricLabels, (clock.now() - start) / 1000);
+            count(boundCode(statusCode), (clock.now() - start) / 1000);
             if (statusCode === 403) onForbidden(labels);
           }
           return handler.onResponseStart?.(c, statusCode, headers, statusMessage);
@@ -139,7 +143,7 @@ export function observeUpstream(dispatcher: Dispatcher, opts: UpstreamObserverOp
         onResponseError(c, err) {
           if (!answered) {
             answered = true;
-            opts.metrics.upstreamRequests.inc({ ...metricLabels, code: '<error>' });
+            count('<error>');
           }
           return handler.onResponseError?.(c, err);
         },

@@ -43,7 +43,7 @@ export interface ServerOptions {
   syncWaitMs?: number;
   minRequestTimeoutMs?: number;
   /** Request counters/latency (`kube_cache_proxy_requests_total{…,served_from,reason}`); optional. */
-  metrics?: Pick<Metrics, 'requests' | 'requestDuration' | 'readWait' | 'resourceLabels'>;
+  metrics?: Pick<Metrics, 'requests' | 'requestDuration' | 'refusedRequests' | 'readWait' | 'resourceLabels'>;
   /** How long shutdown lets short requests finish before cutting connections (ms, default 5000). */
   shutdownGraceMs?: number;
   clock?: Clock;
@@ -144,6 +144,8 @@ function createLifecycle(opts: ServerOptions, track: Lifecycle['track']): Lifecy
     trackWatch: track,
   };
   const m = opts.metrics;
+  // A cached resource is real: its name may label the request metrics (ops/metric-labels.ts).
+  for (const c of opts.caches) m?.resourceLabels.known.add(c.resource.gvr);
   if (m) {
     serve.onReadWait = (cache, seconds, result) =>
       m.readWait.observe(
@@ -214,7 +216,11 @@ export function buildServer(opts: ServerOptions): KubeServer {
   return {
     app,
     writes: lifecycle.writes,
-    addCache: (cache) => lifecycle.registry.add(cache),
+    addCache: (cache) => {
+      lifecycle.registry.add(cache);
+      // A served resource is real: its name may label the request metrics from now on.
+      opts.metrics?.resourceLabels.known.add(cache.resource.gvr);
+    },
     removeCache: (cache) => lifecycle.registry.remove(cache),
     async shutdown() {
       // Stop accepting first, then end every open watch/stream cleanly (a terminating chunk,

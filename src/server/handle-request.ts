@@ -59,7 +59,7 @@ export interface Lifecycle {
   watchers: Limiter;
   /** Registers a function that ends an open stream at shutdown; returns its unregister. */
   track: (end: () => void) => () => void;
-  metrics?: Pick<Metrics, 'requests' | 'requestDuration' | 'resourceLabels'> | undefined;
+  metrics?: Pick<Metrics, 'requests' | 'requestDuration' | 'refusedRequests' | 'resourceLabels'> | undefined;
   log: Logger;
   /** Who asks and may the cache answer them; undefined: no checks (unit tests of other steps). */
   access?: AccessControl | undefined;
@@ -95,6 +95,8 @@ export interface Exchange {
   started: number;
   /** Called once the steps returned (armed by `observe`). */
   stepsDone: () => void;
+  /** The proxy refused the request (401, 403, 429): `record` counts only its code. */
+  refused: boolean;
 }
 
 type Next = 'next' | 'done';
@@ -146,15 +148,20 @@ export function classify(l: Lifecycle, req: IncomingMessage, res: ServerResponse
     abort: new AbortController(),
     started: 0,
     stepsDone: noop,
+    refused: false,
   };
 }
 
-/** Step 2: a slot of the cap the request counts against, or 429 (not recorded). */
+/**
+ * Step 2: a slot of the cap the request counts against, or 429 (counted in
+ * `requests_refused_total` only: `record` is not armed yet).
+ */
 function limit(l: Lifecycle, x: Exchange): Next {
   const short = x.decision.kind === 'cache' ? l.inflight : l.upstreamInflight;
   const release = (x.longRunning ? l.watchers : short).tryAcquire();
   if (!release) {
     writeStatus(x.res, tooManyRequests(TOO_MANY_REQUESTS, 1));
+    l.metrics?.refusedRequests.inc({ code: '429' });
     return 'done';
   }
   x.release = release;
@@ -184,6 +191,7 @@ function moveToUpstreamSlot(l: Lifecycle, x: Exchange): Next {
   const again = x.longRunning ? l.watchers.tryAcquire() : l.upstreamInflight.tryAcquire();
   if (!again) {
     writeStatus(x.res, tooManyRequests(TOO_MANY_REQUESTS, 1));
+    x.refused = true;
     return 'done';
   }
   x.release = again;
@@ -207,6 +215,7 @@ async function admit(l: Lifecycle, x: Exchange): Promise<Next> {
   x.authzCached = a.cached;
   if (a.kind === 'refuse') {
     writeStatus(x.res, a.status);
+    x.refused = true;
     return 'done';
   }
   if (a.upstream === undefined || d.kind !== 'cache') return 'next';
@@ -306,7 +315,10 @@ export const STEPS: readonly Step[] = [limit, observe, admit, notify, serveFromC
 
 /**
  * Last: the request counter (`reason` "" for cache answers), the latency histogram (not for
- * watches) and the debug line `{"msg":"request","served_from":…,"reason":…}`.
+ * watches) and the debug line `{"msg":"request","served_from":…,"reason":…}`. A refused request
+ * (401, 403, 429) counts only in `requests_refused_total{code}`: its path names nothing the
+ * proxy vouches for, so it never makes a series (issue 29). The resource labels are bounded
+ * (`metric-labels.ts`): an unknown name may wait for a discovery refresh before it is counted.
  */
 function record(l: Lifecycle, x: Exchange): void {
   const info = x.decision.info;
@@ -317,20 +329,24 @@ function record(l: Lifecycle, x: Exchange): void {
   // Nothing was answered to a client that left: 499 (nginx's "client closed request").
   const code = x.reason === 'aborted' ? CLIENT_CLOSED_REQUEST : x.res.statusCode;
   const ms = l.serve.clock.now() - x.started;
-  if (l.metrics) {
+  const m = l.metrics;
+  if (m && x.refused) m.refusedRequests.inc({ code: boundCode(code) });
+  else if (m) {
     // Every label bounded (metric-labels.ts): client-chosen paths must not make new series.
-    const labels = {
-      verb: boundVerb(verb),
-      ...l.metrics.resourceLabels.bound({
+    const histogram = verb !== 'WATCH' && !x.longRunning;
+    m.resourceLabels.bound(
+      {
         group: info?.group ?? '',
         version: info?.version ?? '',
         resource: info?.resource ?? '',
         subresource: subresourceLabel(info?.subresource),
-      }),
-      served_from: servedFrom,
-    };
-    l.metrics.requests.inc({ ...labels, code: boundCode(code), reason });
-    if (verb !== 'WATCH' && !x.longRunning) l.metrics.requestDuration.observe(labels, ms / 1000);
+      },
+      (b) => {
+        const labels = { verb: boundVerb(verb), ...b, served_from: servedFrom };
+        m.requests.inc({ ...labels, code: boundCode(code), reason });
+        if (histogram) m.requestDuration.observe(labels, ms / 1000);
+      },
+    );
   }
   if (l.log.isLevelEnabled('debug'))
     l.log.debug(

@@ -158,3 +158,85 @@ export async function discoverResource(
     builtIn: isBuiltInGroup(rn.group),
   };
 }
+
+/** One served (group, version, resource[, subresource]) as discovery lists it; subresource "" for none. */
+export interface ServedResource {
+  group: string;
+  version: string;
+  resource: string;
+  subresource: string;
+}
+
+/**
+ * `Accept` of aggregated discovery, as client-go's `discovery.AcceptV2` (v2, then the legacy
+ * answer): the apiserver answers `/api` and `/apis` with every group, version, resource and
+ * subresource in one `APIGroupDiscoveryList` each (GA since 1.30).
+ */
+export const AGGREGATED_DISCOVERY_ACCEPT =
+  'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
+
+interface AggregatedDiscovery {
+  kind?: string;
+  items?: {
+    metadata?: { name?: string };
+    versions?: {
+      version: string;
+      resources?: { resource: string; subresources?: { subresource: string }[] }[];
+    }[];
+  }[];
+}
+
+/**
+ * Every resource and subresource the apiserver serves, in every served version: aggregated
+ * discovery (`/api` and `/apis` with {@link AGGREGATED_DISCOVERY_ACCEPT}: two requests, as
+ * client-go's `discovery.ServerGroupsAndResources`); an apiserver that answers the legacy
+ * `APIVersions`/`APIGroupList` instead is asked for each group-version's `APIResourceList`
+ * (`pods/status` names a subresource there). A group-version whose list fails is left out.
+ * Throws {@link DiscoveryError} `KCP_ERR_DISCOVERY_FAILED` when `/api` or `/apis` fails.
+ */
+export async function discoverServedResources(up: Upstream, signal?: AbortSignal): Promise<ServedResource[]> {
+  const out: ServedResource[] = [];
+  const get = async (path: string, accept?: string): Promise<unknown> => {
+    try {
+      return JSON.parse((await upstreamGetBuffer(up, path, {}, signal, accept)).toString('utf8'));
+    } catch (err) {
+      throw new DiscoveryError(
+        'KCP_ERR_DISCOVERY_FAILED',
+        path,
+        `discovery of ${path} failed: ${(err as Error).message}`,
+        err,
+      );
+    }
+  };
+  const legacyGroupVersions: { group: string; version: string }[] = [];
+  for (const root of ['/api', '/apis']) {
+    const d = (await get(root, AGGREGATED_DISCOVERY_ACCEPT)) as AggregatedDiscovery & {
+      versions?: string[];
+      groups?: { name: string; versions?: { version: string }[] }[];
+    };
+    if (d.kind === 'APIGroupDiscoveryList') {
+      for (const g of d.items ?? [])
+        for (const v of g.versions ?? [])
+          for (const r of v.resources ?? []) {
+            const group = g.metadata?.name ?? '';
+            out.push({ group, version: v.version, resource: r.resource, subresource: '' });
+            for (const s of r.subresources ?? [])
+              out.push({ group, version: v.version, resource: r.resource, subresource: s.subresource });
+          }
+    } else if (root === '/api') {
+      for (const version of d.versions ?? []) legacyGroupVersions.push({ group: '', version });
+    } else {
+      for (const g of d.groups ?? [])
+        for (const v of g.versions ?? []) legacyGroupVersions.push({ group: g.name, version: v.version });
+    }
+  }
+  for (const { group, version } of legacyGroupVersions) {
+    const path = group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
+    const rl = (await get(path).catch(() => undefined)) as { resources?: { name: string }[] } | undefined;
+    for (const r of rl?.resources ?? []) {
+      const [resource = '', subresource = ''] = r.name.split('/', 2);
+      out.push({ group, version, resource, subresource });
+    }
+  }
+  return out;
+}

@@ -10,7 +10,13 @@ export {
   isTooManyRequests,
 } from './api-errors.ts';
 export { createUpstream, type Upstream, type UpstreamOptions } from './connection.ts';
-export { discoverResource, isBuiltInGroup, parseResourceName } from './discovery.ts';
+export {
+  discoverResource,
+  discoverServedResources,
+  isBuiltInGroup,
+  parseResourceName,
+  type ServedResource,
+} from './discovery.ts';
 export { type KubeConfigSource, type LoadedKubeConfig, loadKubeConfig } from './kubeconfig.ts';
 export {
   type Query,

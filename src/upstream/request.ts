@@ -59,15 +59,17 @@ function decodedBody(res: Awaited<ReturnType<typeof request>>, what: string): St
  * headers arrive; a non-2xx answer is read (bounded to 64 KiB) and thrown as
  * {@link UpstreamError}. A refused connection is thrown as {@link ConnectionRefusedError} (same
  * message, undici's error as `cause`); other network errors as undici raises them. `signal`
- * aborts the request and its body.
+ * aborts the request and its body. `accept` replaces the `Accept` header (aggregated discovery
+ * asks for `APIGroupDiscoveryList` first).
  */
 export async function upstreamGet(
   up: Upstream,
   path: string,
   query: Query = {},
   signal?: AbortSignal,
+  accept = 'application/json',
 ): Promise<StreamingResponse> {
-  const headers: Record<string, string> = { accept: 'application/json', 'accept-encoding': 'gzip' };
+  const headers: Record<string, string> = { accept, 'accept-encoding': 'gzip' };
   const auth = await up.authorization();
   if (auth) headers.authorization = auth;
   let res: Awaited<ReturnType<typeof request>>;
@@ -90,14 +92,15 @@ export async function upstreamGet(
   return { statusCode: res.statusCode, headers: res.headers, body };
 }
 
-/** GET and read the whole body (discovery, LIST pages). Errors as {@link upstreamGet}. */
+/** GET and read the whole body (discovery, LIST pages). Errors and `accept` as {@link upstreamGet}. */
 export async function upstreamGetBuffer(
   up: Upstream,
   path: string,
   query: Query = {},
   signal?: AbortSignal,
+  accept?: string,
 ): Promise<Buffer> {
-  const res = await upstreamGet(up, path, query, signal);
+  const res = await upstreamGet(up, path, query, signal, accept);
   const chunks: Buffer[] = [];
   for await (const c of res.body) chunks.push(c);
   return Buffer.concat(chunks);

@@ -19,6 +19,7 @@ describe('createMetrics', () => {
     assert.deepEqual(names, [
       'kube_cache_proxy_authentication_attempts_total counter',
       'kube_cache_proxy_authorization_decisions_total counter',
+      'kube_cache_proxy_metric_series_folded_total counter',
       'kube_cache_proxy_on_demand_caches_total counter',
       'kube_cache_proxy_reflector_last_progress_timestamp_seconds gauge',
       'kube_cache_proxy_reflector_last_sync_timestamp_seconds gauge',
@@ -29,6 +30,7 @@ describe('createMetrics', () => {
       'kube_cache_proxy_reflector_watch_restarts_total counter',
       'kube_cache_proxy_registered_watchers gauge',
       'kube_cache_proxy_request_duration_seconds histogram',
+      'kube_cache_proxy_requests_refused_total counter',
       'kube_cache_proxy_requests_total counter',
       'kube_cache_proxy_terminated_watchers_total counter',
       'kube_cache_proxy_upstream_request_duration_seconds histogram',

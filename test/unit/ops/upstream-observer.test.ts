@@ -71,6 +71,8 @@ describe('observeUpstream', () => {
 
   it('counts by verb/resource/code, observes latency, and <error> when no answer arrives', async () => {
     const m = createMetrics({ processMetrics: false });
+    m.resourceLabels.known.add({ group: '', version: 'v1', resource: 'pods' });
+    m.resourceLabels.known.add({ group: 'apps', version: 'v1', resource: 'deployments' });
     const agent = new Agent();
     const d = observeUpstream(agent, { metrics: m, clock: new FakeClock(0) });
     for (const path of [
@@ -97,8 +99,9 @@ describe('observeUpstream', () => {
     await agent.close();
   });
 
-  it('issue 11 item 13: upstream series are bounded (one subresource segment, a budget of resource label sets)', async () => {
-    const m = createMetrics({ processMetrics: false, maxResourceLabelSets: 2 });
+  it('issue 11 item 13, issue 29: upstream series are bounded (one subresource segment, only known resources, a cap per family)', async () => {
+    const m = createMetrics({ processMetrics: false, maxLabelSets: { counter: 3, histogram: 3 } });
+    m.resourceLabels.known.add({ group: '', version: 'v1', resource: 'pods' }, ['proxy']);
     const agent = new Agent();
     const d = observeUpstream(agent, { metrics: m, clock: new FakeClock(0) });
     for (const path of [
@@ -107,6 +110,9 @@ describe('observeUpstream', () => {
       '/api/v1/pods',
       '/api/v1/scan1',
       '/api/v1/scan2',
+      '/api/v1/namespaces/a/pods/p/scan3',
+      // Non-resource paths keep their labels; the fourth label set is beyond the cap.
+      '/version',
     ]) {
       const r = await request(`${base}${path}`, { dispatcher: d });
       await r.body.text();
@@ -114,7 +120,12 @@ describe('observeUpstream', () => {
     assert.deepEqual(await samples(m, 'kube_cache_proxy_upstream_requests_total'), [
       'kube_cache_proxy_upstream_requests_total{verb="GET",group="",resource="pods/proxy",code="200"} 2',
       'kube_cache_proxy_upstream_requests_total{verb="LIST",group="",resource="pods",code="200"} 1',
-      'kube_cache_proxy_upstream_requests_total{verb="LIST",group="other",resource="other",code="200"} 2',
+      'kube_cache_proxy_upstream_requests_total{verb="LIST",group="<other>",resource="<other>",code="200"} 2',
+      'kube_cache_proxy_upstream_requests_total{verb="<other>",group="<other>",resource="<other>",code="<other>"} 2',
+    ]);
+    assert.deepEqual(await samples(m, 'kube_cache_proxy_metric_series_folded_total'), [
+      'kube_cache_proxy_metric_series_folded_total{family="upstream_requests_total"} 2',
+      'kube_cache_proxy_metric_series_folded_total{family="upstream_request_duration_seconds"} 2',
     ]);
     await agent.close();
   });

@@ -19,6 +19,9 @@ import { buildServer } from '../../../src/server/app.ts';
 import { originForm } from '../../../src/server/handle-request.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { FakeCache, fakeCodec, mockServer, pod } from '../../support/fake-cache.ts';
+import { prng } from '../../support/prng.ts';
+import { metricSum } from '../../support/prometheus-text.ts';
+import { randomResourcePath } from '../../support/random-paths.ts';
 
 describe('attack: absolute-form request targets', () => {
   it('GET http://host/api/... is served as its path (the apiserver does; was a 503)', async () => {
@@ -131,10 +134,11 @@ describe('attack: watches the cache declines still count against --max-watchers'
   });
 });
 
-describe('issue 11 item 13: bounded metric label cardinality', () => {
-  it('subresource keeps one segment; unknown resources beyond the budget share the label "other"', async () => {
-    const metrics = createMetrics({ processMetrics: false, maxResourceLabelSets: 4 });
+describe('issue 11 item 13, issue 29: bounded metric label cardinality', () => {
+  it('subresource keeps one segment; resources neither cached nor discovered share the label <other>', async () => {
+    const metrics = createMetrics({ processMetrics: false });
     const { agent, server } = mockServer([], { metrics });
+    metrics.resourceLabels.known.add({ group: '', version: 'v1', resource: 'pods' }, ['proxy']);
     agent
       .get('https://apiserver.test:6443')
       .intercept({ path: () => true, method: () => true })
@@ -153,13 +157,7 @@ describe('issue 11 item 13: bounded metric label cardinality', () => {
         const l = v.labels;
         return `${l.verb} ${l.group}/${l.version}/${l.resource}/${l.subresource} ${v.value}`;
       });
-      assert.deepEqual(series.sort(), [
-        'GET /v1/pods/proxy 20',
-        'LIST /v1/thing0/ 1',
-        'LIST /v1/thing1/ 1',
-        'LIST /v1/thing2/ 1',
-        'LIST other/other/other/ 17',
-      ]);
+      assert.deepEqual(series.sort(), ['GET /v1/pods/proxy 20', 'LIST <other>/<other>/<other>/ 20']);
     } finally {
       await server.shutdown();
       await agent.close();
@@ -214,7 +212,8 @@ describe('issue 10: the admit step (who asks)', () => {
       const r = await server.app.inject({ method: 'GET', url, headers });
       for (let i = 0; i < 100 && lines.length === 0; i++) await new Promise((res) => setTimeout(res, 5));
       const samples = (await metrics.requests.get()).values.map((v) => v.labels);
-      return { r, line: lines[0]!, samples };
+      const refused = (await metrics.refusedRequests.get()).values.map((v) => `${v.labels.code} ${v.value}`);
+      return { r, line: lines[0]!, samples, refused };
     } finally {
       await server.shutdown();
       await agent.close();
@@ -234,8 +233,8 @@ describe('issue 10: the admit step (who asks)', () => {
     assert.equal(JSON.stringify(line).includes('good'), false, 'no token in the log line');
   });
 
-  it("a denied one is the apiserver's 403, recorded with decision=deny", async () => {
-    const { r, line, samples } = await run('/api/v1/namespaces/b/pods?resourceVersion=0', {
+  it("a denied one is the apiserver's 403, logged with decision=deny, counted as refused only (issue 29)", async () => {
+    const { r, line, samples, refused } = await run('/api/v1/namespaces/b/pods?resourceVersion=0', {
       authorization: 'Bearer good',
     });
     assert.equal(r.statusCode, 403);
@@ -247,7 +246,8 @@ describe('issue 10: the admit step (who asks)', () => {
       { decision: line.decision, cached: line.cached, code: line.code },
       { decision: 'deny', cached: true, code: 403 },
     );
-    assert.equal(samples[0]!.code, '403');
+    assert.deepEqual(samples, [], 'a refused request makes no series of requests_total');
+    assert.deepEqual(refused, ['403 1']);
   });
 
   it('an invalid token is 401; a watch denied is a plain 403 response', async () => {
@@ -418,6 +418,65 @@ describe('issue 15 F1: which passed-through watches the on-demand handover ends'
       await server.shutdown();
       upstream.closeAllConnections();
       await new Promise((r) => upstream.close(r));
+      await agent.close();
+    }
+  });
+});
+
+describe('issue 29: metric series are not created by any caller', () => {
+  it('10,000 random resource paths without a credential, with a bad token (401) or a good one (passed upstream, 404) add no series', async (t) => {
+    const metrics = createMetrics({ processMetrics: false });
+    const { agent, server } = mockServer([pod('a', 'p1', 7)], { access: access(), metrics });
+    agent
+      .get('https://apiserver.test:6443')
+      .intercept({ path: () => true, method: () => true })
+      .reply(404, '{"kind":"Status","code":404}')
+      .persist();
+    const rand = prng(29);
+    // Thirds: no credential (passed upstream as anonymous), a bad token (refused 401), a good one.
+    const credentials = [{}, { authorization: 'Bearer bad' }, { authorization: 'Bearer good' }];
+    let k = 0;
+    const send = async (n: number) => {
+      for (let i = 0; i < n; i += 100)
+        await Promise.all(
+          Array.from({ length: 100 }, () =>
+            server.app.inject({
+              url: randomResourcePath(rand),
+              headers: credentials[k++ % 3]!,
+            }),
+          ),
+        );
+    };
+    const counted = async () =>
+      (await metrics.requests.get()).values.reduce((n, v) => n + v.value, 0) +
+      (await metrics.refusedRequests.get()).values.reduce((n, v) => n + v.value, 0);
+    const seriesAfter = async (total: number) => {
+      for (let i = 0; i < 200 && (await counted()) < total; i++) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(await counted(), total);
+      return (await metrics.scrape()).split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
+    };
+    try {
+      // The fixed values (<other>, the refused codes) exist after the first requests.
+      await send(100);
+      const before = await seriesAfter(100);
+      await send(10_000);
+      const after = await seriesAfter(10_100);
+      t.diagnostic(`series: before ${before}, after ${after}`);
+      assert.equal(after, before, `series before ${before}, after ${after}`);
+      const refused = 3367; // k % 3 === 1 for k < 10,100
+      assert.equal(
+        metricSum(await metrics.scrape(), 'kube_cache_proxy_requests_refused_total', { code: '401' }),
+        refused,
+      );
+      assert.equal(
+        metricSum(await metrics.scrape(), 'kube_cache_proxy_requests_total', {
+          resource: '<other>',
+          code: '404',
+        }),
+        10_100 - refused,
+      );
+    } finally {
+      await server.shutdown();
       await agent.close();
     }
   });
