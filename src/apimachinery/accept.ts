@@ -169,3 +169,19 @@ const PLAIN: CacheForm = { form: 'plain' };
 export function acceptsPlainJson(accept: string | undefined): boolean {
   return cacheForm(accept)?.form === 'plain';
 }
+
+/**
+ * The names of the media-type parameters of every clause of `accept` but `q`, as goautoneg
+ * reads them (a clause whose range is not `type/subtype` is dropped with its parameters, a
+ * parameter without `=` is ignored). The apiserver's `acceptMediaTypeOptions` knows `as`, `g`,
+ * `v`, `stream`, `sv`, `export`, `pretty` and `profile` and ignores the others; a new one it
+ * learns would change its answer where the cache would not notice.
+ */
+export function acceptParameterNames(accept: string | undefined): Set<string> {
+  const names = new Set<string>();
+  if (!accept) return names;
+  for (const c of parseAccept(accept)) {
+    for (const k of c.params.keys()) names.add(k);
+  }
+  return names;
+}

@@ -38,3 +38,53 @@ function queryUnescape(s: string): string | undefined {
     return Buffer.from(bytes).toString('utf8');
   }
 }
+
+/** `time.ParseDuration`'s units, in nanoseconds. */
+const DURATION_UNITS: Record<string, bigint> = {
+  ns: 1n,
+  us: 1_000n,
+  µs: 1_000n, // U+00B5 micro sign
+  μs: 1_000n, // U+03BC Greek mu
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
+};
+
+const INT64_LIMIT = 1n << 63n;
+
+/**
+ * Go's `time.ParseDuration` (`[-+]?([0-9]*(\.[0-9]*)?[a-z]+)+`, or `0`), in nanoseconds;
+ * undefined where Go answers an error (no unit, an unknown unit, no digits, overflow). The
+ * apiserver parses the `timeout` query parameter of a non-long-running request with it
+ * (`endpoints/filters/request_deadline.go` `parseTimeout`) and answers 400 "invalid timeout
+ * specified in the request URL" when it fails. Fractions are rounded like Go's only roughly.
+ */
+export function parseGoDuration(input: string): bigint | undefined {
+  let s = input;
+  let neg = false;
+  if (s[0] === '-' || s[0] === '+') {
+    neg = s[0] === '-';
+    s = s.slice(1);
+  }
+  if (s === '0') return 0n;
+  if (s === '') return undefined;
+  let d = 0n;
+  while (s !== '') {
+    const m = /^([0-9]*)(?:\.([0-9]*))?([^0-9.]*)/.exec(s)!;
+    const [all, whole = '', frac] = m;
+    if (whole === '' && (frac === undefined || frac === '')) return undefined;
+    const unit = DURATION_UNITS[m[3]!];
+    if (unit === undefined) return undefined;
+    let v = BigInt(whole === '' ? '0' : whole);
+    if (v > INT64_LIMIT / unit) return undefined;
+    v *= unit;
+    if (frac !== undefined && frac !== '') v += BigInt(Math.floor(Number(`0.${frac}`) * Number(unit)));
+    if (v > INT64_LIMIT) return undefined;
+    d += v;
+    if (d > INT64_LIMIT) return undefined;
+    s = s.slice(all.length);
+  }
+  if (neg) return -d;
+  return d > INT64_LIMIT - 1n ? undefined : d;
+}

@@ -148,38 +148,39 @@ function isSpecial(c: string): boolean {
   return c === '=' || c === '!' || c === '(' || c === ')' || c === ',' || c === '>' || c === '<';
 }
 
-/** Tokenises like the Go lexer, which works on bytes; a JS string index is close enough for ASCII. */
+/**
+ * The Go lexer (on bytes; a JS string index is close enough for ASCII). Its `read()` gives 0 past
+ * the end, so a NUL reads as the end: at a token's start it ends the input (`\0`, `app=x \0junk`
+ * is `app=x`), inside a token it ends that token, consumed (`app\0=x` is `app=x`).
+ */
 function lex(s: string): Item[] {
   const items: Item[] = [];
   let pos = 0;
+  const read = (): string => (pos < s.length ? s[pos++]! : '\0');
   for (;;) {
-    while (pos < s.length && isWhitespace(s[pos]!)) pos++;
-    if (pos >= s.length) {
-      items.push({ tok: T.EndOfString, lit: '' });
-      return items;
-    }
-    if (isSpecial(s[pos]!)) {
-      // scanSpecialSymbol: the longest run of special symbols that is still a known token.
-      let buffer = '';
-      let last: Item | undefined;
-      while (pos < s.length && isSpecial(s[pos]!)) {
-        buffer += s[pos];
-        pos++;
-        const tok = STRING_TO_TOKEN.get(buffer);
-        if (tok !== undefined) {
-          last = { tok, lit: buffer };
-        } else if (last) {
-          pos--;
-          break;
-        }
+    let ch = read();
+    while (isWhitespace(ch)) ch = read();
+    if (ch === '\0') return [...items, { tok: T.EndOfString, lit: '' }];
+    pos--; // unread
+    const special = isSpecial(ch); // scanSpecialSymbol: the longest known token; else scanIDOrKeyword
+    let buffer = '';
+    let last: Item | undefined;
+    for (let c = read(); c !== '\0'; c = read()) {
+      if (special ? !isSpecial(c) : isSpecial(c) || isWhitespace(c)) {
+        pos--;
+        break;
       }
-      items.push(last ?? { tok: T.Error, lit: `error expected: keyword found '${buffer}'` });
-      continue;
+      buffer += c;
+      if (!special) continue;
+      const tok = STRING_TO_TOKEN.get(buffer);
+      if (tok !== undefined) last = { tok, lit: buffer };
+      else if (last) {
+        pos--;
+        break;
+      }
     }
-    const start = pos;
-    while (pos < s.length && !isSpecial(s[pos]!) && !isWhitespace(s[pos]!)) pos++;
-    const lit = s.slice(start, pos);
-    items.push({ tok: STRING_TO_TOKEN.get(lit) ?? T.Identifier, lit });
+    if (special) items.push(last ?? { tok: T.Error, lit: `error expected: keyword found '${buffer}'` });
+    else items.push({ tok: STRING_TO_TOKEN.get(buffer) ?? T.Identifier, lit: buffer });
   }
 }
 

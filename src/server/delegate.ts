@@ -16,7 +16,13 @@
  *    after the bounded waits for it.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { type CacheForm, cacheForm, type MetadataVersion } from '../apimachinery/accept.ts';
+import {
+  acceptParameterNames,
+  type CacheForm,
+  cacheForm,
+  type MetadataVersion,
+} from '../apimachinery/accept.ts';
+import { parseGoDuration } from '../apimachinery/go-query.ts';
 import { type ListOptions, parseResourceVersion } from '../apimachinery/list-options.ts';
 import { isWatchParam, parseResourcePath, type ResourceRequest } from '../apimachinery/request-info.ts';
 import { withinScope } from '../apimachinery/resource-scope.ts';
@@ -95,6 +101,13 @@ export const UPSTREAM_REASONS = [
   'pretty',
   /** `?watch` on a single object's path. */
   'single-object-watch',
+  /**
+   * A query parameter or `Accept` media-type parameter the cache does not implement for the
+   * verb ({@link CACHE_QUERY_PARAMETERS}, {@link CACHE_ACCEPT_PARAMETERS}: `shardSelector`, a
+   * future apiserver's), or a `timeout` on a LIST or GET that is not a Go duration (the
+   * apiserver's 400).
+   */
+  'unknown-parameter',
   /** The resource does not offer the verb (`get`, `list` or `watch`) in discovery. */
   'verb-not-supported',
   /**
@@ -178,7 +191,8 @@ export function delegate(
 /**
  * The checks of {@link delegate} on who asks and in which form, whatever the cache: an
  * `Impersonate-*` header, an `Accept` the cache cannot answer (or a PartialObjectMetadata kind
- * the verb does not take), indented JSON, `?watch` on one object. Undefined: a cache could.
+ * the verb does not take), indented JSON, `?watch` on one object, a parameter the cache does not
+ * implement. Undefined: a cache could.
  */
 function formReason(
   info: ResourceRequest,
@@ -200,7 +214,78 @@ function formReason(
   if (!watch && isPrettyPrint(query, headers['user-agent'])) return 'pretty';
   // A single object with ?watch is the apiserver's GET handler's business; keep it exact.
   if (info.name !== undefined && watch) return 'single-object-watch';
+  const verb: CacheVerb = info.name !== undefined ? 'get' : watch ? 'watch' : 'list';
+  if (!knownParameters(verb, query, headers.accept)) return 'unknown-parameter';
   return undefined;
+}
+
+/**
+ * `metav1.ListOptions` as the apiserver decodes it from the query (`Convert_url_Values_To_v1_ListOptions`)
+ * minus `shardSelector` (KEP-5866, alpha in 1.36: the apiserver filters by a hash of each
+ * object's uid or namespace and echoes `metadata.shardInfo`; the cache does neither).
+ */
+const LIST_OPTIONS = [
+  'labelSelector',
+  'fieldSelector',
+  'watch',
+  'allowWatchBookmarks',
+  'resourceVersion',
+  'resourceVersionMatch',
+  'timeoutSeconds',
+  'limit',
+  'continue',
+  'sendInitialEvents',
+] as const;
+
+/**
+ * What every verb takes besides its options: `pretty` (negotiation's `isPrettyPrint`; a true
+ * value already went upstream as `pretty`, a watch ignores it) and `timeout` (the request
+ * deadline filter; client-go sends it whenever its request has a timeout: `rest.Config.Timeout`,
+ * kubectl `--request-timeout`, a typed client's `timeoutSeconds`).
+ */
+const EVERY_VERB = ['pretty', 'timeout'] as const;
+
+/**
+ * The query parameters the cache implements, per verb: every other parameter goes upstream as
+ * `unknown-parameter`, so a parameter the apiserver learns later is never answered from the
+ * cache as if it were absent (issue 29: a sharded LIST was answered unfiltered). A LIST and a
+ * WATCH decode the whole ListOptions as the apiserver does (`list-options.ts`; on a watch
+ * `limit` is ignored and `continue` meets the apiserver's 422, on a list `allowWatchBookmarks`
+ * is ignored, `sendInitialEvents` meets its 422), a GET only `resourceVersion` (GetOptions;
+ * `export` is the apiserver's 400, passed upstream).
+ */
+export const CACHE_QUERY_PARAMETERS: Readonly<Record<CacheVerb, ReadonlySet<string>>> = {
+  list: new Set([...LIST_OPTIONS, ...EVERY_VERB]),
+  watch: new Set([...LIST_OPTIONS, ...EVERY_VERB]),
+  get: new Set(['resourceVersion', ...EVERY_VERB]),
+};
+
+/**
+ * The `Accept` media-type parameters the cache implements (`apimachinery/accept.ts`; `q` is
+ * goautoneg's). The apiserver also knows `sv` (it drops the clause unless `v1`), `export` and
+ * `profile`; anything else it ignores today: all of them go upstream.
+ */
+export const CACHE_ACCEPT_PARAMETERS: ReadonlySet<string> = new Set(['as', 'g', 'v', 'stream', 'pretty']);
+
+/**
+ * Whether the cache implements every query parameter and `Accept` parameter of a request of
+ * `verb`, and its `timeout` value: on a LIST or GET the apiserver answers 400 for one that is
+ * not a Go duration (a watch, long-running, ignores it).
+ */
+function knownParameters(
+  verb: CacheVerb,
+  query: URLSearchParams,
+  accept: string | string[] | undefined,
+): boolean {
+  const known = CACHE_QUERY_PARAMETERS[verb];
+  for (const k of query.keys()) if (!known.has(k)) return false;
+  const timeout = query.get('timeout');
+  // The deadline filter reads `Query().Get`: the first value; an empty one is no timeout.
+  if (verb !== 'watch' && timeout !== null && timeout !== '' && parseGoDuration(timeout) === undefined)
+    return false;
+  const names = acceptParameterNames(Array.isArray(accept) ? accept.join(',') : accept);
+  for (const n of names) if (!CACHE_ACCEPT_PARAMETERS.has(n)) return false;
+  return true;
 }
 
 /**

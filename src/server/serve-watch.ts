@@ -43,6 +43,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Watch duration (ms): `timeoutSeconds` when given, else the apiserver's jittered default.
+ * (A negative one never gets here: {@link serveWatch} ends such a watch before it starts.)
  * Capped at {@link MAX_TIMER_MS}: `timeoutSeconds=2147484` or more (the apiserver keeps such a
  * watch open) otherwise overflowed the timers and ended the watch after 1 ms.
  */
@@ -61,6 +62,15 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
   if (sel.field === undefined) return 'field-selector-unknown';
   const read = watchRead(opts);
   if (typeof read === 'string') return read;
+  // A negative timeoutSeconds: the apiserver's watch context (`context.WithTimeout` in
+  // handlers/get.go `handleWatch`) is done before the watch starts; it answers 200 and ends the
+  // stream at once with no event (checked on v1.37.2 for RV "", "0", N and watch-lists; now and
+  // then an event or an ERROR "context deadline exceeded" slips out first, a race of its watcher).
+  if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds < 0) {
+    res.writeHead(200, headersFor(cache, { 'transfer-encoding': 'chunked' }));
+    res.end();
+    return undefined;
+  }
   const notReadable = await readable(cache, info, read, ctx, signal);
   if (notReadable) return notReadable;
   if (signal.aborted) return undefined;

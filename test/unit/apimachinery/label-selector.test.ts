@@ -73,6 +73,33 @@ describe('parseLabelSelector', () => {
     assert.equal(badRequestMessage('!'), "unable to parse requirement: found '', expected: identifier");
   });
 
+  it('issue 29 item 5d: a NUL reads as the end of input, as the Go lexer reads it (apiserver v1.37.2 side by side)', () => {
+    // The Go Lexer's read() returns 0 past the end: a NUL at the start of a token ends the
+    // input, inside a token it ends the token and is consumed. The cache answered all of these
+    // 400 (a NUL inside a key or value), the apiserver 200 with the selected objects.
+    const str = (s: string) => parseLabelSelector(s).toString();
+    assert.equal(str('\0'), '', 'selects everything');
+    assert.equal(str(' \0'), '');
+    assert.equal(str('app=x\0'), 'app=x');
+    assert.equal(str('app\0=x'), 'app=x');
+    assert.equal(str('app=\0x'), 'app=x');
+    assert.equal(str('app==\0x'), 'app==x');
+    assert.equal(str('app=x \0junk'), 'app=x', 'what follows an end at a token start is never read');
+    assert.equal(str('app in (x\0,y)'), 'app in (x,y)');
+    assert.equal(str('!\0app'), '!app');
+    // The apiserver's 400s, word for word.
+    assert.equal(badRequestMessage('app=x\0garbage'), "found 'garbage', expected: ',' or 'end of string'");
+    assert.equal(badRequestMessage('app=x,\0,b'), "found ',', expected: identifier after ','");
+    assert.equal(
+      badRequestMessage('app in (x\0\0,y)'),
+      "unable to parse requirement: found '', expected: ',' or ')'",
+    );
+    assert.equal(
+      badRequestMessage('!\0=app'),
+      "unable to parse requirement: found '=', expected: identifier",
+    );
+  });
+
   it('validates keys and values with the apimachinery messages', () => {
     assert.equal(
       badRequestMessage('-a=b'),

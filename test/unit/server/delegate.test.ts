@@ -121,6 +121,126 @@ describe('delegate', () => {
   });
 });
 
+describe('issue 29: the parameters the cache implements, per verb', () => {
+  const reg = new CacheRegistry([new FakeCache()]);
+  const d = (url: string, headers: Record<string, string> = {}) => {
+    const [path, qs = ''] = url.split('?');
+    const x = delegate(reg, 'GET', path!, new URLSearchParams(qs), headers);
+    return x.kind === 'cache' ? x.verb : x.reason;
+  };
+  const SHARD = `shardSelector=${encodeURIComponent("shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')")}`;
+  const LIST = '/api/v1/namespaces/a/pods';
+  const GET = '/api/v1/namespaces/a/pods/p1';
+
+  it('every ListOptions parameter, pretty and timeout stay cached on a LIST and a WATCH', () => {
+    for (const p of [
+      'labelSelector=app%3Dx',
+      'fieldSelector=metadata.name%3Dp1',
+      'watch=false',
+      'allowWatchBookmarks=true',
+      'resourceVersion=0',
+      'resourceVersionMatch=NotOlderThan',
+      'timeoutSeconds=30',
+      'limit=500',
+      'continue=abc',
+      'sendInitialEvents=false',
+      'pretty=false',
+      'timeout=32s',
+      'timeout=',
+    ]) {
+      assert.equal(d(`${LIST}?${p}`), 'list', p);
+      assert.equal(d(`${LIST}?watch=1&${p === 'watch=false' ? 'watch=true' : p}`), 'watch', p);
+    }
+  });
+
+  it('what real clients send stays cached', () => {
+    // client-go reflector: the list (pager), the watch (gentype adds `timeout`), the watch-list.
+    assert.equal(d(`${LIST}?limit=500&resourceVersion=0`), 'list');
+    assert.equal(
+      d(`${LIST}?allowWatchBookmarks=true&resourceVersion=42&timeout=7m49s&timeoutSeconds=469&watch=true`),
+      'watch',
+    );
+    assert.equal(
+      d(
+        `${LIST}?allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&timeout=8m4s&timeoutSeconds=484&watch=true`,
+      ),
+      'watch',
+    );
+    // kubectl get -o json, kubectl get NAME -o json, kubectl get -w (a name: metadata.name).
+    assert.equal(d(`${LIST}?limit=500`), 'list');
+    assert.equal(d(GET), 'get');
+    assert.equal(d(`${LIST}?fieldSelector=metadata.name%3Dp1&resourceVersion=42&watch=true`), 'watch');
+    // client-go's metadata client (protobuf first, then JSON), a protobuf-first typed client, q values.
+    const meta =
+      'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+    assert.equal(d(`${LIST}?limit=500&resourceVersion=0`, { accept: meta }), 'list');
+    assert.equal(d(LIST, { accept: 'application/vnd.kubernetes.protobuf, */*' }), 'list');
+    assert.equal(d(LIST, { accept: 'application/json;q=0.9, */*;q=0.8' }), 'list');
+    assert.equal(d(`${LIST}?watch=1`, { accept: 'application/json;stream=watch' }), 'watch');
+    // GET: resourceVersion, pretty=false, a Go duration timeout.
+    assert.equal(d(`${GET}?resourceVersion=0&pretty=0&timeout=1m0s`), 'get');
+  });
+
+  it('shardSelector and a made-up parameter go upstream as unknown-parameter, for list, get and watch', () => {
+    for (const p of [SHARD, 'fooBar=1']) {
+      assert.equal(d(`${LIST}?${p}`), 'unknown-parameter', p);
+      assert.equal(d(`${LIST}?resourceVersion=0&${p}`), 'unknown-parameter', p);
+      assert.equal(d(`${LIST}?watch=1&${p}`), 'unknown-parameter', p);
+      assert.equal(
+        d(`${LIST}?watch=1&resourceVersion=0&allowWatchBookmarks=true&${p}`),
+        'unknown-parameter',
+        p,
+      );
+      assert.equal(d(`${GET}?${p}`), 'unknown-parameter', p);
+      assert.equal(d(`${GET}?resourceVersion=0&${p}`), 'unknown-parameter', p);
+    }
+    // Names are case-sensitive, as Go's url.Values: the apiserver ignores `LabelSelector`.
+    assert.equal(d(`${LIST}?LabelSelector=app%3Dx`), 'unknown-parameter');
+  });
+
+  it('a GET takes GetOptions only: list options and export go upstream', () => {
+    for (const p of ['labelSelector=a%3Db', 'limit=1', 'watch=false', 'export=true', 'timeoutSeconds=1'])
+      assert.equal(d(`${GET}?${p}`), 'unknown-parameter', p);
+  });
+
+  it("a timeout that is not a Go duration: upstream on a LIST or GET (the apiserver's 400), ignored on a WATCH", () => {
+    for (const t of ['abc', '1', '5sec', '.s', '1e3s']) {
+      assert.equal(d(`${LIST}?timeout=${t}`), 'unknown-parameter', t);
+      assert.equal(d(`${GET}?timeout=${t}`), 'unknown-parameter', t);
+      assert.equal(d(`${LIST}?watch=1&timeout=${t}`), 'watch', t);
+    }
+    for (const t of ['0', '-1s', '.5s', '1h2m3.5s', '%2B0'])
+      assert.equal(d(`${LIST}?timeout=${t}`), 'list', t);
+  });
+
+  it('Accept parameters the cache does not implement go upstream', () => {
+    for (const a of [
+      'application/json;sv=v1',
+      'application/json;profile=nopeer',
+      'application/json;export=1',
+      'application/json;charset=utf-8',
+      'application/json;fooBar=1',
+      'application/vnd.kubernetes.protobuf;fooBar=1,application/json',
+    ]) {
+      assert.equal(d(LIST, { accept: a }), 'unknown-parameter', a);
+      assert.equal(d(GET, { accept: a }), 'unknown-parameter', a);
+      assert.equal(d(`${LIST}?watch=1`, { accept: a }), 'unknown-parameter', a);
+    }
+  });
+
+  it('the reasons met first still win: Table, pretty, a single-object watch', () => {
+    const table = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+    assert.equal(d(`${LIST}?includeObject=Object`, { accept: table }), 'media-type');
+    assert.equal(d(`${LIST}?pretty=true&fooBar=1`), 'pretty');
+    assert.equal(d(`${GET}?watch=1&fooBar=1`), 'single-object-watch');
+    assert.equal(
+      uncacheableRequest({ group: '', version: 'v1', resource: 'pods' }, new URLSearchParams(SHARD), {}),
+      'unknown-parameter',
+      'no on-demand cache is started for it',
+    );
+  });
+});
+
 describe('uncacheableRequest (issue 15: what may start an on-demand cache)', () => {
   const pods = { group: '', version: 'v1', resource: 'pods' };
   const q = (s = '') => new URLSearchParams(s);
@@ -297,6 +417,9 @@ const cases: Record<UpstreamReason, Case> = {
   },
   pretty: { url: '/api/v1/pods?resourceVersion=0&pretty=true' },
   'single-object-watch': { url: '/api/v1/namespaces/a/pods/p1?watch=1' },
+  'unknown-parameter': {
+    url: `/api/v1/pods?resourceVersion=0&shardSelector=${encodeURIComponent("shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')")}`,
+  },
   'verb-not-supported': {
     url: '/api/v1/namespaces/a/pods/p1',
     over: { caches: [new FakeCache(resourceInfo('v1', 'pods', 'Pod', { verbs: ['list', 'watch'] }))] },

@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { MAX_TIMER_MS, watchTimeoutMs } from '../../../src/server/serve-watch.ts';
-import { mockServer } from '../../support/fake-cache.ts';
+import { FakeCache, mockServer, pod } from '../../support/fake-cache.ts';
 
 describe('attack: huge watch timeoutSeconds', () => {
   it('timeoutSeconds=99999999999 keeps the watch open (was ended after 1 ms: timer overflow)', async () => {
@@ -89,6 +89,57 @@ describe('a watch resuming below the window asks the cache to extend it first (d
         200,
       );
       assert.deepEqual(asked, [3n]);
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
+
+describe('issue 29 item 5c: a negative watch timeoutSeconds', () => {
+  it('timeoutSeconds=-1 answers 200 and ends at once with no event, as the apiserver (its watch context is already done)', async () => {
+    // kube-apiserver v1.37.2, side by side: `watch=1&timeoutSeconds=-1` (RV "", "0", N, watch-list)
+    // is 200, chunked application/json, an empty body (now and then one event or an ERROR
+    // "context deadline exceeded" slips out first: a race of its watcher); the cache streamed
+    // the whole snapshot.
+    /** Streams its snapshot at once, as the watch cache does for RV "0" and watch-lists. */
+    class SnapshotCache extends FakeCache {
+      override watch(q: Parameters<FakeCache['watch']>[0]) {
+        const w = super.watch(q);
+        this.watches.at(-1)!.stream.write('{"type":"ADDED","object":{"kind":"Pod"}}\n');
+        return w;
+      }
+    }
+    const cache = new SnapshotCache();
+    const { agent, server } = mockServer([], { caches: [cache] });
+    cache.objects = [pod('a', 'p1', 7), pod('a', 'p2', 8)];
+    try {
+      for (const q of [
+        'resourceVersion=0',
+        'resourceVersion=0&allowWatchBookmarks=true',
+        'sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=0',
+        'resourceVersion=7',
+      ]) {
+        const r = await server.app.inject({
+          method: 'GET',
+          url: `/api/v1/pods?watch=1&timeoutSeconds=-1&${q}`,
+        });
+        assert.equal(r.statusCode, 200, q);
+        assert.equal(r.headers['content-type'], 'application/json', q);
+        assert.equal(r.body, '', q);
+      }
+      assert.equal(cache.watches.length, 0, 'no watcher is started');
+      // timeoutSeconds=0 is the server's default duration, not an immediate end.
+      assert.equal(
+        watchTimeoutMs(
+          { timeoutSeconds: 0 } as Parameters<typeof watchTimeoutMs>[0],
+          {
+            minRequestTimeoutMs: 1000,
+            random: () => 0,
+          } as Parameters<typeof watchTimeoutMs>[1],
+        ),
+        1000,
+      );
     } finally {
       await server.shutdown();
       await agent.close();
