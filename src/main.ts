@@ -296,7 +296,7 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
   const statusSource: CacheStatusSource = { resources: () => resources.states() };
   metrics?.setStatusSource(statusSource);
   // What may label the request metrics: discovery's resources, read now and then again at most
-  // every 30 s when a request names one it does not know (issue 29, ops/metric-labels.ts).
+  // every 30 s when a request names one it does not know (ops/metric-labels.ts).
   void metrics?.resourceLabels.known.discoverWith(
     (signal) => discoverServedResources(reflectorUpstream, signal),
     (err) =>

@@ -2,7 +2,7 @@
  * Bounded label values for the request metrics (`kube_cache_proxy_requests_total`,
  * `kube_cache_proxy_upstream_requests_total` and their histograms). Every value a client can
  * choose would otherwise make series without end (a `…/proxy/<any path>` per path, a resource
- * name per typo or scanner request), each kept by the registry forever (issue 29: 900 requests
+ * name per typo or scanner request), each kept by the registry forever (900 requests
  * for random names took `/metrics` from 2.4k to 51k lines). The apiserver has the same rules in
  * `staging/src/k8s.io/apiserver/pkg/endpoints/metrics/metrics.go`:
  * - `verb`: one of a fixed set, anything else {@link OTHER} (`cleanVerb`, `validRequestMethods`);

@@ -140,7 +140,7 @@ export interface Metrics {
   /**
    * `kube_cache_proxy_requests_refused_total{code}`: requests the main listener refused before
    * serving them: 401/403 (who asks, `admit`) and 429 (`--max-inflight`, `--max-watchers`). They
-   * are not in `requests_total`: a refused client must not choose labels (issue 29).
+   * are not in `requests_total`: a refused client must not choose labels.
    */
   readonly refusedRequests: Counter<'code'>;
   /**

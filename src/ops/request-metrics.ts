@@ -1,7 +1,7 @@
 /**
  * The four request families of the proxy's metrics (`kube_cache_proxy_requests_total`,
  * `…_request_duration_seconds`, `…_upstream_requests_total`, `…_upstream_request_duration_seconds`),
- * each behind a hard cap on its label sets (`metric-labels.ts` {@link SeriesCap}, issue 29), with
+ * each behind a hard cap on its label sets (`metric-labels.ts` {@link SeriesCap}), with
  * the counter of what the caps folded and the counter of refused requests. Exports
  * {@link createRequestMetrics} (used by `metrics.ts` `createMetrics`) and
  * {@link REQUEST_DURATION_BUCKETS}.

@@ -248,7 +248,7 @@ const EVERY_VERB = ['pretty', 'timeout'] as const;
 /**
  * The query parameters the cache implements, per verb: every other parameter goes upstream as
  * `unknown-parameter`, so a parameter the apiserver learns later is never answered from the
- * cache as if it were absent (issue 29: a sharded LIST was answered unfiltered). A LIST and a
+ * cache as if it were absent (a sharded LIST was answered unfiltered). A LIST and a
  * WATCH decode the whole ListOptions as the apiserver does (`list-options.ts`; on a watch
  * `limit` is ignored and `continue` meets the apiserver's 422, on a list `allowWatchBookmarks`
  * is ignored, `sendInitialEvents` meets its 422), a GET only `resourceVersion` (GetOptions;

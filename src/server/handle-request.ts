@@ -317,7 +317,7 @@ export const STEPS: readonly Step[] = [limit, observe, admit, notify, serveFromC
  * Last: the request counter (`reason` "" for cache answers), the latency histogram (not for
  * watches) and the debug line `{"msg":"request","served_from":…,"reason":…}`. A refused request
  * (401, 403, 429) counts only in `requests_refused_total{code}`: its path names nothing the
- * proxy vouches for, so it never makes a series (issue 29). The resource labels are bounded
+ * proxy vouches for, so it never makes a series. The resource labels are bounded
  * (`metric-labels.ts`): an unknown name may wait for a discovery refresh before it is counted.
  */
 function record(l: Lifecycle, x: Exchange): void {
