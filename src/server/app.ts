@@ -5,7 +5,7 @@
  * `passthrough.ts`, record). HTTP Upgrade (exec/attach/port-forward/cp, WebSocket watches) is
  * tunnelled to the apiserver by `upgrade-tunnel.ts`.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { AccessControl } from '../auth/access-control.ts';
@@ -14,6 +14,7 @@ import { type Clock, realClock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import type { CacheCodec, ServedCache } from './cache-api.ts';
 import { CacheRegistry } from './cache-registry.ts';
+import { answerGlobalOptions, isGlobalOptions } from './global-options.ts';
 import { handleRequest, type Lifecycle, originForm } from './handle-request.ts';
 import { Limiter } from './limiter.ts';
 import { teeAnswers } from './read-your-writes/answer-tee.ts';
@@ -85,8 +86,17 @@ export function isStreamUpgrade(upgrade: string | undefined): boolean {
     .some((t) => t === 'websocket' || t.startsWith('spdy/'));
 }
 
-/** The fastify app of the main listener: raw requests (hijacked), no body parsing, 1 MiB headers. */
-function createApp(log: Logger, tls: ServerOptions['tls']): FastifyInstance {
+/** What the main listener does with every request: the raw request and response. */
+type Serve = (req: IncomingMessage, res: ServerResponse) => unknown;
+
+/**
+ * The fastify app of the main listener: raw requests (hijacked), no body parsing, 1 MiB headers.
+ * Every request goes to `serve`, also those fastify's router refuses (a path whose
+ * percent-encoding is not UTF-8, `FST_ERR_BAD_URL`): the apiserver routes those as any other
+ * path (a GET of `configmaps/a%FFb` is its 404 `configmaps "a\xffb" not found`), and fastify
+ * answered them 400 with a body of its own.
+ */
+function createApp(log: Logger, tls: ServerOptions['tls'], serve: Serve): FastifyInstance {
   const serverOptions = {
     maxHeaderSize: MAX_HEADER_BYTES,
     shouldUpgradeCallback: (req: IncomingMessage) => isStreamUpgrade(req.headers.upgrade),
@@ -112,6 +122,10 @@ function createApp(log: Logger, tls: ServerOptions['tls']): FastifyInstance {
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreDuplicateSlashes: false, maxParamLength: 10_000 },
+    frameworkErrors: (_err, request, reply) => {
+      reply.hijack();
+      return serve(request.raw, reply.raw);
+    },
     // The apiserver accepts request lines + headers up to 1 MiB (Go's http.DefaultMaxHeaderBytes,
     // `server.MaxHeaderBytes` in apiserver secure serving); Node's default is 16 KiB, which
     // answered long label selectors (`in (...)` of a few thousand values) 431 instead.
@@ -187,7 +201,6 @@ function withAnswerTee(upstream: UpstreamTarget): UpstreamTarget {
 /** Builds the fastify app (not listening). */
 export function buildServer(opts: ServerOptions): KubeServer {
   const log = opts.logger;
-  const app = createApp(log, opts.tls);
   // Open watches and streams, each with the function that ends it cleanly at shutdown.
   const open = new Set<() => void>();
   const track = (end: () => void) => {
@@ -195,9 +208,15 @@ export function buildServer(opts: ServerOptions): KubeServer {
     return () => open.delete(end);
   };
   const lifecycle = createLifecycle(opts, track);
+  const serve: Serve = (req, res) => {
+    // `OPTIONS *` is answered by Go's server itself, before the apiserver's handler chain.
+    if (isGlobalOptions(req)) return answerGlobalOptions(req, res);
+    return handleRequest(lifecycle, req, res);
+  };
+  const app = createApp(log, opts.tls, serve);
   app.all('*', (request, reply) => {
     reply.hijack();
-    return handleRequest(lifecycle, request.raw, reply.raw);
+    return serve(request.raw, reply.raw);
   });
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     req.url = originForm(req.url ?? '/');
