@@ -5,6 +5,7 @@
  * `pkg/util/validation/field` (`field.Invalid(...).Error()`), because a bad `labelSelector` must
  * be answered with the same 400 message the apiserver gives.
  */
+import { goQuote } from './go-quote.ts';
 import { badRequest } from './status.ts';
 
 /** `selection.Operator` as spelled in the Go source (the `>`/`<` operators are `gt`/`lt`). */
@@ -424,11 +425,6 @@ function validateLabelKey(key: string, path: string): string | undefined {
   const errs = labelKeyErrors(key);
   if (errs.length === 0) return undefined;
   return `${path}: Invalid value: ${goQuote(key)}: ${errs.join('; ')}`;
-}
-
-/** Go's `%q` for the printable strings a selector can hold (JSON escaping matches it there). */
-function goQuote(s: string): string {
-  return JSON.stringify(s);
 }
 
 /**

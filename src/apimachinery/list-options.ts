@@ -9,6 +9,7 @@
  * Selectors are parsed by the cache's parsers (they throw their own 400s).
  */
 
+import { goQuote } from './go-quote.ts';
 import { isWatchParam } from './request-info.ts';
 import { badRequest, type FieldError, forbidden, invalid, notSupported } from './status.ts';
 
@@ -38,11 +39,10 @@ const INT64_MIN = -(1n << 63n);
  * Throws the BadRequest the apiserver answers, e.g. `strconv.ParseInt: parsing "x": invalid syntax`.
  */
 function parseInt64(s: string): number {
-  if (!/^[+-]?[0-9]+$/.test(s))
-    throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(s)}: invalid syntax`);
+  if (!/^[+-]?[0-9]+$/.test(s)) throw badRequest(`strconv.ParseInt: parsing ${goQuote(s)}: invalid syntax`);
   const v = BigInt(s);
   if (v > INT64_MAX || v < INT64_MIN) {
-    throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(s)}: value out of range`);
+    throw badRequest(`strconv.ParseInt: parsing ${goQuote(s)}: value out of range`);
   }
   return Number(v);
 }

@@ -3,6 +3,7 @@
  * shapes it (apimachinery `pkg/api/errors/errors.go`). Constructors name the apiserver helper they
  * copy. Every layer may throw these; only `server/` writes them to the wire.
  */
+import { goQuote } from './go-quote.ts';
 
 /** `metav1.StatusDetails`. */
 export interface StatusDetails {
@@ -60,12 +61,21 @@ export function tooOldResourceVersion(requested: bigint | string, oldest: bigint
   return expired(`too old resource version: ${requested} (${oldest})`);
 }
 
-/** `errors.NewNotFound`: `pods "x" not found`. */
+/**
+ * `errors.NewNotFound`: `pods "x" not found`, the name quoted by Go's `%q` ({@link goQuote}:
+ * `pods "a\x01b" not found`); `details.name` is the name as it is.
+ *
+ * Go (apimachinery pkg/api/errors/errors.go):
+ *
+ * ```go
+ * Message: fmt.Sprintf("%s %q not found", qualifiedResource.String(), name),
+ * ```
+ */
 export function notFound(group: string, resource: string, name: string): StatusError {
   const qualified = group ? `${resource}.${group}` : resource;
   // `group` is omitempty in metav1.StatusDetails: absent for the core group.
   const details: StatusDetails = group ? { name, group, kind: resource } : { name, kind: resource };
-  return new StatusError(404, 'NotFound', `${qualified} "${name}" not found`, details);
+  return new StatusError(404, 'NotFound', `${qualified} ${goQuote(name)} not found`, details);
 }
 
 /** `errors.NewBadRequest`. */
@@ -103,11 +113,6 @@ const FIELD_TYPE_TEXT: Record<FieldError['type'], string> = {
   FieldValueInvalid: 'Invalid value',
   FieldValueRequired: 'Required value',
 };
-
-/** Go's `strconv.Quote` for the ASCII subset the apiserver's messages use (JSON escaping agrees). */
-export function goQuote(s: string): string {
-  return JSON.stringify(s);
-}
 
 /** `field.Error.ErrorBody()`: `Forbidden: detail`, `Unsupported value: "x": supported values: …`. */
 function fieldErrorBody(e: FieldError): string {

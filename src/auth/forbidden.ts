@@ -4,6 +4,7 @@
  * wrapped by `apierrors.NewForbidden`, and the authentication filter's 401
  * (`filters/authentication.go` → `apierrors.NewUnauthorized("Unauthorized")`).
  */
+import { goQuote } from '../apimachinery/go-quote.ts';
 import { StatusError } from '../apimachinery/status.ts';
 import type { AuthorizationAttributes } from './request-attributes.ts';
 
@@ -12,10 +13,8 @@ function sanitize(s: string): string {
   return s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }
 
-/** Go's `%q` of a string (enough for names, verbs and namespaces: JSON quoting). */
-function q(s: string): string {
-  return JSON.stringify(s);
-}
+/** Go's `%q` of a string (names, verbs, namespaces, the user name). */
+const q = goQuote;
 
 /**
  * `forbiddenMessage`: `User "<u>" cannot <verb> resource "<res>[/<sub>]" in API group "<g>"

@@ -5,7 +5,7 @@
  * `passthrough.ts`, record). HTTP Upgrade (exec/attach/port-forward/cp, WebSocket watches) is
  * tunnelled to the apiserver by `upgrade-tunnel.ts`.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { AccessControl } from '../auth/access-control.ts';
@@ -14,6 +14,7 @@ import { type Clock, realClock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import type { CacheCodec, ServedCache } from './cache-api.ts';
 import { CacheRegistry } from './cache-registry.ts';
+import { answerGlobalOptions, isGlobalOptions } from './global-options.ts';
 import { handleRequest, type Lifecycle, originForm } from './handle-request.ts';
 import { Limiter } from './limiter.ts';
 import { teeAnswers } from './read-your-writes/answer-tee.ts';
@@ -44,6 +45,13 @@ export interface ServerOptions {
   minRequestTimeoutMs?: number;
   /** Request counters/latency (`kube_cache_proxy_requests_total{…,served_from,reason}`); optional. */
   metrics?: Pick<Metrics, 'requests' | 'requestDuration' | 'refusedRequests' | 'readWait' | 'resourceLabels'>;
+  /**
+   * How long a connection may take to send a request's line and headers, counted from its first
+   * byte, or from the connection's start when it never sends one (ms, default
+   * {@link READ_HEADER_TIMEOUT_MS}, the apiserver's); also the TLS handshake's bound. Tests set
+   * it small.
+   */
+  readHeaderTimeoutMs?: number;
   /** How long shutdown lets short requests finish before cutting connections (ms, default 5000). */
   shutdownGraceMs?: number;
   clock?: Clock;
@@ -76,6 +84,44 @@ export interface KubeServer {
 /** Largest request line + headers accepted (bytes), as the apiserver's 1 MiB. */
 export const MAX_HEADER_BYTES = 1 << 20;
 
+/**
+ * How long a connection may take to send a request's headers, and a TLS handshake to finish (ms):
+ * the apiserver's `ReadHeaderTimeout`. Go's server bounds the TLS handshake by the smallest of its
+ * read and write timeouts (`tlsHandshakeTimeout`: here this one), then each request's headers from
+ * the moment it reads the request; a connection that never sends a byte is closed after it,
+ * without an answer (a timeout is a "common net read error": no 408).
+ *
+ * Go (k8s.io/apiserver pkg/server/secure_serving.go):
+ *
+ * ```go
+ * secureServer := &http.Server{
+ *     Addr:           s.Listener.Addr().String(),
+ *     Handler:        handler,
+ *     MaxHeaderBytes: 1 << 20,
+ *     TLSConfig:      tlsConfig,
+ *
+ *     IdleTimeout:       90 * time.Second, // matches http.DefaultTransport keep-alive timeout
+ *     ReadHeaderTimeout: 32 * time.Second, // just shy of requestTimeoutUpperBound
+ * }
+ * ```
+ */
+export const READ_HEADER_TIMEOUT_MS = 32_000;
+
+/**
+ * How long a kept-alive connection may sit idle between requests (ms): the apiserver's
+ * `IdleTimeout` (see {@link READ_HEADER_TIMEOUT_MS}); fastify's default is 72 s.
+ */
+export const IDLE_TIMEOUT_MS = 90_000;
+
+/**
+ * How often Node checks connections for the header timeout (ms): a tenth of it, at most 1 s, so a
+ * silent connection is closed within 1 s of the apiserver's moment (Node's default, 30 s, let
+ * them live up to 62 s).
+ */
+function checkingInterval(readHeaderTimeoutMs: number): number {
+  return Math.max(10, Math.min(1000, Math.floor(readHeaderTimeoutMs / 10)));
+}
+
 /** Whether an `Upgrade` header asks for a stream protocol the apiserver speaks (WebSocket, SPDY). */
 export function isStreamUpgrade(upgrade: string | undefined): boolean {
   if (!upgrade) return false;
@@ -85,10 +131,28 @@ export function isStreamUpgrade(upgrade: string | undefined): boolean {
     .some((t) => t === 'websocket' || t.startsWith('spdy/'));
 }
 
-/** The fastify app of the main listener: raw requests (hijacked), no body parsing, 1 MiB headers. */
-function createApp(log: Logger, tls: ServerOptions['tls']): FastifyInstance {
+/** What the main listener does with every request: the raw request and response. */
+type Serve = (req: IncomingMessage, res: ServerResponse) => unknown;
+
+/**
+ * The fastify app of the main listener: raw requests (hijacked), no body parsing, 1 MiB headers.
+ * Every request goes to `serve`, also those fastify's router refuses (a path whose
+ * percent-encoding is not UTF-8, `FST_ERR_BAD_URL`): the apiserver routes those as any other
+ * path (a GET of `configmaps/a%FFb` is its 404 `configmaps "a\xffb" not found`), and fastify
+ * answered them 400 with a body of its own.
+ */
+function createApp(
+  log: Logger,
+  tls: ServerOptions['tls'],
+  serve: Serve,
+  readHeaderTimeoutMs: number,
+): FastifyInstance {
   const serverOptions = {
     maxHeaderSize: MAX_HEADER_BYTES,
+    // Go's ReadHeaderTimeout (READ_HEADER_TIMEOUT_MS). No bound on reading a body: the apiserver
+    // sets no ReadTimeout (fastify's `requestTimeout` stays 0).
+    headersTimeout: readHeaderTimeoutMs,
+    connectionsCheckingInterval: checkingInterval(readHeaderTimeoutMs),
     shouldUpgradeCallback: (req: IncomingMessage) => isStreamUpgrade(req.headers.upgrade),
   };
   // TLS: a client certificate is asked for but not required (bearer clients have none); the
@@ -99,6 +163,8 @@ function createApp(log: Logger, tls: ServerOptions['tls']): FastifyInstance {
           ...serverOptions,
           cert: tls.cert,
           key: tls.key,
+          // Go's tlsHandshakeTimeout: the smallest of the read timeouts (Node's default is 120 s).
+          handshakeTimeout: readHeaderTimeoutMs,
           ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: false } : {}),
         },
       }
@@ -110,8 +176,13 @@ function createApp(log: Logger, tls: ServerOptions['tls']): FastifyInstance {
     // pass-through path, issue 12): requests are logged by handle-request.ts with their own fields.
     childLoggerFactory: (logger) => logger,
     return503OnClosing: false,
+    keepAliveTimeout: IDLE_TIMEOUT_MS,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreDuplicateSlashes: false, maxParamLength: 10_000 },
+    frameworkErrors: (_err, request, reply) => {
+      reply.hijack();
+      return serve(request.raw, reply.raw);
+    },
     // The apiserver accepts request lines + headers up to 1 MiB (Go's http.DefaultMaxHeaderBytes,
     // `server.MaxHeaderBytes` in apiserver secure serving); Node's default is 16 KiB, which
     // answered long label selectors (`in (...)` of a few thousand values) 431 instead.
@@ -120,6 +191,11 @@ function createApp(log: Logger, tls: ServerOptions['tls']): FastifyInstance {
     // Go's server ignores it (it was 501 for every such request, even a plain LIST).
     ...transport,
   }) as unknown as FastifyInstance;
+  // A header timeout closes the connection without an answer, as Go's server does (fastify's
+  // own clientError handler writes a 408 with a JSON body of its own; it skips a destroyed socket).
+  app.server.prependListener('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.destroy();
+  });
   // Bodies are streamed upstream untouched: no parser ever reads them.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
@@ -189,7 +265,6 @@ function withAnswerTee(upstream: UpstreamTarget): UpstreamTarget {
 /** Builds the fastify app (not listening). */
 export function buildServer(opts: ServerOptions): KubeServer {
   const log = opts.logger;
-  const app = createApp(log, opts.tls);
   // Open watches and streams, each with the function that ends it cleanly at shutdown.
   const open = new Set<() => void>();
   const track = (end: () => void) => {
@@ -197,9 +272,15 @@ export function buildServer(opts: ServerOptions): KubeServer {
     return () => open.delete(end);
   };
   const lifecycle = createLifecycle(opts, track);
+  const serve: Serve = (req, res) => {
+    // `OPTIONS *` is answered by Go's server itself, before the apiserver's handler chain.
+    if (isGlobalOptions(req)) return answerGlobalOptions(req, res);
+    return handleRequest(lifecycle, req, res);
+  };
+  const app = createApp(log, opts.tls, serve, opts.readHeaderTimeoutMs ?? READ_HEADER_TIMEOUT_MS);
   app.all('*', (request, reply) => {
     reply.hijack();
-    return handleRequest(lifecycle, request.raw, reply.raw);
+    return serve(request.raw, reply.raw);
   });
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     req.url = originForm(req.url ?? '/');

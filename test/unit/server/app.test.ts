@@ -6,12 +6,18 @@ import { gzipSync } from 'node:zlib';
 import { MockAgent } from 'undici';
 import { encodeContinue } from '../../../src/apimachinery/continue-token.ts';
 import { createMetrics } from '../../../src/ops/metrics.ts';
-import { buildServer, type ServerOptions } from '../../../src/server/app.ts';
+import {
+  buildServer,
+  IDLE_TIMEOUT_MS,
+  READ_HEADER_TIMEOUT_MS,
+  type ServerOptions,
+} from '../../../src/server/app.ts';
 import type { UpstreamTarget } from '../../../src/server/upstream-target.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { FakeCache, fakeCodec, mockServer, pod, podsInfo } from '../../support/fake-cache.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import { k8sProtobuf, objectMeta, pbField } from '../../support/protobuf-wire.ts';
+import { rawConnect, silentConnection } from '../../support/raw-http.ts';
 
 const ORIGIN = 'https://apiserver.test:6443';
 /** What {@link echoUpstream} answers without `rv`. */
@@ -550,6 +556,63 @@ describe('attack: Upgrade headers that are not stream protocols', () => {
     } finally {
       await server.shutdown();
       await agent.close();
+    }
+  });
+});
+
+describe("connections that send nothing: closed as the apiserver's ReadHeaderTimeout closes them", () => {
+  it("defaults to the apiserver's 32 s header timeout and 90 s idle timeout", () => {
+    // k8s.io/apiserver secure_serving.go: ReadHeaderTimeout 32 s, IdleTimeout 90 s.
+    assert.equal(READ_HEADER_TIMEOUT_MS, 32_000);
+    assert.equal(IDLE_TIMEOUT_MS, 90_000);
+    const { app } = setup();
+    assert.equal(app.server.headersTimeout, 32_000);
+    assert.equal(app.server.keepAliveTimeout, 90_000);
+    assert.equal(app.server.requestTimeout, 0);
+  });
+
+  it('closes a connection that never sends a byte after the header timeout, without an answer', async () => {
+    const { app } = setup({ readHeaderTimeoutMs: 300 });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      const r = await silentConnection(url, 5000);
+      assert.equal(r.sent, '', 'Go writes nothing on a header timeout');
+      assert.ok(r.closedAfterMs >= 280 && r.closedAfterMs < 1500, `closed after ${r.closedAfterMs} ms`);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('closes a connection stuck in the middle of its request line the same way; a whole request is answered', async () => {
+    const { app } = setup({ readHeaderTimeoutMs: 300 });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      const s = await rawConnect({ url });
+      let sent = '';
+      s.on('data', (c: Buffer) => {
+        sent += c.toString();
+      });
+      const t0 = performance.now();
+      const closed = new Promise<number>((resolve) => s.once('close', () => resolve(performance.now() - t0)));
+      s.write('GET /api/v1/namespaces/a/pods?resourceVersion=0 HT');
+      const ms = await closed;
+      assert.equal(sent, '');
+      assert.ok(ms >= 280 && ms < 1500, `closed after ${ms} ms`);
+
+      const ok = await rawConnect({ url });
+      let answer = '';
+      ok.on('data', (c: Buffer) => {
+        answer += c.toString();
+      });
+      ok.write('GET /api/v1/namespaces/a/pods?resourceVersion=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      assert.match(answer, /^HTTP\/1\.1 200 /);
+      assert.equal(ok.destroyed, false, 'an answered connection stays open (idle timeout 90 s)');
+      ok.destroy();
+    } finally {
+      await app.close();
     }
   });
 });
