@@ -10,8 +10,8 @@
  * naming that flag (its certificate cannot cross the hop); with the flag it equals direct: the
  * node n1 with the proxy's identity holding only deploy/'s constrained impersonation RBAC (a proxy
  * that may also use legacy impersonation: identity-impersonation-mode.test.ts), the admin
- * certificate (system:masters, which constrained impersonation always refuses — asserted as that exact refusal) with a cluster-admin
- * proxy identity (the authenticated-legacy overlay).
+ * certificate (system:masters, which constrained impersonation always refuses — asserted as
+ * that exact refusal) with a cluster-admin proxy identity (the authenticated-legacy overlay).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
