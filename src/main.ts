@@ -12,6 +12,7 @@ import type { Dispatcher } from 'undici';
 import { scopeString } from './apimachinery/resource-scope.ts';
 import { AcceptHosts } from './auth/accept-hosts.ts';
 import { AccessControl } from './auth/access-control.ts';
+import { IMPERSONATION_RIGHTS_TTL_MS, LegacyImpersonationRights } from './auth/impersonation-rights.ts';
 import { ProxyIdentity } from './auth/proxy-identity.ts';
 import type { ReviewUpstream } from './auth/review-client.ts';
 import { SubjectAccessReviewAuthorizer } from './auth/subject-access-review.ts';
@@ -105,6 +106,14 @@ export function createAccessControl(
         }
       : {}),
     impersonateCertificateClients: config.impersonateCertificateClients,
+    ...(reviews && config.impersonateCertificateClients
+      ? {
+          impersonationRights: new LegacyImpersonationRights({
+            upstream: reviews,
+            ttlMs: IMPERSONATION_RIGHTS_TTL_MS,
+          }),
+        }
+      : {}),
     log: logger,
     ...(metrics
       ? {

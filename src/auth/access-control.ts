@@ -22,6 +22,7 @@ import type { Logger } from '../util/logger.ts';
 import type { AcceptHosts } from './accept-hosts.ts';
 import { bearerToken } from './bearer-token.ts';
 import { forbidden, proxyForbidden, unauthorized } from './forbidden.ts';
+import type { ImpersonationRights } from './impersonation-rights.ts';
 import type { ProxyIdentity } from './proxy-identity.ts';
 import { type AuthorizationAttributes, readAttributes } from './request-attributes.ts';
 import type { SubjectAccessReviewAuthorizer } from './subject-access-review.ts';
@@ -86,6 +87,8 @@ export interface AccessControlOptions {
   /** The simple mode's same-identity check; without it any credential goes upstream. */
   proxyIdentity?: ProxyIdentity;
   impersonateCertificateClients: boolean;
+  /** The proxy's own impersonation rights, for the per-client impersonation mode (`server/upstream-credentials.ts`). */
+  impersonationRights?: ImpersonationRights;
   metrics?: AccessMetrics;
   log?: Logger;
 }

@@ -269,6 +269,7 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
       ? {
           delegatedAuth: l.access.o.delegatedAuth,
           impersonateCertificateClients: l.access.o.impersonateCertificateClients,
+          impersonationRights: l.access.o.impersonationRights,
         }
       : {}),
     ...tee(l, x),

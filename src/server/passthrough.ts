@@ -23,6 +23,7 @@ import type { Dispatcher } from 'undici';
 import { serviceUnavailable } from '../apimachinery/status.ts';
 import { watchFraming } from '../apimachinery/watch-framing.ts';
 import type { ClientIdentity } from '../auth/access-control.ts';
+import type { ImpersonationRights } from '../auth/impersonation-rights.ts';
 import type { Logger } from '../util/logger.ts';
 import { forwardRequestHeaders, forwardResponseHeaders } from './hop-by-hop.ts';
 import { type AnswerTee, dispatchTeed, READ_PREFIX_BYTES } from './read-your-writes/answer-tee.ts';
@@ -62,6 +63,8 @@ export interface PassThroughOptions {
   delegatedAuth?: boolean;
   /** `--impersonate-certificate-clients` (default false). */
   impersonateCertificateClients?: boolean;
+  /** The proxy's own impersonation rights (the per-client impersonation mode). */
+  impersonationRights?: ImpersonationRights | undefined;
 }
 
 /** Forwards `req` upstream and streams the answer into `res` (which must be hijacked/raw). */
@@ -99,6 +102,7 @@ export async function passThrough(
         headers: forwarded,
         delegatedAuth: o.delegatedAuth ?? false,
         impersonateCertificateClients: o.impersonateCertificateClients ?? false,
+        impersonationRights: o.impersonationRights,
         longRunning: o.longRunning,
       },
       o.upstream,

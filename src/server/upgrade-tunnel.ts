@@ -82,6 +82,7 @@ export async function tunnelPlan(
       headers,
       delegatedAuth: o.access?.o.delegatedAuth ?? false,
       impersonateCertificateClients: o.access?.o.impersonateCertificateClients ?? false,
+      impersonationRights: o.access?.o.impersonationRights,
       longRunning: true,
       upgrade: true,
     },

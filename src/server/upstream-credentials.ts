@@ -12,15 +12,25 @@
  * | nothing, simple mode | the proxy's credential (the sidecar model) | the proxy's |
  * | nothing, simple mode, with `Impersonate-*` | nothing: 403 (never the proxy's rights) | — |
  *
- * Impersonation follows constrained impersonation (KEP-5284): a node user (`system:node:<n>`
- * with only `system:nodes`) and a service account username are sent as `Impersonate-User`
- * alone (the `arbitrary-node` / `serviceaccount` modes fix their groups); any other user as
- * `user-info` with its groups, without `system:authenticated` (the apiserver adds it).
+ * Impersonation is decided per client, from that client's user and the proxy's own rights only
+ * (never from what other clients did): the apiserver remembers per requestor the impersonation
+ * mode (KEP-5284) that last succeeded and tries it first, so every header set sent here is one
+ * that every mode accepting it turns into the same user — the user the certificate is directly:
+ * - a node user (`system:node:<n>` with exactly `system:nodes`): if the proxy may use legacy
+ *   impersonation for that username, `Impersonate-User` + `Impersonate-Group: system:nodes`
+ *   (legacy mode only); otherwise `Impersonate-User` alone (`arbitrary-node` fixes the group;
+ *   legacy, which would give no `system:nodes`, cannot succeed for it);
+ * - a service account username with exactly its fixed groups: `Impersonate-User` alone (the
+ *   `serviceaccount` and legacy modes both add those groups);
+ * - anyone else as `user-info` with its groups, without `system:authenticated` (the apiserver
+ *   adds it); a node or service account username with no other group sends
+ *   `Impersonate-Group: system:authenticated`, so that no mode adds the fixed groups.
  */
 import type { Dispatcher } from 'undici';
 import type { StatusError } from '../apimachinery/status.ts';
 import type { ClientIdentity } from '../auth/access-control.ts';
 import { proxyForbidden } from '../auth/forbidden.ts';
+import type { ImpersonationRights } from '../auth/impersonation-rights.ts';
 import {
   ALL_AUTHENTICATED,
   isServiceAccountUsername,
@@ -37,6 +47,11 @@ export interface CredentialInput {
   headers: Record<string, string | string[]>;
   delegatedAuth: boolean;
   impersonateCertificateClients: boolean;
+  /**
+   * The proxy's own impersonation rights, asked for node users ({@link impersonationMode});
+   * without it, the constrained form.
+   */
+  impersonationRights?: ImpersonationRights | undefined;
   longRunning: boolean;
   /** An HTTP Upgrade (`upgrade-tunnel.ts`): the HTTP/1.1-only pools (`upgradeDispatcher`). */
   upgrade?: boolean;
@@ -58,17 +73,71 @@ export const IMPERSONATION_FLAG_MESSAGE =
 export const CLIENT_IMPERSONATION_MESSAGE =
   "Impersonate-* headers are forwarded only with the client's own bearer token (kube-cache-proxy never lends its own credentials to impersonate)";
 
-/** The `Impersonate-*` headers for the proxy acting as `user` (constrained impersonation modes). */
-export function impersonationHeaders(user: UserInfo): Record<string, string | string[]> {
-  const groups = user.groups.filter((g) => g !== ALL_AUTHENTICATED);
-  const onlyNodes = groups.length === 0 || (groups.length === 1 && groups[0] === NODES_GROUP);
-  if (
-    (nodeName(user.username) !== undefined && onlyNodes) ||
-    (isServiceAccountUsername(user.username) && groups.every((g) => g.startsWith('system:serviceaccounts')))
-  )
-    return { 'impersonate-user': user.username };
+/**
+ * How the proxy impersonates one client: `legacy` (the `impersonate` verb) or `constrained`
+ * (KEP-5284 modes). Only a node user's headers differ between the two (see above).
+ */
+export type ImpersonationMode = 'constrained' | 'legacy';
+
+/** Groups of the service account `username` (`serviceaccount.MakeGroupNames`), or undefined. */
+function serviceAccountGroups(username: string): string[] | undefined {
+  if (!isServiceAccountUsername(username)) return undefined;
+  const ns = username.split(':')[2];
+  return ['system:serviceaccounts', `system:serviceaccounts:${ns}`];
+}
+
+const sameSet = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((x) => b.includes(x)) && b.every((x) => a.includes(x));
+
+/** `user`'s groups without `system:authenticated` (the apiserver adds it to every impersonated user). */
+function ownGroups(user: UserInfo): string[] {
+  return user.groups.filter((g) => g !== ALL_AUTHENTICATED);
+}
+
+/** Whether `user` is a node as the Node authorizer knows it: `system:node:<n>`, exactly `system:nodes`. */
+export function isNodeUser(user: UserInfo): boolean {
+  const g = ownGroups(user);
+  return (
+    nodeName(user.username) !== undefined &&
+    g.length === 1 &&
+    g[0] === NODES_GROUP &&
+    user.uid === '' &&
+    Object.keys(user.extra).length === 0
+  );
+}
+
+/**
+ * The impersonation mode for `user`, decided from `user` and the proxy's rights alone: `legacy`
+ * for a node user when the proxy may legacy-impersonate its username (then `Impersonate-User`
+ * alone could be served by the legacy mode, without `system:nodes`), else `constrained`.
+ * @throws when `rights` could not be asked.
+ */
+export async function impersonationMode(
+  user: UserInfo,
+  rights: ImpersonationRights | undefined,
+): Promise<ImpersonationMode> {
+  if (!rights || !isNodeUser(user)) return 'constrained';
+  return (await rights.mayLegacyImpersonateUser(user.username)) ? 'legacy' : 'constrained';
+}
+
+/** The `Impersonate-*` headers for the proxy acting as `user` in `mode` (see the module comment). */
+export function impersonationHeaders(
+  user: UserInfo,
+  mode: ImpersonationMode = 'constrained',
+): Record<string, string | string[]> {
+  const groups = ownGroups(user);
+  if (isNodeUser(user))
+    return mode === 'legacy'
+      ? { 'impersonate-user': user.username, 'impersonate-group': [NODES_GROUP] }
+      : { 'impersonate-user': user.username };
+  const saGroups = serviceAccountGroups(user.username);
+  const plain = user.uid === '' && Object.keys(user.extra).length === 0;
+  if (saGroups && plain && sameSet(groups, saGroups)) return { 'impersonate-user': user.username };
   const h: Record<string, string | string[]> = { 'impersonate-user': user.username };
   if (groups.length > 0) h['impersonate-group'] = groups;
+  // A node or service account username without its fixed groups: naming a group keeps every
+  // mode from adding them (only legacy impersonation accepts such a user).
+  else if (saGroups || nodeName(user.username) !== undefined) h['impersonate-group'] = [ALL_AUTHENTICATED];
   if (user.uid !== '') h['impersonate-uid'] = user.uid;
   for (const [k, v] of Object.entries(user.extra)) h[`impersonate-extra-${encodeURIComponent(k)}`] = v;
   return h;
@@ -101,10 +170,11 @@ export async function upstreamCredentials(
     if (clientImpersonates) return proxyForbidden(CLIENT_IMPERSONATION_MESSAGE);
     if (!input.impersonateCertificateClients) return proxyForbidden(IMPERSONATION_FLAG_MESSAGE);
     delete headers.authorization;
+    const mode = await impersonationMode(identity.user, input.impersonationRights);
     const auth = await upstream.authorization();
     if (auth !== undefined) headers.authorization = auth;
     return {
-      headers: { ...headers, ...impersonationHeaders(identity.user) },
+      headers: { ...headers, ...impersonationHeaders(identity.user, mode) },
       dispatcher: pick(upstream),
       carries: 'impersonation',
     };

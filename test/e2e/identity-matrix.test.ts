@@ -8,11 +8,10 @@
  * every allowed cached read is served from the cache. The one documented difference: without
  * `--impersonate-certificate-clients` an x509 client's uncached request is refused with a 403
  * naming that flag (its certificate cannot cross the hop); with the flag it equals direct: the
- * node n1 with the proxy's identity holding only deploy/'s constrained impersonation RBAC (a
- * cluster-admin requestor may be put in the apiserver's legacy mode, where a node impersonated by
- * `Impersonate-User` alone gets no `system:nodes`), the admin certificate (system:masters, which
- * constrained impersonation always refuses — asserted as that exact refusal) with a cluster-admin
- * proxy identity (the authenticated-legacy overlay).
+ * node n1 with the proxy's identity holding only deploy/'s constrained impersonation RBAC (a proxy
+ * that may also use legacy impersonation: identity-impersonation-mode.test.ts), the admin
+ * certificate (system:masters, which constrained impersonation always refuses — asserted as
+ * that exact refusal) with a cluster-admin proxy identity (the authenticated-legacy overlay).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

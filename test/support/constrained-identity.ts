@@ -6,10 +6,8 @@
  * rules widened to the resources and verbs a test forwards — as that file's comment tells
  * operators to do for the uncached resources their x509 clients use.
  *
- * Why not cluster-admin: the apiserver remembers per requestor the impersonation mode that last
- * succeeded (`filters/impersonation` `impersonationModesTracker`); a requestor allowed the legacy
- * `impersonate` verb can end up in `legacy` mode, where a node user impersonated by
- * `Impersonate-User` alone gets no `system:nodes` group (the `arbitrary-node` mode sets it).
+ * Why not cluster-admin: to test what deploy/ ships, constrained impersonation alone (a proxy that
+ * may also use the legacy `impersonate` verb is covered by identity-impersonation-mode.test.ts).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

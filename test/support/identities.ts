@@ -16,6 +16,7 @@ export type IdentityName =
   | 'none'
   | 'reader'
   | 'node-n1'
+  | 'node-n2'
   | 'anonymous';
 
 /** One client identity: an x509 client certificate, a bearer token, or no credential. */

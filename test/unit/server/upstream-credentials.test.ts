@@ -9,6 +9,7 @@ import {
   type ForwardPlan,
   IMPERSONATION_FLAG_MESSAGE,
   impersonationHeaders,
+  impersonationMode,
   upstreamCredentials,
 } from '../../../src/server/upstream-credentials.ts';
 import type { UpstreamTarget } from '../../../src/server/upstream-target.ts';
@@ -107,6 +108,53 @@ describe('upstreamCredentials', () => {
     assert.equal(p.carries, 'impersonation');
   });
 
+  it('a node client: legacy form when the proxy may legacy-impersonate its username, else Impersonate-User alone', async () => {
+    const n1 = {
+      username: 'system:node:n1',
+      uid: '',
+      groups: ['system:nodes', 'system:authenticated'],
+      extra: {},
+    };
+    const asked: string[] = [];
+    const rights = (legacy: boolean) => ({
+      mayLegacyImpersonateUser: async (u: string) => {
+        asked.push(u);
+        return legacy;
+      },
+    });
+    const legacy = (await plan(
+      { kind: 'x509', user: n1 },
+      { impersonateCertificateClients: true, impersonationRights: rights(true) },
+    )) as ForwardPlan;
+    assert.deepEqual(legacy.headers['impersonate-group'], ['system:nodes']);
+    const constrained = (await plan(
+      { kind: 'x509', user: n1 },
+      { impersonateCertificateClients: true, impersonationRights: rights(false) },
+    )) as ForwardPlan;
+    assert.equal(constrained.headers['impersonate-group'], undefined);
+    assert.equal(constrained.headers['impersonate-user'], 'system:node:n1');
+    // Only node users are asked about: the other forms are the same in both modes.
+    await plan(
+      { kind: 'x509', user: alice },
+      { impersonateCertificateClients: true, impersonationRights: rights(true) },
+    );
+    assert.deepEqual(asked, ['system:node:n1', 'system:node:n1']);
+  });
+
+  it('a failed rights check fails the request (never a guessed mode)', async () => {
+    const n1 = { username: 'system:node:n1', uid: '', groups: ['system:nodes'], extra: {} };
+    await assert.rejects(
+      plan(
+        { kind: 'x509', user: n1 },
+        {
+          impersonateCertificateClients: true,
+          impersonationRights: { mayLegacyImpersonateUser: () => Promise.reject(new Error('down')) },
+        },
+      ),
+      /down/,
+    );
+  });
+
   it('an x509 client with its own Impersonate-* headers: 403', async () => {
     const r = await plan(
       { kind: 'x509', user: alice },
@@ -120,6 +168,44 @@ describe('upstreamCredentials', () => {
 });
 
 describe('impersonationHeaders (constrained impersonation modes, KEP-5284)', () => {
+  it('a node, legacy mode: Impersonate-Group system:nodes too (legacy impersonation adds no group)', () => {
+    assert.deepEqual(
+      impersonationHeaders(
+        { username: 'system:node:n1', uid: '', groups: ['system:nodes', 'system:authenticated'], extra: {} },
+        'legacy',
+      ),
+      { 'impersonate-user': 'system:node:n1', 'impersonate-group': ['system:nodes'] },
+    );
+  });
+  it('a node or service account username without its fixed groups names system:authenticated', () => {
+    for (const username of ['system:node:n1', 'system:serviceaccount:a:b'])
+      for (const mode of ['constrained', 'legacy'] as const)
+        assert.deepEqual(
+          impersonationHeaders({ username, uid: '', groups: ['system:authenticated'], extra: {} }, mode),
+          { 'impersonate-user': username, 'impersonate-group': ['system:authenticated'] },
+        );
+    // Only part of a service account's groups: sent as they are.
+    assert.deepEqual(
+      impersonationHeaders({
+        username: 'system:serviceaccount:a:b',
+        uid: '',
+        groups: ['system:serviceaccounts', 'system:authenticated'],
+        extra: {},
+      }),
+      { 'impersonate-user': 'system:serviceaccount:a:b', 'impersonate-group': ['system:serviceaccounts'] },
+    );
+  });
+  it('impersonationMode: legacy only for a node user the proxy may legacy-impersonate', async () => {
+    const yes = { mayLegacyImpersonateUser: async () => true };
+    const node = { username: 'system:node:n1', uid: '', groups: ['system:nodes'], extra: {} };
+    assert.equal(await impersonationMode(node, yes), 'legacy');
+    assert.equal(
+      await impersonationMode(node, { mayLegacyImpersonateUser: async () => false }),
+      'constrained',
+    );
+    assert.equal(await impersonationMode(node, undefined), 'constrained');
+    assert.equal(await impersonationMode(alice, yes), 'constrained');
+  });
   it('a node: Impersonate-User alone (arbitrary-node fixes system:nodes)', () => {
     assert.deepEqual(
       impersonationHeaders({
