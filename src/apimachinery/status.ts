@@ -96,6 +96,17 @@ export function internalError(message: string): StatusError {
 }
 
 /**
+ * An error that is no `metav1.Status` reaching the apiserver's handler (`responsewriters`
+ * `ErrorToAPIStatus`, its default case): 500, the error's text as message, no reason (Go's
+ * `StatusReasonUnknown`, "", omitted from the JSON).
+ */
+export function unknownError(message: string): StatusError {
+  const e = new StatusError(500, '', message);
+  delete (e.status as Partial<Status>).reason;
+  return e;
+}
+
+/**
  * One `field.Error` (apimachinery `pkg/util/validation/field/errors.go`). `type` is the
  * `ErrorType` string as it appears in a Status cause's `reason` (`FieldValueForbidden`, …).
  */

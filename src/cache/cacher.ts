@@ -13,6 +13,7 @@ import type { FieldSelector } from '../apimachinery/field-selector.ts';
 import { encodeStatus } from '../apimachinery/go-json.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
+import type { ShardSelector } from '../apimachinery/shard-selector.ts';
 import { tooOldResourceVersion } from '../apimachinery/status.ts';
 import { eventLine, type WireLine } from '../apimachinery/watch-event.ts';
 import type { Clock } from '../util/clock.ts';
@@ -37,6 +38,11 @@ export interface ListRequest {
   namespace?: string;
   labelSelector: LabelSelector;
   fieldSelector: FieldSelector;
+  /**
+   * `shardSelector`: only the objects whose uid (or namespace) hash is in one of its ranges
+   * (apiserver cacher.go: `MatchesSharding` before the label and field selectors).
+   */
+  shardSelector?: ShardSelector;
   /** resourceVersionMatch=Exact: the snapshot AT this RV. */
   exactRV?: bigint;
   /** Page size (`limit`); unset or 0 = everything. */
@@ -58,6 +64,11 @@ export interface WatchRequest {
   namespace?: string;
   labelSelector: LabelSelector;
   fieldSelector: FieldSelector;
+  /**
+   * `shardSelector`: only the objects whose uid (or namespace) hash is in one of its ranges
+   * (apiserver cacher.go: `MatchesSharding` before the label and field selectors).
+   */
+  shardSelector?: ShardSelector;
   /**
    * undefined or 0n: from now, preceded by synthetic ADDED events for the (filtered) snapshot
    * (unless `sendInitialEvents` is false). N: every event with RV > N, then live.
@@ -169,12 +180,17 @@ export class Cacher {
     const rv = q.continueFrom?.rv ?? q.exactRV ?? current;
     const limit = q.limit && q.limit > 0 ? q.limit : 0;
     // Paginated reads keep their sorted selection for the next pages (PageSnapshots).
+    const shard = q.shardSelector;
     const key =
-      limit > 0 || start !== undefined ? selectionKey(rv, ns, [q.labelSelector, q.fieldSelector]) : undefined;
+      limit > 0 || start !== undefined
+        ? selectionKey(rv, ns, [q.labelSelector, q.fieldSelector, shard?.string ?? ''])
+        : undefined;
     let picked = key !== undefined ? this.#pages.get(key, s.history) : undefined;
     if (!picked) {
       const wanted = (e: StoreEntry) =>
-        (ns === undefined || e.namespace === ns) && e.matches(q.labelSelector, q.fieldSelector);
+        (ns === undefined || e.namespace === ns) &&
+        inShard(shard, e) &&
+        e.matches(q.labelSelector, q.fieldSelector);
       const window = { store: s.store, history: s.history, current };
       picked = snapshotAt(window, rv, { namespace: ns, fieldSelector: q.fieldSelector, wanted });
     }
@@ -184,10 +200,13 @@ export class Cacher {
     if (limit > 0 && end - from > limit) {
       end = from + limit;
       result.continue = encodeContinue(rel(picked[end - 1]!), rv);
-      if (q.labelSelector.empty && q.fieldSelector.empty) result.remainingItemCount = picked.length - end;
+      // `SelectionPredicate.Empty()` is false for a sharded read: no count either.
+      if (q.labelSelector.empty && q.fieldSelector.empty && !shard)
+        result.remainingItemCount = picked.length - end;
       if (key !== undefined) this.#pages.put(key, s.history, rv, picked);
     }
     result.items = picked.slice(from, end).map(q.metadata ? (e) => e.metadata : (e) => e.listItem);
+    if (shard) result.shardInfo = shard.string;
     return result;
   }
 
@@ -203,9 +222,12 @@ export class Cacher {
     const s = this.#state;
     s.ready.check();
     const ns = s.resource.namespaced ? q.namespace : undefined;
-    const { labelSelector, fieldSelector } = q;
+    const { labelSelector, fieldSelector, shardSelector } = q;
+    // A change keeps its uid and namespace: an object is in a shard for all its versions.
     const filter = (e: StoreEntry) =>
-      (ns === undefined || e.namespace === ns) && e.matches(labelSelector, fieldSelector);
+      (ns === undefined || e.namespace === ns) &&
+      inShard(shardSelector, e) &&
+      e.matches(labelSelector, fieldSelector);
     const sel: Selection = { namespace: ns, fieldSelector, wanted: filter };
     const current = s.resourceVersion();
     const requested = q.resourceVersion ?? 0n;
@@ -285,4 +307,9 @@ export class Cacher {
       );
     }
   }
+}
+
+/** Whether `e` is in the shard `sel` selects (any object without a selector). */
+function inShard(sel: ShardSelector | undefined, e: StoreEntry): boolean {
+  return sel === undefined || sel.matches(e.uid ?? '', e.namespace);
 }

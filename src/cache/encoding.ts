@@ -8,6 +8,7 @@
  * wire format: `apimachinery/watch-event.ts`, `apimachinery/go-json.ts`.
  */
 import type { MetadataVersion } from '../apimachinery/accept.ts';
+import { goJSON } from '../apimachinery/go-json.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import { eventLine } from '../apimachinery/watch-event.ts';
 import { metadataLine } from './metadata-view.ts';
@@ -267,6 +268,11 @@ export interface ListResult {
   continue?: string;
   /** Items after this page, when known exactly (no selector). */
   remainingItemCount?: number;
+  /**
+   * A sharded LIST's selector (`shardSelector`, its wire form): a built-in kind's list echoes it
+   * as `metadata.shardInfo.selector` (an unstructured list and a PartialObjectMetadataList do not).
+   */
+  shardInfo?: string;
 }
 
 const COMMA = Buffer.from(',');
@@ -283,7 +289,8 @@ export function encodeList(resource: ResourceInfo, r: ListResult): Buffer[] {
   const cont = JSON.stringify(r.continue ?? '');
   const remaining = r.remainingItemCount !== undefined ? `,"remainingItemCount":${r.remainingItemCount}` : '';
   if (resource.builtIn) {
-    const meta = `"resourceVersion":${rv}${r.continue ? `,"continue":${cont}` : ''}${remaining}`;
+    const shard = r.shardInfo !== undefined ? `,"shardInfo":{"selector":${goJSON(r.shardInfo)}}` : '';
+    const meta = `"resourceVersion":${rv}${r.continue ? `,"continue":${cont}` : ''}${remaining}${shard}`;
     chunks.push(
       Buffer.from(
         `{"kind":${JSON.stringify(resource.listKind)},"apiVersion":${JSON.stringify(resource.apiVersion)},"metadata":{${meta}},"items":[`,

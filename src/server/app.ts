@@ -21,12 +21,15 @@ import { teeAnswers } from './read-your-writes/answer-tee.ts';
 import { WriteTracker } from './read-your-writes/write-tracker.ts';
 import type { RequestHook } from './request-hooks.ts';
 import type { ServeContext } from './serve-context.ts';
+import { ShardSupport, upstreamShardProbe } from './shard-support.ts';
 import { tunnelUpgrade } from './upgrade-tunnel.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
 
 /** Options of {@link buildServer}. Durations in ms. */
 export interface ServerOptions {
   upstream: UpstreamTarget;
+  /** Whether each resource's upstream honours `shardSelector` (default: probed on `upstream`). */
+  shardSupport?: ShardSupport;
   caches: ServedCache[];
   codec: CacheCodec;
   /** `--namespace`: caches hold only this namespace; other namespaces go upstream. */
@@ -218,6 +221,7 @@ function createLifecycle(opts: ServerOptions, track: Lifecycle['track']): Lifecy
     random: opts.random ?? Math.random,
     watchers,
     trackWatch: track,
+    shardSupport: opts.shardSupport ?? new ShardSupport(upstreamShardProbe(opts.upstream)),
   };
   const m = opts.metrics;
   // A cached resource is real: its name may label the request metrics (ops/metric-labels.ts).

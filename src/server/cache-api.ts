@@ -8,6 +8,7 @@
 import type { Readable } from 'node:stream';
 import type { MetadataVersion } from '../apimachinery/accept.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import type { ShardSelector } from '../apimachinery/shard-selector.ts';
 
 /** A parsed label selector; opaque to the server. */
 export type LabelSelector = unknown;
@@ -35,6 +36,8 @@ export interface ListPage {
   items: Buffer[];
   continue?: string;
   remainingItemCount?: number;
+  /** A sharded LIST's selector, echoed as `metadata.shardInfo` (`encodeList`). */
+  shardInfo?: string;
 }
 
 /** One cached object as a GET answer. */
@@ -66,6 +69,8 @@ export interface ServedCache {
     namespace?: string;
     labelSelector: LabelSelector;
     fieldSelector: FieldSelector;
+    /** `shardSelector` (upstream honours it): the objects of that shard only. */
+    shardSelector?: ShardSelector;
     exactRV?: bigint;
     limit?: number;
     continueFrom?: ContinueFrom;
@@ -82,6 +87,8 @@ export interface ServedCache {
     namespace?: string;
     labelSelector: LabelSelector;
     fieldSelector: FieldSelector;
+    /** `shardSelector` (upstream honours it): the objects of that shard only. */
+    shardSelector?: ShardSelector;
     resourceVersion?: bigint;
     sendInitialEvents?: boolean;
     allowWatchBookmarks?: boolean;

@@ -103,8 +103,8 @@ export const UPSTREAM_REASONS = [
   'single-object-watch',
   /**
    * A query parameter or `Accept` media-type parameter the cache does not implement for the
-   * verb ({@link CACHE_QUERY_PARAMETERS}, {@link CACHE_ACCEPT_PARAMETERS}: `shardSelector`, a
-   * future apiserver's), or a `timeout` on a LIST or GET that is not a Go duration (the
+   * verb ({@link CACHE_QUERY_PARAMETERS}, {@link CACHE_ACCEPT_PARAMETERS}: a future
+   * apiserver's), or a `timeout` on a LIST or GET that is not a Go duration (the
    * apiserver's 400).
    */
   'unknown-parameter',
@@ -126,6 +126,16 @@ export const UPSTREAM_REASONS = [
   'continue-with-rv',
   /** A `continue` token malformed in a way only the apiserver words exactly. */
   'continue-undecodable',
+  /**
+   * A `shardSelector` while the proxy does not yet know whether its upstream honours it (the
+   * ShardedListAndWatch gate): its probe of the resource is under way or failed (`shard-support.ts`).
+   */
+  'shard-support-unknown',
+  /**
+   * A `shardSelector` the cache does not decide: an expression outside the grammar a shard
+   * selector uses (a CEL syntax error, another operator), which the apiserver words.
+   */
+  'shard-selector-unparsed',
   // 3. The cache's state (read-your-writes/consistent-read.ts, serve-read.ts).
   ...CACHE_STATE_REASONS,
 ] as const;
@@ -220,9 +230,9 @@ function formReason(
 }
 
 /**
- * `metav1.ListOptions` as the apiserver decodes it from the query (`Convert_url_Values_To_v1_ListOptions`)
- * minus `shardSelector` (KEP-5866, alpha in 1.36: the apiserver filters by a hash of each
- * object's uid or namespace and echoes `metadata.shardInfo`; the cache does neither).
+ * `metav1.ListOptions` as the apiserver decodes it from the query (`Convert_url_Values_To_v1_ListOptions`).
+ * `shardSelector` (KEP-5866, alpha in 1.36) is decided by the handlers (`shard-support.ts`):
+ * the cache shards as its upstream does, or ignores it as an upstream without the gate.
  */
 const LIST_OPTIONS = [
   'labelSelector',
@@ -235,6 +245,7 @@ const LIST_OPTIONS = [
   'limit',
   'continue',
   'sendInitialEvents',
+  'shardSelector',
 ] as const;
 
 /**

@@ -13,6 +13,7 @@ import type { CacheCodec, FieldSelector, LabelSelector, ServedCache } from './ca
 import type { UpstreamReason } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
 import type { WriteTracker } from './read-your-writes/write-tracker.ts';
+import type { ShardSupport } from './shard-support.ts';
 
 /** Everything a cache handler needs besides the request. */
 export interface ServeContext {
@@ -36,6 +37,8 @@ export interface ServeContext {
   watchers: Limiter;
   /** Registers a function that ends the watch cleanly at shutdown; returns its unregister. */
   trackWatch: (end: () => void) => () => void;
+  /** Whether each resource's upstream honours `shardSelector` (absent: always unknown, passed upstream). */
+  shardSupport?: ShardSupport;
   /** Called after every wait for freshness: seconds waited, and whether the cache caught up. */
   onReadWait?: (cache: ServedCache, seconds: number, result: 'fresh' | 'timeout') => void;
 }

@@ -13,6 +13,7 @@ import { acceptsGzip, GZIP_THRESHOLD_BYTES, writeGzip } from './compress.ts';
 import { askedMetadata, getRead, listRead } from './delegate.ts';
 import { readable } from './read-your-writes/consistent-read.ts';
 import { type CacheHandler, decodeWithSelectors, headersFor, type ServeContext } from './serve-context.ts';
+import { shardRead } from './shard-support.ts';
 
 /**
  * A 200 answer of `chunks`: gzip-compressed like the apiserver's (`compress.ts`) when
@@ -48,6 +49,8 @@ function writeChunks(
 export const serveList: CacheHandler = async (cache, info, query, res, ctx, signal) => {
   const { opts, sel } = decodeWithSelectors(query, cache, ctx.codec);
   if (sel.field === undefined) return 'field-selector-unknown';
+  const shard = shardRead(query, cache, info.namespace, ctx.shardSupport);
+  if (typeof shard === 'string') return shard;
   const read = listRead(opts, ctx.codec);
   if (typeof read === 'string') return read;
   const notReadable = await readable(cache, info, read, ctx, signal);
@@ -57,6 +60,7 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
   try {
     const q: Parameters<ServedCache['list']>[0] = { labelSelector: sel.label, fieldSelector: sel.field };
     if (info.namespace !== undefined) q.namespace = info.namespace;
+    if (shard.selector) q.shardSelector = shard.selector;
     if (read.mode === 'exact') q.exactRV = read.rv;
     if (read.limit > 0) q.limit = read.limit;
     if (read.mode === 'continue') q.continueFrom = read.from;

@@ -21,6 +21,7 @@ import {
   type ServeContext,
   TOO_MANY_REQUESTS,
 } from './serve-context.ts';
+import { shardRead } from './shard-support.ts';
 
 /**
  * How often (ms) a watch whose client stopped reading checks whether its watcher was closed
@@ -60,6 +61,8 @@ export function watchTimeoutMs(opts: ListOptions, ctx: ServeContext): number {
 export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, signal) => {
   const { opts, sel } = decodeWithSelectors(query, cache, ctx.codec);
   if (sel.field === undefined) return 'field-selector-unknown';
+  const shard = shardRead(query, cache, info.namespace, ctx.shardSupport);
+  if (typeof shard === 'string') return shard;
   const read = watchRead(opts);
   if (typeof read === 'string') return read;
   // A negative timeoutSeconds: the apiserver's watch context (`context.WithTimeout` in
@@ -100,6 +103,7 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
     ...askedMetadata(res.req.headers),
   };
   if (info.namespace !== undefined) q.namespace = info.namespace;
+  if (shard.selector) q.shardSelector = shard.selector;
   if (read.mode !== 'consistent' && read.mode !== 'continue') q.resourceVersion = read.rv;
   if (opts.sendInitialEvents !== undefined) q.sendInitialEvents = opts.sendInitialEvents;
   let w: ReturnType<ServedCache['watch']>;

@@ -27,6 +27,7 @@ import {
   type UpstreamReason,
   uncacheableRequest,
 } from '../../../src/server/delegate.ts';
+import { ShardSupport } from '../../../src/server/shard-support.ts';
 import { FakeCache, mockServer, pod } from '../../support/fake-cache.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
@@ -181,8 +182,15 @@ describe('issue 29: the parameters the cache implements, per verb', () => {
     assert.equal(d(`${GET}?resourceVersion=0&pretty=0&timeout=1m0s`), 'get');
   });
 
-  it('shardSelector and a made-up parameter go upstream as unknown-parameter, for list, get and watch', () => {
-    for (const p of [SHARD, 'fooBar=1']) {
+  it('shardSelector is for the handlers to decide on a list or watch, unknown on a get', () => {
+    assert.equal(d(`${LIST}?${SHARD}`), 'list');
+    assert.equal(d(`${LIST}?resourceVersion=0&${SHARD}`), 'list');
+    assert.equal(d(`${LIST}?watch=1&${SHARD}`), 'watch');
+    assert.equal(d(`${GET}?${SHARD}`), 'unknown-parameter');
+  });
+
+  it('a made-up parameter goes upstream as unknown-parameter, for list, get and watch', () => {
+    for (const p of ['fooBar=1']) {
       assert.equal(d(`${LIST}?${p}`), 'unknown-parameter', p);
       assert.equal(d(`${LIST}?resourceVersion=0&${p}`), 'unknown-parameter', p);
       assert.equal(d(`${LIST}?watch=1&${p}`), 'unknown-parameter', p);
@@ -234,9 +242,14 @@ describe('issue 29: the parameters the cache implements, per verb', () => {
     assert.equal(d(`${LIST}?pretty=true&fooBar=1`), 'pretty');
     assert.equal(d(`${GET}?watch=1&fooBar=1`), 'single-object-watch');
     assert.equal(
-      uncacheableRequest({ group: '', version: 'v1', resource: 'pods' }, new URLSearchParams(SHARD), {}),
+      uncacheableRequest({ group: '', version: 'v1', resource: 'pods' }, new URLSearchParams('fooBar=1'), {}),
       'unknown-parameter',
       'no on-demand cache is started for it',
+    );
+    // A sharded LIST may start one: a cache answers it once its upstream's sharding is known.
+    assert.equal(
+      uncacheableRequest({ group: '', version: 'v1', resource: 'pods' }, new URLSearchParams(SHARD), {}),
+      undefined,
     );
   });
 });
@@ -382,6 +395,9 @@ const delegated = new AccessControl({
   } as unknown as SubjectAccessReviewAuthorizer,
 });
 
+/** An upstream known to honour `shardSelector`. */
+const honouring = new ShardSupport(async () => undefined);
+
 const cases: Record<UpstreamReason, Case> = {
   'not-resource-path': { url: '/version' },
   'not-get': { method: 'POST', url: '/api/v1/namespaces/a/pods' },
@@ -417,9 +433,7 @@ const cases: Record<UpstreamReason, Case> = {
   },
   pretty: { url: '/api/v1/pods?resourceVersion=0&pretty=true' },
   'single-object-watch': { url: '/api/v1/namespaces/a/pods/p1?watch=1' },
-  'unknown-parameter': {
-    url: `/api/v1/pods?resourceVersion=0&shardSelector=${encodeURIComponent("shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')")}`,
-  },
+  'unknown-parameter': { url: '/api/v1/pods?resourceVersion=0&fooBar=1' },
   'verb-not-supported': {
     url: '/api/v1/namespaces/a/pods/p1',
     over: { caches: [new FakeCache(resourceInfo('v1', 'pods', 'Pod', { verbs: ['list', 'watch'] }))] },
@@ -437,6 +451,15 @@ const cases: Record<UpstreamReason, Case> = {
     url: `/api/v1/pods?limit=1&continue=${encodeContinue('a/p1', 9n)}&resourceVersion=5`,
   },
   'continue-undecodable': { url: '/api/v1/pods?continue=abc' },
+  'shard-support-unknown': {
+    url: `/api/v1/pods?resourceVersion=0&shardSelector=${encodeURIComponent("shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')")}`,
+    over: { shardSupport: new ShardSupport(async () => undefined) },
+  },
+  'shard-selector-unparsed': {
+    url: `/api/v1/pods?resourceVersion=0&shardSelector=${encodeURIComponent("shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000') && true")}`,
+    over: { shardSupport: honouring },
+    prepare: (cache) => honouring.learn(cache, 'honoured'),
+  },
   'not-synced': {
     url: '/api/v1/pods?resourceVersion=0',
     prepare: (cache) => {
