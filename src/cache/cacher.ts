@@ -197,6 +197,24 @@ export class Cacher {
     const from = start !== undefined ? firstFrom(picked, rel, start) : 0;
     const result: ListResult = { resourceVersion: String(rv), items: [] };
     let end = picked.length;
+    if (limit > 0 && end - from === limit && shard !== undefined) {
+      // A page filled exactly by a sharded read: the apiserver's cacher continues when objects it
+      // did not select follow the last one (cacher.go `hasMoreListItems = i < len(resp.Items)-1`;
+      // checked on v1.37.2 with a shard). A label or field selector does the same there; the
+      // cache does not yet (a page of exactly the last matches ends without a token).
+      const last = rel(picked[end - 1]!);
+      const window = { store: s.store, history: s.history, current };
+      const inNamespace = (e: StoreEntry) => ns === undefined || e.namespace === ns;
+      const raw = snapshotAt(window, rv, {
+        namespace: ns,
+        fieldSelector: q.fieldSelector,
+        wanted: inNamespace,
+      });
+      if (raw.length > 0 && rel(raw[raw.length - 1]!) > last) {
+        result.continue = encodeContinue(last, rv);
+        if (key !== undefined) this.#pages.put(key, s.history, rv, picked);
+      }
+    }
     if (limit > 0 && end - from > limit) {
       end = from + limit;
       result.continue = encodeContinue(rel(picked[end - 1]!), rv);
