@@ -7,6 +7,7 @@ import {
   parseFieldSelector,
   parseLabelSelector,
 } from '../../../src/apimachinery/selectors.ts';
+import { parseShardSelector } from '../../../src/apimachinery/shard-selector.ts';
 import { encodeList } from '../../../src/cache/encoding.ts';
 import {
   ALL,
@@ -254,5 +255,42 @@ describe('issue 11 item 15: no per-watcher or per-page rework', () => {
       continueFrom: decodeContinue(first.continue!)!,
     });
     assert.deepEqual(names(next.items), ['ns3/zzz']);
+  });
+});
+
+describe('WatchCache sharded list (shardSelector)', () => {
+  // FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c: this range holds namespace a only.
+  const parsed = parseShardSelector(
+    "shardRange(object.metadata.namespace, '0xaf63dc4c8601ec8c', '0xaf63dc4c8601ec8d')",
+  );
+  assert.ok(parsed && 'selector' in parsed);
+  const shard = { ...ALL, shardSelector: parsed.selector };
+
+  it('keeps the shard, echoes shardInfo, counts no remaining items', () => {
+    const { cache } = seeded();
+    const all = cache.list(shard);
+    assert.deepEqual(names(all.items), ['a/p1', 'a/p2']);
+    assert.equal(all.shardInfo, parsed.selector.string);
+    const page = cache.list({ ...shard, limit: 1 });
+    assert.deepEqual(names(page.items), ['a/p1']);
+    assert.ok(page.continue);
+    assert.equal(page.remainingItemCount, undefined);
+    assert.match(
+      Buffer.concat(encodeList(PODS, all)).toString(),
+      /"metadata":\{"resourceVersion":"10","shardInfo":\{"selector":"shardRange\(object.metadata.namespace, '0xaf63dc4c8601ec8c', '0xaf63dc4c8601ec8d'\)"\}\}/,
+    );
+  });
+
+  it('a page filled exactly continues when unselected objects follow (the apiserver cacher), then ends empty', () => {
+    const { cache } = seeded();
+    const page = cache.list({ ...shard, limit: 2 });
+    assert.deepEqual(names(page.items), ['a/p1', 'a/p2']);
+    assert.ok(page.continue, 'b/p3 follows');
+    const next = cache.list({ ...shard, limit: 2, continueFrom: decodeContinue(page.continue)! });
+    assert.deepEqual(names(next.items), []);
+    assert.equal(next.continue, undefined);
+    // Nothing after the last: no token (one namespace).
+    const inA = cache.list({ ...shard, namespace: 'a', limit: 2 });
+    assert.equal(inA.continue, undefined);
   });
 });
