@@ -16,12 +16,33 @@ import type { CacheSink } from '../reflector/cache-sink.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import type { CacheWatcher } from './cache-watcher.ts';
 import { Cacher, type ListRequest, type WatchRequest } from './cacher.ts';
+import { CoalescedProbe } from './coalesced-probe.ts';
 import { BookmarkLines, type ListResult } from './encoding.ts';
 import { FreshWaiters } from './fresh-waiters.ts';
 import { type ChangeType, History, HistoryEvent } from './history.ts';
 import { Ready } from './ready.ts';
 import { parseRV, Store, StoreEntry } from './store.ts';
 import { type GapProver, WindowExtender } from './window-extension.ts';
+
+/** `p`, or `onAbort` as soon as `signal` aborts (`p` keeps running for its other callers). */
+function untilAborted<T>(p: Promise<T>, onAbort: T, signal?: AbortSignal): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.resolve(onAbort);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => resolve(onAbort);
+    signal.addEventListener('abort', abort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', abort);
+        resolve(v);
+      },
+      (err) => {
+        signal.removeEventListener('abort', abort);
+        reject(err);
+      },
+    );
+  });
+}
 
 /** Construction options of a {@link WatchCache}. */
 export interface WatchCacheOptions {
@@ -63,6 +84,12 @@ export interface WatchCacheOptions {
    * ({@link WatchCache.extendWindowBack}); without it, such a watch gets 410.
    */
   gapProver?: GapProver;
+  /**
+   * Learns the upstream's current revision (etcd's) with one request; undefined when it could
+   * not. With it (and `gapProver`) the cache can prove itself fresh for a consistent read
+   * ({@link WatchCache.upstreamRevision}, {@link WatchCache.proveNoEventsBetween}).
+   */
+  revisionProbe?: () => Promise<bigint | undefined>;
 }
 
 /** Snapshot of the cache's state for metrics and `/debug/cache`. */
@@ -111,6 +138,10 @@ export class WatchCache implements CacheSink {
   #lastSyncTimeMs: number | null = null;
   #lastProgressTimeMs: number | null = null;
   readonly #extender: WindowExtender | undefined;
+  readonly #gapProver: GapProver | undefined;
+  readonly #revision: CoalescedProbe<bigint | undefined> | undefined;
+  /** Gap proofs in flight, shared by reads whose range they cover. */
+  #gapProofs: { from: bigint; to: bigint; proof: Promise<boolean> }[] = [];
 
   constructor(opts: WatchCacheOptions) {
     this.resource = opts.resource;
@@ -142,6 +173,9 @@ export class WatchCache implements CacheSink {
           ),
         )
       : undefined;
+    this.#gapProver = opts.gapProver;
+    const probe = opts.revisionProbe;
+    this.#revision = probe ? new CoalescedProbe(() => probe().catch(() => undefined)) : undefined;
     this.#fresh = new FreshWaiters(this.#clock);
     this.#bookmarks = new BookmarkLines(opts.resource);
     this.#cacher = new Cacher({
@@ -193,6 +227,37 @@ export class WatchCache implements CacheSink {
   waitUntilFresh(rv: bigint, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
     if (this.#ready.synced && this.#rv >= rv) return Promise.resolve(true);
     return this.#fresh.wait(rv, timeoutMs, signal);
+  }
+
+  /**
+   * The upstream's current revision, learnt by a request sent after this call (shared with the
+   * concurrent callers that arrived before it was sent); undefined when it could not be learnt
+   * or the cache has no revision probe. `signal` only stops this caller's wait.
+   */
+  upstreamRevision(signal?: AbortSignal): Promise<bigint | undefined> {
+    if (!this.#revision) return Promise.resolve(undefined);
+    return untilAborted(this.#revision.next(), undefined, signal);
+  }
+
+  /**
+   * True when the upstream shows no event of the resource in (from, to] (reflector/gap-proof.ts),
+   * sharing a proof in flight that covers the range; false without a gap prover.
+   */
+  proveNoEventsBetween(from: bigint, to: bigint, signal?: AbortSignal): Promise<boolean> {
+    if (from >= to) return Promise.resolve(true);
+    const prover = this.#gapProver;
+    if (!prover) return Promise.resolve(false);
+    let entry = this.#gapProofs.find((g) => g.from <= from && g.to >= to);
+    if (!entry) {
+      const e = { from, to, proof: prover(from, to) };
+      const drop = () => {
+        this.#gapProofs = this.#gapProofs.filter((g) => g !== e);
+      };
+      e.proof.then(drop, drop);
+      this.#gapProofs.push(e);
+      entry = e;
+    }
+    return untilAborted(entry.proof, false, signal);
   }
 
   /** Wakes the waits the current RV satisfies; none before the first snapshot (-1n waits for it). */

@@ -42,7 +42,7 @@ export interface Config {
   namespace?: string;
   listen: ListenAddress;
   opsListen: ListenAddress;
-  consistentReads: 'cache' | 'upstream';
+  consistentReads: 'cache' | 'proven' | 'upstream';
   /** `gzip`: cache answers above 128 KiB gzip-compressed for clients whose Accept-Encoding has gzip. */
   responseCompression: 'none' | 'gzip';
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
@@ -171,10 +171,10 @@ export const OPTIONS: readonly OptionSpec[] = [
     flag: 'consistent-reads',
     env: 'KCP_CONSISTENT_READS',
     kind: 'enum',
-    values: ['cache', 'upstream'],
+    values: ['cache', 'proven', 'upstream'],
     default: 'cache',
     description:
-      'resourceVersion="" reads: "cache" serves them while the upstream watch is proven live and has reached every write made through the proxy; "upstream" always forwards them.',
+      'resourceVersion="" reads: "cache" serves them while the upstream watch is proven live and has reached every write made through the proxy (a write made directly against the apiserver may not be visible yet); "proven" also asks the apiserver its current revision first (one LIST of one item, shared by concurrent reads) and serves once the cache reached it or the apiserver showed no event of the resource up to it, so every write completed before the read is visible, as with the apiserver; "upstream" always forwards them.',
   },
   {
     key: 'responseCompression',

@@ -68,3 +68,19 @@ export async function proveNoEventsBetween(
     stream?.close();
   }
 }
+
+/**
+ * The upstream's current revision: the RV of a consistent LIST of one item (`limit=1`, RV="")
+ * through the reflector's own {@link ListerWatcher}. The apiserver reads etcd's current revision
+ * before answering it (KEP-2340), so the RV is at least that of every write completed before
+ * the request was sent. undefined when the request failed or within `deadlineMs` (default 5 s).
+ */
+export async function currentRevision(lw: ListerWatcher, deadlineMs = 5000): Promise<bigint | undefined> {
+  try {
+    const list = await lw.list({ resourceVersion: '', limit: 1 }, AbortSignal.timeout(deadlineMs));
+    const rv = parseResourceVersion(list.resourceVersion);
+    return typeof rv === 'bigint' ? rv : undefined;
+  } catch {
+    return undefined;
+  }
+}

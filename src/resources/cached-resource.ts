@@ -20,7 +20,7 @@ import { scopeString } from '../apimachinery/resource-scope.ts';
 import { WatchCache } from '../cache/watch-cache.ts';
 import { Backoff } from '../reflector/backoff.ts';
 import { type CacheSink, observedSink } from '../reflector/cache-sink.ts';
-import { proveNoEventsBetween } from '../reflector/gap-proof.ts';
+import { currentRevision, proveNoEventsBetween } from '../reflector/gap-proof.ts';
 import { HttpListerWatcher, type ListerWatcher } from '../reflector/list-watch.ts';
 import { Reflector, type ReflectorOptions } from '../reflector/reflector.ts';
 import type { Upstream } from '../upstream/connection.ts';
@@ -297,6 +297,9 @@ export class CachedResource {
         logger: this.#log,
         // A watch resuming below the window after a (re)start asks the upstream first (docs/design.md §6).
         gapProver: (from, to, signal) => proveNoEventsBetween(lw, from, to, signal),
+        // `--consistent-reads=proven`: a LIST of one item at RV="" tells etcd's current revision
+        // (the apiserver reads it from etcd before answering, KEP-2340).
+        revisionProbe: () => currentRevision(lw),
         ...(m
           ? {
               onEventDispatched: () => m.eventDispatched(gr),

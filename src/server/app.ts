@@ -36,7 +36,7 @@ export interface ServerOptions {
   namespace?: string;
   /** Subscribers to the request hooks (`request-hooks.ts`: caching on demand); default none. */
   hooks?: readonly RequestHook[];
-  consistentReads: 'cache' | 'upstream';
+  consistentReads: 'cache' | 'proven' | 'upstream';
   /** `--response-compression`: `gzip` compresses cache answers above 128 KiB for clients that accept it; default `none`. */
   responseCompression?: 'none' | 'gzip';
   /** Cap on concurrent short (non-long-running) requests; default 400 (apiserver `--max-requests-inflight`). */

@@ -83,6 +83,13 @@ export interface ServedCache {
    * asking the upstream (the cache's `extendWindowBack`); resolves true when `rv` is in the window.
    */
   extendWindowBack?(rv: bigint, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Optional: the upstream's current revision (etcd's), learnt by one request sent after the
+   * call (shared by concurrent callers); undefined when it could not be learnt.
+   */
+  upstreamRevision?(signal?: AbortSignal): Promise<bigint | undefined>;
+  /** Optional: true when the upstream shows no event of the resource in (from, to]. */
+  proveNoEventsBetween?(from: bigint, to: bigint, signal?: AbortSignal): Promise<boolean>;
   watch(q: {
     namespace?: string;
     labelSelector: LabelSelector;

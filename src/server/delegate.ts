@@ -44,6 +44,11 @@ export const CACHE_STATE_REASONS = [
   'behind-upstream',
   /** RV="" while a write made through this proxy is not yet in the cache after the wait, or its RV is unknown. */
   'write-pending',
+  /**
+   * RV="" with `--consistent-reads=proven`: the upstream's current revision could not be learnt,
+   * or within the freshness wait the cache neither reached it nor was proven unchanged up to it.
+   */
+  'freshness-unproven',
   /** RV=N (not older than): the cache did not reach N within the freshness wait. */
   'freshness-timeout',
   /** An exact RV (`resourceVersionMatch=Exact`, or `limit` with RV=N) outside the history window. */

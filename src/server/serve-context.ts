@@ -19,8 +19,11 @@ import type { ShardSupport } from './shard-support.ts';
 export interface ServeContext {
   codec: CacheCodec;
   writes: WriteTracker;
-  /** `cache`: RV="" reads from the cache when live and read-your-writes holds; `upstream`: always forwarded. */
-  consistentReads: 'cache' | 'upstream';
+  /**
+   * `cache`: RV="" reads from the cache when live and read-your-writes holds; `proven`: also once
+   * the cache is proven at the upstream's current revision; `upstream`: always forwarded.
+   */
+  consistentReads: 'cache' | 'proven' | 'upstream';
   /** `--response-compression=gzip`: LIST and GET answers above 128 KiB gzip-compressed for clients that accept it. */
   gzip: boolean;
   /** How long a read waits for the cache to catch up before forwarding (ms, default 3 s). */

@@ -30,7 +30,7 @@ describe('main', () => {
     assert.equal(await main(['--consistent-reads', 'sometimes'], {}, x), EXIT_CONFIG);
     assert.equal(
       out.stderr,
-      'kube-cache-proxy: --consistent-reads: invalid value "sometimes" (want one of cache, upstream)\n',
+      'kube-cache-proxy: --consistent-reads: invalid value "sometimes" (want one of cache, proven, upstream)\n',
     );
     assert.equal(out.stdout, '');
   });

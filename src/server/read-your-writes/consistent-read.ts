@@ -3,7 +3,9 @@
  * synced at all; for RV="" ("most recent") the read-your-writes checks — the stream proven live,
  * the cache at or past every RV a client was shown by an answer passed upstream and every RV a
  * write through this proxy returned, deletes through it gone from the cache; for RV=N
- * NotOlderThan the cache at N. Each wait is bounded (`freshnessWaitMs`, `syncWaitMs`); a read
+ * NotOlderThan the cache at N. With `--consistent-reads=proven`, RV="" also needs a freshness
+ * proof: the upstream's current revision learnt by one (shared) request, and the cache at it or
+ * the upstream's word that the resource had no event in between. Each wait is bounded (`freshnessWaitMs`, `syncWaitMs`); a read
  * that cannot be served gets the {@link UpstreamReason} it is passed upstream with.
  */
 import type { ResourceRequest } from '../../apimachinery/request-info.ts';
@@ -96,7 +98,58 @@ async function consistentFromCache(
     }
     ctx.writes.resolveDeletes(key, gone);
   }
+  if (ctx.consistentReads === 'proven') {
+    const unproven = await provenFresh(cache, deadline, ctx, signal);
+    if (unproven) return unproven;
+  }
   return cache.isLive() ? undefined : 'not-live';
+}
+
+/**
+ * How long a proven read waits for the cache to reach the upstream's revision by itself before it
+ * also asks for a gap proof (ms). An event of the resource arrives within milliseconds of the
+ * write's answer; a revision moved by writes to OTHER resources is never reached before the next
+ * bookmark (about a minute), so the proof is asked for in parallel rather than after a wait.
+ */
+const PROOF_GRACE_MS = 20;
+
+/**
+ * The freshness proof of `--consistent-reads=proven`: learn the upstream's current revision R
+ * (a request sent after this read arrived, shared by the reads that arrived before it was sent;
+ * etcd's revision, at least that of every write completed before), then wait until the cache
+ * reaches R, or until the upstream proves that the resource had no event between the cache's RV
+ * and R (the revision is global: writes to other resources move it too). Bounded by `deadline`;
+ * `freshness-unproven` when neither happened, or R could not be learnt.
+ */
+async function provenFresh(
+  cache: ServedCache,
+  deadline: number,
+  ctx: ServeContext,
+  signal: AbortSignal,
+): Promise<UpstreamReason | undefined> {
+  const target = await cache.upstreamRevision?.(signal);
+  if (signal.aborted) return 'aborted';
+  if (target === undefined) return 'freshness-unproven';
+  if (cache.resourceVersion() >= target) return undefined;
+  const left = () => Math.max(0, deadline - ctx.clock.now());
+  if (await waitFresh(cache, target, Math.min(left(), PROOF_GRACE_MS), ctx, signal)) return undefined;
+  if (signal.aborted) return 'aborted';
+  const ac = new AbortController();
+  const stop = () => ac.abort();
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    const reached = waitFresh(cache, target, left(), ctx, ac.signal);
+    const proved = cache.proveNoEventsBetween
+      ? cache.proveNoEventsBetween(cache.resourceVersion(), target, ac.signal)
+      : Promise.resolve(false);
+    // Whichever says yes first; a failed proof (an event in the range) leaves the wait.
+    const first = await Promise.race([reached, proved.then((ok) => (ok ? true : reached))]);
+    if (first) return undefined;
+    return waitFailed(signal, 'freshness-unproven');
+  } finally {
+    signal.removeEventListener('abort', stop);
+    ac.abort();
+  }
 }
 
 /** RV=N NotOlderThan: the cache must reach N within `freshnessWaitMs`. */

@@ -208,7 +208,7 @@ describe('config', () => {
 
   it('one-line errors naming the flag, variable or file key', () => {
     fails(['--listen', 'nope'], '--listen: invalid address "nope" (want HOST:PORT)');
-    fails([], 'KCP_CONSISTENT_READS: invalid value "maybe" (want one of cache, upstream)', {
+    fails([], 'KCP_CONSISTENT_READS: invalid value "maybe" (want one of cache, proven, upstream)', {
       KCP_CONSISTENT_READS: 'maybe',
     });
     fails(['--max-inflight', '0'], '--max-inflight: invalid value "0" (want a positive integer)');

@@ -481,6 +481,8 @@ const cases: Record<UpstreamReason, Case> = {
     url: '/api/v1/pods',
     prepare: (_cache, server) => server.writes.record('pods.', 50n),
   },
+  // A fake cache cannot learn the upstream's revision.
+  'freshness-unproven': { url: '/api/v1/pods', over: { consistentReads: 'proven' } },
   'freshness-timeout': { url: '/api/v1/pods?resourceVersion=99' },
   'exact-outside-window': { url: '/api/v1/pods?resourceVersion=2&resourceVersionMatch=Exact' },
   'continue-outside-window': { url: `/api/v1/pods?limit=1&continue=${encodeContinue('a/p1', 2n)}` },
