@@ -271,6 +271,24 @@ function trimSpace(s: string): string | undefined {
   return t;
 }
 
+/** Code points above which an expression is left to the apiserver (CEL's limit is 100,000). */
+export const MAX_COPIED_CODE_POINTS = 50_000;
+
+/** Parenthesis nesting above which an expression is left to the apiserver (CEL's recursion limit is 250 rule levels). */
+export const MAX_COPIED_NESTING = 32;
+
+/** Whether `s` is long or nested enough that CEL's size or recursion limit might apply. */
+function nearCelLimits(s: string): boolean {
+  if (s.length > MAX_COPIED_CODE_POINTS) return true;
+  let depth = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x28 && ++depth > MAX_COPIED_NESTING) return true;
+    if (c === 0x29) depth--;
+  }
+  return false;
+}
+
 /**
  * `sharding.Parse` of a `shardSelector` query value. The apiserver answers an error as
  * `invalid shard selector: <error>`.
@@ -280,6 +298,9 @@ export function parseShardSelector(expr: string): ShardParse {
   if (trimmed === undefined) return undefined;
   if (trimmed === '')
     return { error: 'empty shard selector is not allowed; omit the parameter for unfiltered lists' };
+  // CEL's parser limits (cel-go `parser.go`: 100,000 code points, a recursion depth of 250) are
+  // not copied: an expression anywhere near them is the apiserver's to answer.
+  if (nearCelLimits(trimmed)) return undefined;
   let tree: Expr;
   try {
     tree = parseTokens(tokenize(trimmed));
