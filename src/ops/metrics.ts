@@ -144,6 +144,13 @@ export interface Metrics {
    */
   readonly refusedRequests: Counter<'code'>;
   /**
+   * `kube_cache_proxy_requests_filtered_total{filter}`: requests refused (403) by the path and
+   * method filter, `filter` = the flag that refused them: `reject-paths` | `reject-methods` |
+   * `accept-paths` (a fixed set: the path is never a label). Also counted in
+   * `requests_refused_total{code="403"}`.
+   */
+  readonly filteredRequests: Counter<'filter'>;
+  /**
    * `kube_cache_proxy_metric_series_folded_total{family}`: observations of the four request
    * families (`family` is the metric name without prefix) whose new label set was beyond the
    * family's cap and folded into the label set of `<other>`s (`metric-labels.ts` SeriesCap).
@@ -414,6 +421,12 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       name: name('authorization_decisions_total'),
       help: 'Cached reads authorized by SubjectAccessReview, by decision (allowed|denied|error).',
       labelNames: ['decision'],
+      registers,
+    }),
+    filteredRequests: new Counter({
+      name: name('requests_filtered_total'),
+      help: 'Requests refused (403) by --accept-paths, --reject-paths or --reject-methods, by the flag that refused them.',
+      labelNames: ['filter'],
       registers,
     }),
     webhookCacheRequests: new Counter({
