@@ -11,11 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import type { ResourceSpec } from '../apimachinery/resource-scope.ts';
 import { ConfigError } from '../util/errors.ts';
 import { convert, takeAuto, type ValueSpec } from './config-values.ts';
-import {
-  KUBECTL_PROXY_ACCEPT_PATHS,
-  KUBECTL_PROXY_REJECT_METHODS,
-  KUBECTL_PROXY_REJECT_PATHS,
-} from './kubectl-proxy-filter.ts';
+import { FILTER_OPTIONS, rejectPathsDefault } from './kubectl-proxy-filter.ts';
 import type { ListenAddress } from './listen-address.ts';
 import { checkListenMode, FILE_KEYS } from './listen-mode.ts';
 
@@ -310,42 +306,8 @@ export const OPTIONS: readonly OptionSpec[] = [
     description:
       'The pod runs with hostNetwork (also detected when POD_IP and HOST_IP are set and equal): its loopback is shared, so --delegated-auth and TLS are required.',
   },
-  {
-    key: 'acceptPaths',
-    flag: 'accept-paths',
-    env: 'KCP_ACCEPT_PATHS',
-    kind: 'regexps',
-    default: KUBECTL_PROXY_ACCEPT_PATHS,
-    description:
-      "Comma-separated regexps one of which a request's decoded path (no query) must match, else 403 before the cache or the apiserver sees it (kubectl proxy's flag and default; HTTP Upgrade tunnels included).",
-  },
-  {
-    key: 'rejectPaths',
-    flag: 'reject-paths',
-    env: 'KCP_REJECT_PATHS',
-    kind: 'regexps',
-    description: `Comma-separated regexps of decoded paths refused with 403 even when --accept-paths accepts them (kubectl proxy's flag). Default without --delegated-auth: kubectl proxy's ${KUBECTL_PROXY_REJECT_PATHS.join(',')} (exec and attach: a request without credential runs as the proxy's identity); with --delegated-auth: none (every request runs as its client). Empty: none.`,
-  },
-  {
-    key: 'rejectMethods',
-    flag: 'reject-methods',
-    env: 'KCP_REJECT_METHODS',
-    kind: 'regexps',
-    default: KUBECTL_PROXY_REJECT_METHODS,
-    description:
-      "Comma-separated regexps of HTTP methods refused with 403, e.g. POST,PUT,PATCH,DELETE (kubectl proxy's flag and default ^$: none).",
-  },
+  ...FILTER_OPTIONS,
 ];
-
-/**
- * `--reject-paths` when not given: kubectl proxy's `DefaultPathRejectRE` (exec and attach of
- * pods) in the modes without `--delegated-auth`, where a request without credential is sent with
- * the proxy's (as by kubectl proxy), and none with it, where every request carries its client's
- * own identity and the apiserver decides (docs/design.md §4).
- */
-export function rejectPathsDefault(delegatedAuth: boolean): string[] {
-  return delegatedAuth ? [] : [...KUBECTL_PROXY_REJECT_PATHS];
-}
 
 /** Flags that are not settings. */
 const META_FLAGS = { config: 'KCP_CONFIG', help: '', version: '' } as const;

@@ -143,12 +143,7 @@ export interface Metrics {
    * are not in `requests_total`: a refused client must not choose labels.
    */
   readonly refusedRequests: Counter<'code'>;
-  /**
-   * `kube_cache_proxy_requests_filtered_total{filter}`: requests refused (403) by the path and
-   * method filter, `filter` = the flag that refused them: `reject-paths` | `reject-methods` |
-   * `accept-paths` (a fixed set: the path is never a label). Also counted in
-   * `requests_refused_total{code="403"}`.
-   */
+  /** `kube_cache_proxy_requests_filtered_total{filter}`: 403s of the path and method filter, by flag (`reject-paths` | `reject-methods` | `accept-paths`; never the path). */
   readonly filteredRequests: Counter<'filter'>;
   /**
    * `kube_cache_proxy_metric_series_folded_total{family}`: observations of the four request
