@@ -74,7 +74,7 @@ export interface Config {
   acceptPaths: string[];
   /**
    * Regexps (source text) of paths refused even when accepted. Without the flag: kubectl proxy's
-   * exec and attach without `--delegated-auth`, none with it ({@link rejectPathsDefault}).
+   * exec and attach without `--delegated-auth`, none with it (`rejectPathsDefault` of `kubectl-proxy-filter.ts`).
    */
   rejectPaths: string[];
   /** Regexps (source text) of HTTP methods refused. */
