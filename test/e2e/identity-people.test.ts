@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { writeKubeconfig } from '../fixture/index.ts';
 import { type PodsFixture, startPodsFixture } from '../fixture/pods-fixture.ts';
+import { metricSum } from '../support/prometheus-text.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 interface Run {
@@ -127,6 +128,13 @@ describe('people: kubectl as three identities through the proxy (TLS, --delegate
       await same(who, ['get', 'configmaps', '-A', '-o', 'name']);
       await same(who, ['get', 'secrets', '-n', ns, '-o', 'name']);
     }
+    // The equality above is not the apiserver answering everything: reads came from the cache.
+    const text = await (await fetch(`${proxy.ops}/metrics`)).text();
+    assert.ok(
+      metricSum(text, 'kube_cache_proxy_requests_total', { served_from: 'cache' }) > 0,
+      'served from the cache',
+    );
+    assert.ok(metricSum(text, 'kube_cache_proxy_authorization_decisions_total', { decision: 'denied' }) > 0);
     const refused = await kubectl('limited', 'p', ['get', 'configmaps', '-n', other]);
     assert.equal(
       refused.stderr,
