@@ -11,6 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import type { ResourceSpec } from '../apimachinery/resource-scope.ts';
 import { ConfigError } from '../util/errors.ts';
 import { convert, takeAuto, type ValueSpec } from './config-values.ts';
+import { FILTER_OPTIONS, rejectPathsDefault } from './kubectl-proxy-filter.ts';
 import type { ListenAddress } from './listen-address.ts';
 import { checkListenMode, FILE_KEYS } from './listen-mode.ts';
 
@@ -69,6 +70,15 @@ export interface Config {
   acceptHosts: string[];
   /** The pod runs with hostNetwork (flag, or env POD_IP equal to HOST_IP). */
   hostNetwork: boolean;
+  /** Regexps (source text) one of which a request's decoded path must match (`auth/request-filter.ts`). */
+  acceptPaths: string[];
+  /**
+   * Regexps (source text) of paths refused even when accepted. Without the flag: kubectl proxy's
+   * exec and attach without `--delegated-auth`, none with it (`rejectPathsDefault` of `kubectl-proxy-filter.ts`).
+   */
+  rejectPaths: string[];
+  /** Regexps (source text) of HTTP methods refused. */
+  rejectMethods: string[];
 }
 
 /** How a setting's raw value is converted (`config-values.ts`). */
@@ -296,6 +306,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     description:
       'The pod runs with hostNetwork (also detected when POD_IP and HOST_IP are set and equal): its loopback is shared, so --delegated-auth and TLS are required.',
   },
+  ...FILTER_OPTIONS,
 ];
 
 /** Flags that are not settings. */
@@ -387,6 +398,7 @@ export function loadConfig(inputs: LoadInputs): LoadResult {
     }
   }
   const config = out as unknown as Config;
+  if (whereOf.rejectPaths === undefined) config.rejectPaths = rejectPathsDefault(config.delegatedAuth);
   takeAuto(config, whereOf.resources ?? '--resources');
   const podIP = inputs.env.POD_IP;
   let hostWhere = '--host-network';

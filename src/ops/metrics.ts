@@ -143,6 +143,8 @@ export interface Metrics {
    * are not in `requests_total`: a refused client must not choose labels.
    */
   readonly refusedRequests: Counter<'code'>;
+  /** `kube_cache_proxy_requests_filtered_total{filter}`: 403s of the path and method filter, by flag (`reject-paths` | `reject-methods` | `accept-paths`; never the path). */
+  readonly filteredRequests: Counter<'filter'>;
   /**
    * `kube_cache_proxy_metric_series_folded_total{family}`: observations of the four request
    * families (`family` is the metric name without prefix) whose new label set was beyond the
@@ -414,6 +416,12 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       name: name('authorization_decisions_total'),
       help: 'Cached reads authorized by SubjectAccessReview, by decision (allowed|denied|error).',
       labelNames: ['decision'],
+      registers,
+    }),
+    filteredRequests: new Counter({
+      name: name('requests_filtered_total'),
+      help: 'Requests refused (403) by --accept-paths, --reject-paths or --reject-methods, by the flag that refused them.',
+      labelNames: ['filter'],
       registers,
     }),
     webhookCacheRequests: new Counter({
