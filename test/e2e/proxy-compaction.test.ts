@@ -155,7 +155,8 @@ describe('reads at a compacted revision: proxy vs apiserver (chunking.go compact
       assert.deepEqual(decodeToken(r.body.metadata.continue ?? ''), {
         v: 'meta.k8s.io/v1',
         rv: -1,
-        start: '/tpl-04\u0000',
+        // The apiserver's inconsistent token carries the key without its leading slash.
+        start: 'tpl-04\u0000',
       });
     }
     assert.deepEqual(gone.proxy.body, gone.direct.body);
