@@ -99,8 +99,9 @@ describe('reads at a compacted revision: proxy vs apiserver (chunking.go compact
     return { all, rvs };
   };
 
-  test('the continue token of a compacted page: 410 with the inconsistent token, then the same list; an Exact read: 410', async () => {
+  test('the continue token of a compacted page: 410 with the inconsistent token, then the same list; an Exact read: 410', async (t) => {
     // The first page of each side (the proxy's from its cache, at its current RV).
+    const t0 = Date.now();
     const first = { proxy: await get(true, 'limit=5'), direct: await get(false, 'limit=5') };
     assert.equal(first.proxy.fromCache, true, 'the first page comes from the cache');
     for (const side of [first.proxy, first.direct]) {
@@ -135,16 +136,23 @@ describe('reads at a compacted revision: proxy vs apiserver (chunking.go compact
     // Compaction: the apiserver answers the continue token 410 (within its 15 s poll), the
     // proxy too (within one more poll). Each side's own token, then the proxy with the
     // apiserver's token too (tokens are interchangeable).
-    const expired = async (viaProxy: boolean, t: string) =>
-      eventually(
+    const expired = async (viaProxy: boolean, tok: string) => {
+      const r = await eventually(
         `${viaProxy ? 'proxy' : 'apiserver'}: continue at ${firstRV} gets 410`,
         150_000,
         async () => {
-          const r = await get(viaProxy, `limit=5&continue=${encodeURIComponent(t)}`);
+          const r = await get(viaProxy, `limit=5&continue=${encodeURIComponent(tok)}`);
           return r.status === 410 ? r : undefined;
         },
       );
-    const gone = { direct: await expired(false, token.direct), proxy: await expired(true, token.proxy) };
+      t.diagnostic(`${viaProxy ? 'proxy' : 'apiserver'}: 410 ${Date.now() - t0} ms after the first page`);
+      return r;
+    };
+    const [direct410, proxy410] = await Promise.all([
+      expired(false, token.direct),
+      expired(true, token.proxy),
+    ]);
+    const gone = { direct: direct410, proxy: proxy410 };
     const crossed = await expired(true, token.direct);
     for (const r of [gone.direct, gone.proxy, crossed]) {
       assert.equal(r.fromCache, false, 'the 410 is the apiserver’s');
