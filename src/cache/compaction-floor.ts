@@ -90,12 +90,15 @@ export class CompactionFloor {
   }
 
   /**
-   * Whether an Exact or continue read at `rv` must go upstream: `rv` at or below the floor. Arms
-   * the polling; when the floor is staler than one poll period, first waits for a poll (bounded
-   * by `waitMs` and `signal`). Never rejects.
+   * Whether an Exact or continue read at `rv` must go upstream: `rv` at or below the floor. For
+   * an `rv` inside the window, arms the polling and, when the floor is staler than one poll
+   * period, first waits for a poll (bounded by `waitMs` and `signal`). Never rejects.
    */
   async compacted(rv: bigint, signal?: AbortSignal): Promise<boolean> {
     if (this.#ac.signal.aborted) return rv <= this.#floor;
+    // Outside the window the read goes upstream anyway: nothing to wait or poll for.
+    const w = this.#o.window();
+    if (!w || rv < w.start || rv > w.current) return rv <= this.#floor;
     this.#lastAsked = this.#o.clock.now();
     this.#arm();
     if (rv <= this.#floor) return true;

@@ -175,6 +175,14 @@ describe('CompactionFloor (cache/compaction-floor.ts)', () => {
     assert.equal(floor.floor, 199n, 'the poll went on for the others');
   });
 
+  it('a read outside the window (forwarded anyway) neither waits nor arms a poll', async () => {
+    const { clock, up, floor } = setup();
+    assert.equal(await floor.compacted(99n), false);
+    assert.equal(await floor.compacted(201n), false);
+    assert.deepEqual(up.probes, []);
+    assert.equal(clock.pending(), 0);
+  });
+
   it('an unknown answer (an error, the deadline) leaves the floor and ends the poll', async () => {
     const { clock, up, floor } = setup();
     up.compactedBelow = 150n;
@@ -193,9 +201,11 @@ describe('CompactionFloor (cache/compaction-floor.ts)', () => {
     const { clock, up, floor, w } = setup(null);
     assert.equal(await floor.compacted(150n), false);
     assert.deepEqual(up.probes, []);
+    assert.equal(clock.pending(), 0, 'not armed');
     w.current = { start: 100n, current: 200n };
     up.hold = true;
-    await clock.step(COMPACTION_POLL_MS);
+    void floor.compacted(150n);
+    await flushMicrotasks();
     assert.deepEqual(up.probes, [100n]);
     floor.stop();
     await flushMicrotasks();
