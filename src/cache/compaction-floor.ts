@@ -58,7 +58,7 @@ export interface CompactionFloorOptions {
   waitMs?: number;
   /** Told every probe's answer (a metric); must not throw. */
   onProbe?: (answer: CompactionAnswer) => void;
-  /** Told when the floor rises, with the new floor (a log line); must not throw. */
+  /** Told once per poll that raised the floor, with the new floor (a log line); must not throw. */
   onRaise?: (floor: bigint) => void;
 }
 
@@ -139,6 +139,7 @@ export class CompactionFloor {
    */
   async #search(): Promise<void> {
     const started = this.#o.clock.now();
+    const before = this.#floor;
     try {
       const w = this.#o.window();
       if (!w) return;
@@ -152,16 +153,14 @@ export class CompactionFloor {
         if (answer === 'available') hi = rv;
         else {
           lo = rv;
-          if (rv > this.#floor) {
-            this.#floor = rv;
-            this.#o.onRaise?.(rv);
-          }
+          if (rv > this.#floor) this.#floor = rv;
         }
         rv = lo + (hi - lo) / 2n;
         if (rv === lo) break;
       }
     } finally {
       this.#polledAt = started;
+      if (this.#floor > before) this.#o.onRaise?.(this.#floor);
     }
   }
 
