@@ -282,6 +282,8 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     eventReceived: (l: { group: string; resource: string }) => m.eventsReceived.inc(l),
     eventDispatched: (l: { group: string; resource: string }) => m.eventsDispatched.inc(l),
     watcherTerminated: (l: { group: string; resource: string }) => m.terminatedWatchers.inc(l),
+    compactionProbe: (l: { group: string; resource: string }, result: string) =>
+      m.compactionProbes.inc({ ...l, result }),
   });
   const resources = new ResourceSet({
     upstream: reflectorUpstream,

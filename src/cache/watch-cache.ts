@@ -17,32 +17,14 @@ import { type Clock, realClock } from '../util/clock.ts';
 import type { CacheWatcher } from './cache-watcher.ts';
 import { Cacher, type ListRequest, type WatchRequest } from './cacher.ts';
 import { CoalescedProbe } from './coalesced-probe.ts';
+import type { CompactionFloor, ServedWindow } from './compaction-floor.ts';
 import { BookmarkLines, type ListResult } from './encoding.ts';
 import { FreshWaiters } from './fresh-waiters.ts';
 import { type ChangeType, History, HistoryEvent } from './history.ts';
 import { Ready } from './ready.ts';
 import { parseRV, Store, StoreEntry } from './store.ts';
+import { untilAborted } from './until-aborted.ts';
 import { type GapProver, WindowExtender } from './window-extension.ts';
-
-/** `p`, or `onAbort` as soon as `signal` aborts (`p` keeps running for its other callers). */
-function untilAborted<T>(p: Promise<T>, onAbort: T, signal?: AbortSignal): Promise<T> {
-  if (!signal) return p;
-  if (signal.aborted) return Promise.resolve(onAbort);
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => resolve(onAbort);
-    signal.addEventListener('abort', abort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', abort);
-        resolve(v);
-      },
-      (err) => {
-        signal.removeEventListener('abort', abort);
-        reject(err);
-      },
-    );
-  });
-}
 
 /** Construction options of a {@link WatchCache}. */
 export interface WatchCacheOptions {
@@ -90,6 +72,11 @@ export interface WatchCacheOptions {
    * ({@link WatchCache.upstreamRevision}, {@link WatchCache.proveNoEventsBetween}).
    */
   revisionProbe?: () => Promise<bigint | undefined>;
+  /**
+   * The compaction floor polling the upstream about {@link WatchCache.servedWindow} (stopped by
+   * `close`): {@link WatchCache.compactedAt} tells which Exact and continue reads go upstream.
+   */
+  compaction?: CompactionFloor;
 }
 
 /** Snapshot of the cache's state for metrics and `/debug/cache`. */
@@ -140,6 +127,7 @@ export class WatchCache implements CacheSink {
   readonly #extender: WindowExtender | undefined;
   readonly #gapProver: GapProver | undefined;
   readonly #revision: CoalescedProbe<bigint | undefined> | undefined;
+  readonly #compaction: CompactionFloor | undefined;
   /** Gap proofs in flight, shared by reads whose range they cover. */
   #gapProofs: { from: bigint; to: bigint; proof: Promise<boolean> }[] = [];
 
@@ -177,6 +165,7 @@ export class WatchCache implements CacheSink {
     const probe = opts.revisionProbe;
     this.#revision = probe ? new CoalescedProbe(() => probe().catch(() => undefined)) : undefined;
     this.#fresh = new FreshWaiters(this.#clock);
+    this.#compaction = opts.compaction;
     this.#bookmarks = new BookmarkLines(opts.resource);
     this.#cacher = new Cacher({
       state: {
@@ -260,6 +249,20 @@ export class WatchCache implements CacheSink {
     return untilAborted(entry.proof, false, signal);
   }
 
+  /**
+   * Whether etcd has compacted `rv` as far as the upstream has shown (compaction-floor.ts): an
+   * Exact or continue read at it goes upstream, which answers 410. May wait (bounded) for one
+   * upstream probe when the floor is stale. Resolves false without a compaction probe.
+   */
+  compactedAt(rv: bigint, signal?: AbortSignal): Promise<boolean> {
+    return this.#compaction ? this.#compaction.compacted(rv, signal) : Promise.resolve(false);
+  }
+
+  /** The RVs an Exact or continue read is served at, [window start, current]; undefined before the first snapshot. */
+  servedWindow(): ServedWindow | undefined {
+    return this.#ready.synced ? { start: this.#history.start, current: this.#rv } : undefined;
+  }
+
   /** Wakes the waits the current RV satisfies; none before the first snapshot (-1n waits for it). */
   #wakeWaiters(): void {
     if (this.#ready.synced) this.#fresh.wake(this.#rv);
@@ -289,6 +292,16 @@ export class WatchCache implements CacheSink {
   // ---- CacheSink (the Reflector's side) ----
 
   /**
+   * The entry of a snapshot object, built as it arrives (CacheSink.compact): what is handed back
+   * is the entry itself (its bytes and metadata only), so the parsed object dies young; `replace`
+   * stores it as it is. Throws what
+   * {@link Store.entry} throws (an RV that is not a uint64), as `replace` would.
+   */
+  compact(obj: UpstreamObject): UpstreamObject {
+    return this.#store.entry(obj);
+  }
+
+  /**
    * Stores a new snapshot at `resourceVersion`. Atomic: every entry is built (its RV, labels and
    * fields parsed) before anything changes, as watch_cache.go `Replace` builds `toReplace` before
    * `store.Replace`, so an object that throws leaves the previous store, window, watchers and
@@ -297,17 +310,6 @@ export class WatchCache implements CacheSink {
    * kept (no needless 410s downstream); the store keeps its entries.
    * @throws ResourceVersionError when `resourceVersion` or an object's RV is not a uint64.
    */
-  /**
-   * The entry of a snapshot object, built as it arrives (CacheSink.compact): what is handed back
-   * is the entry itself (its bytes and metadata only), so the parsed object dies young; `replace`
-   * stores it as it is. Throws what
-   * {@link Store.entry} throws (an RV that is not a uint64), as `replace` would.
-   */
-  compact(obj: UpstreamObject): UpstreamObject {
-    const e = this.#store.entry(obj);
-    return e;
-  }
-
   replace(objects: UpstreamObject[], resourceVersion: string, bookmarkObject?: Buffer): void {
     const rv = parseRV(resourceVersion);
     const entries = objects.map((o) => (o instanceof StoreEntry ? o : this.#store.entry(o)));
@@ -443,5 +445,6 @@ export class WatchCache implements CacheSink {
   close(): void {
     this.#cacher.terminateAll('shutdown');
     this.#ready.stop();
+    this.#compaction?.stop();
   }
 }

@@ -102,6 +102,8 @@ export interface Metrics {
   readonly eventsDispatched: Counter<GR>;
   /** `kube_cache_proxy_terminated_watchers_total{group,resource}`: watchers closed for not keeping up. */
   readonly terminatedWatchers: Counter<GR>;
+  /** `kube_cache_proxy_compaction_probes_total{group,resource,result}`: the compaction floor's probes. */
+  readonly compactionProbes: Counter<GR | 'result'>;
 
   // --- downstream (the proxy as an apiserver) ---
   /**
@@ -397,6 +399,12 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       name: name('terminated_watchers_total'),
       help: 'Watchers closed because they did not keep up with the event stream.',
       labelNames: gr,
+      registers,
+    }),
+    compactionProbes: new Counter({
+      name: name('compaction_probes_total'),
+      help: 'Exact LISTs of one item sent to learn the compacted resourceVersions, by result (compacted|available|unknown).',
+      labelNames: [...gr, 'result'],
       registers,
     }),
     readWait: new Histogram({

@@ -17,9 +17,11 @@
  */
 import type { ResourceInfo, ResourceScope } from '../apimachinery/gvr.ts';
 import { scopeString } from '../apimachinery/resource-scope.ts';
+import { CompactionFloor } from '../cache/compaction-floor.ts';
 import { WatchCache } from '../cache/watch-cache.ts';
 import { Backoff } from '../reflector/backoff.ts';
 import { type CacheSink, observedSink } from '../reflector/cache-sink.ts';
+import { type CompactionAnswer, exactReadAt } from '../reflector/compaction-probe.ts';
 import { currentRevision, proveNoEventsBetween } from '../reflector/gap-proof.ts';
 import { HttpListerWatcher, type ListerWatcher } from '../reflector/list-watch.ts';
 import { Reflector, type ReflectorOptions } from '../reflector/reflector.ts';
@@ -69,6 +71,8 @@ export interface ResourceMetricsHooks {
   eventDispatched(gr: { group: string; resource: string }): void;
   /** A watcher was closed for not keeping up (`apiserver_terminated_watchers_total`). */
   watcherTerminated(gr: { group: string; resource: string }): void;
+  /** A compaction probe was answered (`kube_cache_proxy_compaction_probes_total`). */
+  compactionProbe?(gr: { group: string; resource: string }, answer: CompactionAnswer): void;
 }
 
 /** Options of {@link CachedResource}. */
@@ -292,9 +296,23 @@ export class CachedResource {
     let sink: CacheSink;
     if (this.#o.sinkFor) sink = this.#o.sinkFor(info, this.name, lw);
     else {
-      const cache = new WatchCache({
+      // Exact and continue reads at an RV the upstream compacted go upstream (docs/design.md §3):
+      // the floor polls with Exact LISTs of one item while such reads come.
+      const compaction = new CompactionFloor({
+        probe: (rv, signal) => exactReadAt(lw, rv, signal),
+        clock: this.#clock,
+        window: () => cache.servedWindow(),
+        ...(m?.compactionProbe ? { onProbe: (a: CompactionAnswer) => m.compactionProbe?.(gr, a) } : {}),
+        onRaise: (floor) =>
+          this.#log.info(
+            { resource: this.name, compactedRV: String(floor) },
+            'the upstream compacted resourceVersions up to compactedRV: Exact and continue reads at or below it go upstream',
+          ),
+      });
+      const cache: WatchCache = new WatchCache({
         resource: info,
         logger: this.#log,
+        compaction,
         // A watch resuming below the window after a (re)start asks the upstream first (docs/design.md §6).
         gapProver: (from, to, signal) => proveNoEventsBetween(lw, from, to, signal),
         // `--consistent-reads=proven`: a LIST of one item at RV="" tells etcd's current revision

@@ -88,6 +88,12 @@ export interface ServedCache {
    * call (shared by concurrent callers); undefined when it could not be learnt.
    */
   upstreamRevision?(signal?: AbortSignal): Promise<bigint | undefined>;
+  /**
+   * Optional: whether the upstream has compacted `rv` (the cache's compaction floor): an Exact
+   * or continue read at it goes upstream, which answers 410. May wait (bounded) for one upstream
+   * probe when the floor is stale; never rejects.
+   */
+  compactedAt?(rv: bigint, signal?: AbortSignal): Promise<boolean>;
   /** Optional: true when the upstream shows no event of the resource in (from, to]. */
   proveNoEventsBetween?(from: bigint, to: bigint, signal?: AbortSignal): Promise<boolean>;
   watch(q: {

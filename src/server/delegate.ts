@@ -55,6 +55,12 @@ export const CACHE_STATE_REASONS = [
   'exact-outside-window',
   /** A `continue` token whose snapshot RV left the history window. */
   'continue-outside-window',
+  /**
+   * An Exact read or a `continue` token at an RV the upstream has compacted (the cache's
+   * compaction floor, `cache/compaction-floor.ts`): the apiserver answers 410 (for a continue
+   * token, with an "inconsistent" continue token).
+   */
+  'compacted',
   /** The client went away while the request waited for the cache: nothing is sent upstream. */
   'aborted',
 ] as const;

@@ -55,6 +55,10 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
   if (typeof read === 'string') return read;
   const notReadable = await readable(cache, info, read, ctx, signal);
   if (notReadable) return notReadable;
+  // An RV etcd has compacted: the apiserver answers 410 (docs/design.md §3, compaction).
+  const exactRV = read.mode === 'exact' ? read.rv : read.mode === 'continue' ? read.from.rv : undefined;
+  if (exactRV !== undefined && (await cache.compactedAt?.(exactRV, signal)))
+    return signal.aborted ? 'aborted' : 'compacted';
   const { metadata } = askedMetadata(res.req.headers);
   let result: ListPage;
   try {

@@ -41,6 +41,8 @@ export class FakeCache implements ServedCache {
   live = true;
   rv = 10n;
   windowStart = 5n;
+  /** The compaction floor `compactedAt` answers by (0n: nothing compacted). */
+  compactedFloor = 0n;
   objects: UpstreamObject[] = [];
   /** What waitUntilFresh / waitSynced answer (they resolve at once). */
   becomesFresh = false;
@@ -69,6 +71,10 @@ export class FakeCache implements ServedCache {
     this.calls.push(`waitUntilFresh ${rv}`);
     if (this.becomesFresh && this.rv < rv) this.rv = rv;
     return this.rv >= rv;
+  }
+  async compactedAt(rv: bigint) {
+    this.calls.push(`compactedAt ${rv}`);
+    return rv <= this.compactedFloor;
   }
   list(q: Parameters<ServedCache['list']>[0]) {
     this.calls.push(

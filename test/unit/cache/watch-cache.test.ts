@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { everythingLabels, parseFieldSelector } from '../../../src/apimachinery/selectors.ts';
+import { CompactionFloor } from '../../../src/cache/compaction-floor.ts';
 import { Store } from '../../../src/cache/store.ts';
+import { WatchCache } from '../../../src/cache/watch-cache.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 import {
   ALL,
   drain,
@@ -175,5 +178,36 @@ describe("WatchCache state and the reflector's sink", () => {
     // A relist at a different RV still ends them (the snapshots differ).
     cache.replace(snapshot, '20');
     assert.equal(w.closeReason, 'relist');
+  });
+});
+
+describe('WatchCache with a compaction floor (cache/compaction-floor.ts)', () => {
+  it('polls over its served window; compactedAt answers by the floor; close() stops it', async () => {
+    const probes: bigint[] = [];
+    const clock = new FakeClock();
+    let cache: WatchCache | undefined;
+    const compaction = new CompactionFloor({
+      clock,
+      window: () => cache?.servedWindow(),
+      probe: async (rv) => {
+        probes.push(rv);
+        return rv < 53n ? 'compacted' : 'available';
+      },
+    });
+    cache = new WatchCache({ resource: PODS, clock, compaction });
+    assert.equal(cache.servedWindow(), undefined);
+    cache.replace([pod('a', 'p1', 5)], '50');
+    cache.add(pod('a', 'p2', 60));
+    assert.deepEqual(cache.servedWindow(), { start: 50n, current: 60n });
+    assert.equal(await cache.compactedAt(52n), true);
+    assert.equal(await cache.compactedAt(53n), false);
+    assert.equal(probes[0], 50n, 'the first probe at the window start');
+    // The cache still serves the same RVs it did: the server decides with compactedAt.
+    assert.deepEqual(names(cache.list({ ...ALL, exactRV: 52n }).items), ['a/p1']);
+    assert.equal(clock.pending(), 1, 'polling while read');
+    cache.close();
+    assert.equal(clock.pending(), 0);
+    // Without a floor nothing is compacted.
+    assert.equal(await newCache().cache.compactedAt(1n), false);
   });
 });

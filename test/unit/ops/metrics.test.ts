@@ -19,6 +19,7 @@ describe('createMetrics', () => {
     assert.deepEqual(names, [
       'kube_cache_proxy_authentication_attempts_total counter',
       'kube_cache_proxy_authorization_decisions_total counter',
+      'kube_cache_proxy_compaction_probes_total counter',
       'kube_cache_proxy_metric_series_folded_total counter',
       'kube_cache_proxy_on_demand_caches_total counter',
       'kube_cache_proxy_reflector_last_progress_timestamp_seconds gauge',

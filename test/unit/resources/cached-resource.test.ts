@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { WatchCache } from '../../../src/cache/watch-cache.ts';
 import { CachedResource, type ResourcePolicy, type Serving } from '../../../src/resources/cached-resource.ts';
 import type { Upstream } from '../../../src/upstream/connection.ts';
+import { UpstreamError } from '../../../src/util/errors.ts';
 import { cm, configMapInfo, FakeListerWatcher, FakeStream, page } from '../../support/fake-lister-watcher.ts';
 
 /** Waits (polling, up to 30 s) until `cond` holds. */
@@ -107,5 +108,42 @@ describe('CachedResource: one owner of a resource (discovery, reflector, watch c
     await waitFor(() => h.r.entry().phase === 'pass-through', 'pass-through');
     assert.deepEqual(h.seen, ['serve', 'unserve']);
     await h.r.stop();
+  });
+});
+
+describe('CachedResource: the compaction floor of its watch cache', () => {
+  it('probes with an Exact LIST of one item through its lister-watcher; a 410 raises the floor, counted', async () => {
+    const lw = new FakeListerWatcher().listReturns(page('10', [cm('a', 5)])).watchReturns(new FakeStream());
+    const probes: string[] = [];
+    const r = new CachedResource({
+      name: 'configmaps',
+      origin: 'configured',
+      scope: undefined,
+      upstream: {} as Upstream,
+      discover: async () => ({ ...configMapInfo }),
+      listerWatcherFor: () => lw,
+      reflector: { useWatchList: false },
+      serving: { serve: () => {}, unserve: () => {} },
+      policy: () => ({}),
+      metrics: {
+        eventReceived: () => {},
+        eventDispatched: () => {},
+        watcherTerminated: () => {},
+        compactionProbe: (gr, answer) => probes.push(`${gr.group}/${gr.resource} ${answer}`),
+      },
+    });
+    r.start();
+    try {
+      await waitFor(() => r.cache?.isSynced() === true, 'first sync');
+      // The window is [10, 10]: one probe at 10, answered 410.
+      lw.listReturns(
+        new UpstreamError(410, 'LIST configmaps: 410 too old', { code: 410, reason: 'Expired' }),
+      );
+      assert.equal(await r.cache!.compactedAt(10n), true);
+      assert.deepEqual(lw.lists.at(-1), { resourceVersion: '10', resourceVersionMatch: 'Exact', limit: 1 });
+      assert.deepEqual(probes, ['/configmaps compacted']);
+    } finally {
+      await r.stop();
+    }
   });
 });

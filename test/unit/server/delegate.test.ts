@@ -484,6 +484,12 @@ const cases: Record<UpstreamReason, Case> = {
   'freshness-timeout': { url: '/api/v1/pods?resourceVersion=99' },
   'exact-outside-window': { url: '/api/v1/pods?resourceVersion=2&resourceVersionMatch=Exact' },
   'continue-outside-window': { url: `/api/v1/pods?limit=1&continue=${encodeContinue('a/p1', 2n)}` },
+  compacted: {
+    url: `/api/v1/pods?limit=1&continue=${encodeContinue('a/p1', 7n)}`,
+    prepare: (cache) => {
+      cache.compactedFloor = 7n;
+    },
+  },
   aborted: { url: '/api/v1/pods?resourceVersion=0', over: {}, send: abortWhileWaiting },
 };
 

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { encodeContinue } from '../../../src/apimachinery/continue-token.ts';
 import { FakeCache, mockServer, pod, podsInfo } from '../../support/fake-cache.ts';
 
 describe('a scoped cache (issue 13)', () => {
@@ -59,6 +60,66 @@ describe('a scoped cache (issue 13)', () => {
         code: 200,
         upstream: true,
       });
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
+
+describe('reads at a compacted RV (cache/compaction-floor.ts)', () => {
+  it('Exact, legacy exact and continue reads at or below the floor go upstream; above it and other reads ask nothing', async () => {
+    const cache = new FakeCache();
+    cache.compactedFloor = 7n;
+    cache.objects = [pod('a', 'p1', 7), pod('a', 'p2', 8)];
+    const { agent, server } = mockServer([], { caches: [cache] });
+    agent
+      .get('https://apiserver.test:6443')
+      .intercept({ path: () => true, method: 'GET' })
+      .reply(410, '{"kind":"Status","upstream":true,"code":410,"reason":"Expired"}')
+      .persist();
+    const from = async (query: string) => {
+      cache.calls = [];
+      const r = await server.app.inject({ method: 'GET', url: `/api/v1/pods?${query}` });
+      return { code: r.statusCode, upstream: r.body.includes('"upstream":true'), calls: cache.calls };
+    };
+    const token = (rv: bigint) => encodeContinue('a/p1', rv);
+    try {
+      assert.deepEqual(await from('resourceVersion=7&resourceVersionMatch=Exact'), {
+        code: 410,
+        upstream: true,
+        calls: ['compactedAt 7'],
+      });
+      assert.deepEqual(await from('resourceVersion=6&limit=1'), {
+        code: 410,
+        upstream: true,
+        calls: ['compactedAt 6'],
+      });
+      assert.deepEqual(await from(`limit=1&continue=${token(7n)}`), {
+        code: 410,
+        upstream: true,
+        calls: ['compactedAt 7'],
+      });
+      // Above the floor: the cache answers.
+      assert.deepEqual(await from('resourceVersion=8&resourceVersionMatch=Exact'), {
+        code: 200,
+        upstream: false,
+        calls: ['compactedAt 8', 'list ns= exact=8'],
+      });
+      assert.deepEqual(await from(`limit=1&continue=${token(8n)}`), {
+        code: 200,
+        upstream: false,
+        calls: ['compactedAt 8', 'list ns= exact= limit=1 continue=8:a/p1\u0000'],
+      });
+      // Reads that are not at an exact RV never ask.
+      assert.deepEqual(await from('resourceVersion=0'), {
+        code: 200,
+        upstream: false,
+        calls: ['list ns= exact='],
+      });
+      assert.deepEqual((await from('resourceVersion=5&resourceVersionMatch=NotOlderThan')).calls, [
+        'list ns= exact=',
+      ]);
     } finally {
       await server.shutdown();
       await agent.close();
