@@ -9,9 +9,10 @@
  * from the answer or older than the write's RV. Then the same read directly (not timed against
  * any write) for the added latency, and the proxy's `upstream_requests_total` (configmaps)
  * before/after each kind: upstream requests per consistent read.
- *   node bench/tools/consistent-read-misses.ts [--n N] [--extra-args "…"] [--churn]
+ *   node bench/tools/consistent-read-misses.ts [--n N] [--extra-args "…"] [--churn] [--kinds list,get,watch-list] [--cli PATH]
  * `--churn`: a third client writes a Lease in a loop meanwhile, so etcd's revision moves without
- * configmap events (a real cluster's node heartbeats).
+ * configmap events (a real cluster's node heartbeats). `--kinds`: only these reads. `--cli`: the
+ * proxy's entry file (default this checkout's src/cli.ts; an older checkout's to compare commits).
  */
 import { request } from 'undici';
 import { createUpstream } from '../../src/upstream/connection.ts';
@@ -29,6 +30,12 @@ const extraArgs = argv.flatMap((a, i) =>
 );
 const n = opt('n', 200);
 const churn = argv.includes('--churn');
+const strOpt = (name: string) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const kinds = (strOpt('kinds') ?? 'list,get,watch-list').split(',') as Kind[];
+const cli = strOpt('cli');
 const log = (m: string) => process.stderr.write(`${m}\n`);
 const NS = 'kcp-consistent';
 
@@ -88,6 +95,7 @@ try {
     resources: ['configmaps'],
     cpu: '1',
     extraArgs,
+    ...(cli ? { cli } : {}),
   });
   const upstreamRequests = async () => {
     const r = await request(`${p.opsUrl}/metrics`);
@@ -158,7 +166,7 @@ try {
   };
   const out: string[] = [];
   try {
-    for (const kind of ['list', 'get', 'watch-list'] as Kind[]) {
+    for (const kind of kinds) {
       // Warm both paths.
       for (let i = 0; i < 5; i++) {
         await read(p.url, kind, 'patched');
@@ -203,7 +211,7 @@ try {
     await p.stop();
   }
   process.stdout.write(
-    `extra args: ${extraArgs.join(' ') || '(none)'}${churn ? ', lease churn' : ''}\n${out.join('\n')}\n`,
+    `${cli ? `cli: ${cli}, ` : ''}extra args: ${extraArgs.join(' ') || '(none)'}${churn ? ', lease churn' : ''}\n${out.join('\n')}\n`,
   );
 } finally {
   stopChurn = true;
