@@ -6,7 +6,9 @@
  * keep-alive connections, and every `--every` requests samples the proxy's RSS, JS heap,
  * external + array buffers (`process.memoryUsage()`), its open file descriptors and sockets
  * (/proc/PID/fd), and at the end the same after two forced full collections.
- *   node bench/tools/random-names-rss.ts [--n 45000] [--every 5000] [--concurrency 32] [--extra-args "…"]
+ * `--env K=V` (repeatable) sets the proxy's environment (e.g. `MALLOC_ARENA_MAX=2`: is growth
+ * glibc arenas?).
+ *   node bench/tools/random-names-rss.ts [--n 45000] [--every 5000] [--concurrency 32] [--extra-args "…"] [--env K=V]
  */
 import { readdirSync, readlinkSync } from 'node:fs';
 import { Agent, request } from 'undici';
@@ -23,6 +25,9 @@ const opt = (name: string, d: number) => {
 };
 const extraArgs = argv.flatMap((a, i) =>
   a === '--extra-args' ? argv[i + 1]!.split(' ').filter(Boolean) : [],
+);
+const env = Object.fromEntries(
+  argv.flatMap((a, i) => (a === '--env' ? [argv[i + 1]!.split('=', 2) as [string, string]] : [])),
 );
 const n = opt('n', 45_000);
 const every = opt('every', 5_000);
@@ -54,6 +59,7 @@ const p = await startProxy({
   cpu: '1',
   memoryHook: true,
   extraArgs,
+  env,
 });
 const agent = new Agent({ connections: concurrency });
 const rows: string[] = [];

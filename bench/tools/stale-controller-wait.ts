@@ -11,7 +11,10 @@
  * with every BOOKMARK (the store's `Bookmark`). Then `--n` times: a second client PATCHes an
  * UNLABELLED ConfigMap directly on the apiserver (outside every informer's selector) and the tool
  * waits until every informer's last-synced RV is ≥ the write's RV; each informer's wait is one
- * sample. Prints p50/p90/p99/max per path.
+ * sample. Prints p50/p90/p99/max per path. Informers start at random moments within a minute and
+ * each write comes a random 0–60 s after the previous one was seen, so writes fall at random
+ * points of the watchers' bookmark periods (a write right after the last bookmark would always
+ * wait a whole period).
  *   node bench/tools/stale-controller-wait.ts [--n N] [--informers K] [--extra-args "…"]
  */
 import { request } from 'undici';
@@ -32,6 +35,9 @@ const n = opt('n', 10);
 const k = opt('informers', 4);
 /** Give up on one write after this long, ms (the apiserver's bookmark period is about a minute). */
 const WAIT_LIMIT_MS = 130_000;
+/** The apiserver's bookmark period (`cacher.go` `defaultBookmarkFrequency`), ms. */
+const PERIOD_MS = 60_000;
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const log = (m: string) => process.stderr.write(`${new Date().toISOString()} ${m}\n`);
 const NS = 'kcp-stale';
 
@@ -138,13 +144,22 @@ try {
   });
   const informers: Informer[] = [];
   try {
-    for (let i = 0; i < k; i++) {
-      informers.push(informer('direct', up.baseUrl), informer('proxy', p.url));
+    const starts: Promise<void>[] = [];
+    for (let i = 0; i < 2 * k; i++) {
+      const path = i % 2 === 0 ? 'direct' : 'proxy';
+      starts.push(
+        sleep(Math.random() * PERIOD_MS).then(() => {
+          const inf = informer(path, path === 'direct' ? up.baseUrl : p.url);
+          informers.push(inf);
+          return inf.synced;
+        }),
+      );
     }
-    await Promise.all(informers.map((i) => i.synced));
+    await Promise.all(starts);
     const waits: Record<'direct' | 'proxy', number[]> = { direct: [], proxy: [] };
     let unseen = 0;
     for (let i = 0; i < n; i++) {
+      await sleep(Math.random() * PERIOD_MS);
       const wrote = await direct(
         'PATCH',
         `/api/v1/namespaces/${NS}/configmaps/unseen`,
@@ -160,7 +175,7 @@ try {
             waits[inf.path].push(performance.now() - t0);
             pending.delete(inf);
           }
-        await new Promise((r) => setTimeout(r, 5));
+        await sleep(5);
       }
       unseen += pending.size;
       log(
