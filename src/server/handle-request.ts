@@ -18,7 +18,6 @@
  *   (with `served_from` and `reason`), the latency histogram and the request's debug log line.
  * A step answers 'done' when the request has been answered, 'next' to go on.
  */
-
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseGoQuery } from '../apimachinery/go-query.ts';
 import { isLongRunning, isWatchParam } from '../apimachinery/request-info.ts';
