@@ -13,6 +13,7 @@ import { ConfigError } from '../util/errors.ts';
 import { convert, takeAuto, type ValueSpec } from './config-values.ts';
 import type { ListenAddress } from './listen-address.ts';
 import { checkListenMode, FILE_KEYS } from './listen-mode.ts';
+import { WATCH_ENCODING_OPTIONS } from './upstream-watch-encoding.ts';
 
 export type { ListenAddress, ResourceSpec };
 
@@ -177,16 +178,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     description:
       'resourceVersion="" reads: "cache" serves them while the upstream watch is proven live and has reached every write made through the proxy (a write made directly against the apiserver may not be visible yet); "proven" also asks the apiserver its current revision first (one LIST of one item, shared by concurrent reads) and serves once the cache reached it or the apiserver showed no event of the resource up to it, so every write completed before the read is visible, as with the apiserver; "upstream" always forwards them.',
   },
-  {
-    key: 'upstreamWatchEncoding',
-    flag: 'upstream-watch-encoding',
-    env: 'KCP_UPSTREAM_WATCH_ENCODING',
-    kind: 'enum',
-    values: ['identity', 'gzip'],
-    default: 'identity',
-    description:
-      'Accept-Encoding of the upstream watches that fill the caches: "identity" (events arrive as sent, decoded at once) or "gzip" (about a quarter of the bytes of a cold sync, but each event is decoded off the event loop: about 1.5 ms later, so RV="" reads miss more writes made directly against the apiserver). LISTs and discovery always ask for gzip.',
-  },
+  ...WATCH_ENCODING_OPTIONS,
   {
     key: 'responseCompression',
     flag: 'response-compression',
