@@ -277,6 +277,7 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
   const reflectorUpstream: Upstream = {
     ...upstream,
     dispatcher: observe(upstream.createDispatcher(), logger),
+    watchEncoding: config.upstreamWatchEncoding,
   };
   const gr = (m: Metrics) => ({
     eventReceived: (l: { group: string; resource: string }) => m.eventsReceived.inc(l),

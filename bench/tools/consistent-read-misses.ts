@@ -8,10 +8,12 @@
  * right after its answer, the read goes through the proxy. A miss: the written object is absent
  * from the answer or older than the write's RV. Then the same read directly (not timed against
  * any write) for the added latency, and the proxy's `upstream_requests_total` (configmaps)
- * before/after each kind: upstream requests per consistent read.
- *   node bench/tools/consistent-read-misses.ts [--n N] [--extra-args "…"] [--churn]
+ * before/after each kind: upstream requests per consistent read. Two watches of the namespace
+ * (one through the proxy, one direct) time when each write's event arrives after its answer.
+ *   node bench/tools/consistent-read-misses.ts [--n N] [--extra-args "…"] [--churn] [--kinds list,get,watch-list] [--cli PATH]
  * `--churn`: a third client writes a Lease in a loop meanwhile, so etcd's revision moves without
- * configmap events (a real cluster's node heartbeats).
+ * configmap events (a real cluster's node heartbeats). `--kinds`: only these reads. `--cli`: the
+ * proxy's entry file (default this checkout's src/cli.ts; an older checkout's to compare commits).
  */
 import { request } from 'undici';
 import { createUpstream } from '../../src/upstream/connection.ts';
@@ -29,6 +31,12 @@ const extraArgs = argv.flatMap((a, i) =>
 );
 const n = opt('n', 200);
 const churn = argv.includes('--churn');
+const strOpt = (name: string) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const kinds = (strOpt('kinds') ?? 'list,get,watch-list').split(',') as Kind[];
+const cli = strOpt('cli');
 const log = (m: string) => process.stderr.write(`${m}\n`);
 const NS = 'kcp-consistent';
 
@@ -88,6 +96,7 @@ try {
     resources: ['configmaps'],
     cpu: '1',
     extraArgs,
+    ...(cli ? { cli } : {}),
   });
   const upstreamRequests = async () => {
     const r = await request(`${p.opsUrl}/metrics`);
@@ -156,9 +165,39 @@ try {
     r.body.destroy();
     return { seen, ms };
   };
+  /**
+   * When each RV's event reached a watch of the namespace's configmaps (performance.now()),
+   * through the proxy and directly: how long after the write's answer its event arrives.
+   */
+  const arrivals = (base: string) => {
+    const at = new Map<bigint, number>();
+    const ac = new AbortController();
+    const opts =
+      base === p.url
+        ? { headers: { authorization: `Bearer ${f.tokens.admin}` } }
+        : { headers: { authorization: auth }, dispatcher: up.dispatcher };
+    (async () => {
+      const r = await request(`${base}/api/v1/namespaces/${NS}/configmaps?watch=1&resourceVersion=0`, {
+        ...opts,
+        signal: ac.signal,
+      });
+      let buf = '';
+      for await (const chunk of r.body) {
+        const now = performance.now();
+        buf += chunk.toString();
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+          at.set(BigInt(JSON.parse(buf.slice(0, nl)).object.metadata.resourceVersion), now);
+          buf = buf.slice(nl + 1);
+        }
+      }
+    })().catch(() => {});
+    return { at, stop: () => ac.abort() };
+  };
+  const eventsViaProxy = arrivals(p.url);
+  const eventsDirect = arrivals(up.baseUrl);
   const out: string[] = [];
   try {
-    for (const kind of ['list', 'get', 'watch-list'] as Kind[]) {
+    for (const kind of kinds) {
       // Warm both paths.
       for (let i = 0; i < 5; i++) {
         await read(p.url, kind, 'patched');
@@ -168,6 +207,8 @@ try {
       let misses = 0;
       const viaProxy: number[] = [];
       const viaDirect: number[] = [];
+      /** Per write: its RV and when its answer was read. */
+      const written: { rv: bigint; at: number }[] = [];
       for (let i = 0; i < n; i++) {
         let name: string;
         let wrote: { metadata: { resourceVersion: string } };
@@ -184,26 +225,34 @@ try {
           wrote = await direct('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name } });
         }
         const rv = BigInt(wrote.metadata.resourceVersion);
+        written.push({ rv, at: performance.now() });
         const r = await read(p.url, kind, name);
         viaProxy.push(r.ms);
         if (!r.seen.found || r.seen.rv! < rv) misses++;
       }
       const u1 = await upstreamRequests();
+      const delays = (at: Map<bigint, number>) =>
+        written.flatMap((w) => (at.has(w.rv) ? [at.get(w.rv)! - w.at] : []));
+      const [evProxy, evDirect] = [delays(eventsViaProxy.at), delays(eventsDirect.at)];
       for (let i = 0; i < n; i++) viaDirect.push((await read(up.baseUrl, kind, 'patched')).ms);
       const line =
         `${kind.padEnd(10)} misses ${misses}/${n}; proxy p50 ${round(pct(viaProxy, 50), 2)} p90 ${round(pct(viaProxy, 90), 2)} ` +
         `p99 ${round(pct(viaProxy, 99), 2)} ms; direct p50 ${round(pct(viaDirect, 50), 2)} p90 ${round(pct(viaDirect, 90), 2)} ` +
         `p99 ${round(pct(viaDirect, 99), 2)} ms; added p50 ${round(pct(viaProxy, 50) - pct(viaDirect, 50), 2)} ` +
-        `p99 ${round(pct(viaProxy, 99) - pct(viaDirect, 99), 2)} ms; upstream requests/read ${round((u1 - u0) / n, 2)}`;
+        `p99 ${round(pct(viaProxy, 99) - pct(viaDirect, 99), 2)} ms; upstream requests/read ${round((u1 - u0) / n, 2)}; ` +
+        `event after the write's answer: via proxy p50 ${round(pct(evProxy, 50), 2)} p90 ${round(pct(evProxy, 90), 2)} ms, ` +
+        `direct p50 ${round(pct(evDirect, 50), 2)} p90 ${round(pct(evDirect, 90), 2)} ms`;
       log(line);
       out.push(line);
     }
     for (const l of await reasons()) log(l);
   } finally {
+    eventsViaProxy.stop();
+    eventsDirect.stop();
     await p.stop();
   }
   process.stdout.write(
-    `extra args: ${extraArgs.join(' ') || '(none)'}${churn ? ', lease churn' : ''}\n${out.join('\n')}\n`,
+    `${cli ? `cli: ${cli}, ` : ''}extra args: ${extraArgs.join(' ') || '(none)'}${churn ? ', lease churn' : ''}\n${out.join('\n')}\n`,
   );
 } finally {
   stopChurn = true;

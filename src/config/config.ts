@@ -14,6 +14,7 @@ import { convert, takeAuto, type ValueSpec } from './config-values.ts';
 import { FILTER_OPTIONS, rejectPathsDefault } from './kubectl-proxy-filter.ts';
 import type { ListenAddress } from './listen-address.ts';
 import { checkListenMode, FILE_KEYS } from './listen-mode.ts';
+import { WATCH_ENCODING_OPTIONS } from './upstream-watch-encoding.ts';
 
 export type { ListenAddress, ResourceSpec };
 
@@ -44,6 +45,7 @@ export interface Config {
   listen: ListenAddress;
   opsListen: ListenAddress;
   consistentReads: 'cache' | 'proven' | 'upstream';
+  upstreamWatchEncoding: 'identity' | 'gzip';
   /** `gzip`: cache answers above 128 KiB gzip-compressed for clients whose Accept-Encoding has gzip. */
   responseCompression: 'none' | 'gzip';
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
@@ -186,6 +188,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     description:
       'resourceVersion="" reads: "cache" serves them while the upstream watch is proven live and has reached every write made through the proxy (a write made directly against the apiserver may not be visible yet); "proven" also asks the apiserver its current revision first (one LIST of one item, shared by concurrent reads) and serves once the cache reached it or the apiserver showed no event of the resource up to it, so every write completed before the read is visible, as with the apiserver; "upstream" always forwards them.',
   },
+  ...WATCH_ENCODING_OPTIONS,
   {
     key: 'responseCompression',
     flag: 'response-compression',

@@ -175,6 +175,8 @@ export class HttpListerWatcher implements ListerWatcher {
           ...this.#selectors(),
         },
         ac.signal,
+        undefined,
+        this.#up.watchEncoding ?? 'identity',
       );
     } catch (err) {
       signal?.removeEventListener('abort', onAbort);

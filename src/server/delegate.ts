@@ -284,10 +284,22 @@ export const CACHE_QUERY_PARAMETERS: Readonly<Record<CacheVerb, ReadonlySet<stri
 
 /**
  * The `Accept` media-type parameters the cache implements (`apimachinery/accept.ts`; `q` is
- * goautoneg's). The apiserver also knows `sv` (it drops the clause unless `v1`), `export` and
- * `profile`; anything else it ignores today: all of them go upstream.
+ * goautoneg's), plus `charset`: the apiserver's `acceptMediaTypeOptions`
+ * (`endpoints/handlers/negotiation/negotiate.go`) files it under `Unrecognized`, which nothing
+ * reads, and answers `Content-Type: application/json` with the same bytes whatever its value
+ * (checked on v1.37.2: `charset=utf-8`, `charset=iso-8859-1`); clients add it by habit (HTTP
+ * libraries, `Accept: application/json; charset=utf-8`). The apiserver also knows `sv` (it drops
+ * the clause unless `v1`), `export` and `profile`; anything else it ignores today: all of them go
+ * upstream.
  */
-export const CACHE_ACCEPT_PARAMETERS: ReadonlySet<string> = new Set(['as', 'g', 'v', 'stream', 'pretty']);
+export const CACHE_ACCEPT_PARAMETERS: ReadonlySet<string> = new Set([
+  'as',
+  'g',
+  'v',
+  'stream',
+  'pretty',
+  'charset',
+]);
 
 /**
  * Whether the cache implements every query parameter and `Accept` parameter of a request of

@@ -27,6 +27,7 @@ import type { AccessControl, AuthzDecision, ClientIdentity } from '../auth/acces
 import { boundCode, boundVerb, subresourceLabel } from '../ops/metric-labels.ts';
 import type { Metrics, ServedFrom } from '../ops/metrics.ts';
 import type { Logger } from '../util/logger.ts';
+import { ASTERISK_STAND_IN, asteriskAnswer, isAsteriskTarget } from './asterisk-target.ts';
 import type { CacheRegistry } from './cache-registry.ts';
 import { type CacheVerb, type Delegation, delegate, type UpstreamReason } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
@@ -97,6 +98,8 @@ export interface Exchange {
   stepsDone: () => void;
   /** The proxy refused the request (401, 403, 429): `record` counts only its code. */
   refused: boolean;
+  /** The target was `*`, sent upstream as `/*` (`asterisk-target.ts`). */
+  readonly asterisk: boolean;
 }
 
 type Next = 'next' | 'done';
@@ -124,7 +127,8 @@ export function originForm(target: string): string {
 
 /** Step 1: parses the target (rewriting `req.url` to origin form) and takes the delegation decision. */
 export function classify(l: Lifecycle, req: IncomingMessage, res: ServerResponse): Exchange {
-  const url = originForm(req.url ?? '/');
+  const asterisk = isAsteriskTarget(req.url);
+  const url = asterisk ? ASTERISK_STAND_IN : originForm(req.url ?? '/');
   req.url = url;
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
@@ -149,6 +153,7 @@ export function classify(l: Lifecycle, req: IncomingMessage, res: ServerResponse
     started: 0,
     stepsDone: noop,
     refused: false,
+    asterisk,
   };
 }
 
@@ -274,6 +279,7 @@ async function passUpstream(l: Lifecycle, x: Exchange): Promise<Next> {
       : {}),
     ...tee(l, x),
     ...(observer?.upstreamStatus ? { onStatus: (code: number) => observer.upstreamStatus?.(code) } : {}),
+    ...(x.asterisk ? { rewriteAnswer: asteriskAnswer } : {}),
   });
   return 'done';
 }

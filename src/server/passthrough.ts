@@ -56,6 +56,12 @@ export interface PassThroughOptions {
    * the client sees the answer; not called when no answer came (unreachable, client gone).
    */
   onStatus?: (statusCode: number) => void;
+  /**
+   * Short requests only: rewrites a whole, uncompressed answer before the client sees it
+   * (`asterisk-target.ts`). An answer too long to hold (over {@link READ_PREFIX_BYTES}) or
+   * compressed is passed on as is.
+   */
+  rewriteAnswer?: (answer: HeldAnswer) => HeldAnswer;
   log: Logger;
   /** Who asked; default: the `Authorization` header if any, else no credential. */
   identity?: ClientIdentity;
@@ -65,6 +71,17 @@ export interface PassThroughOptions {
   impersonateCertificateClients?: boolean;
   /** The proxy's own impersonation rights (the per-client impersonation mode). */
   impersonationRights?: ImpersonationRights | undefined;
+}
+
+/**
+ * A short answer held whole before it is written: its status, body and `Content-Length` (the
+ * upstream's, if it sent one; for a HEAD answer the length of the body it did not send).
+ */
+export interface HeldAnswer {
+  status: number;
+  head: boolean;
+  body: Buffer;
+  contentLength: number | undefined;
 }
 
 /** Forwards `req` upstream and streams the answer into `res` (which must be hijacked/raw). */
@@ -270,7 +287,21 @@ function forwardShort(
           res.end();
           return done();
         }
-        const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes);
+        let body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes);
+        if (o.rewriteAnswer && outHeaders['content-encoding'] === undefined) {
+          const declared = outHeaders['content-length'];
+          const held: HeldAnswer = {
+            status,
+            head: request.method === 'HEAD',
+            body,
+            contentLength: declared === undefined ? undefined : Number(declared),
+          };
+          const out = o.rewriteAnswer(held);
+          if (out !== held) {
+            body = out.body;
+            if (out.contentLength !== undefined) outHeaders['content-length'] = out.contentLength;
+          }
+        }
         if (outHeaders['content-length'] === undefined && request.method !== 'HEAD' && hasContent(status))
           outHeaders['content-length'] = body.length;
         res.writeHead(status, outHeaders);

@@ -60,7 +60,8 @@ function decodedBody(res: Awaited<ReturnType<typeof request>>, what: string): St
  * {@link UpstreamError}. A refused connection is thrown as {@link ConnectionRefusedError} (same
  * message, undici's error as `cause`); other network errors as undici raises them. `signal`
  * aborts the request and its body. `accept` replaces the `Accept` header (aggregated discovery
- * asks for `APIGroupDiscoveryList` first).
+ * asks for `APIGroupDiscoveryList` first); `acceptEncoding` `identity` asks for a plain body
+ * (the reflectors' watches, {@link Upstream.watchEncoding}).
  */
 export async function upstreamGet(
   up: Upstream,
@@ -68,8 +69,9 @@ export async function upstreamGet(
   query: Query = {},
   signal?: AbortSignal,
   accept = 'application/json',
+  acceptEncoding: 'gzip' | 'identity' = 'gzip',
 ): Promise<StreamingResponse> {
-  const headers: Record<string, string> = { accept, 'accept-encoding': 'gzip' };
+  const headers: Record<string, string> = { accept, 'accept-encoding': acceptEncoding };
   const auth = await up.authorization();
   if (auth) headers.authorization = auth;
   let res: Awaited<ReturnType<typeof request>>;

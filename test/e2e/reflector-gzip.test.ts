@@ -1,6 +1,8 @@
 /**
- * Upstream bytes of one cold sync (issue 12): the reflector asks for gzip like client-go, and the
- * real apiserver (1.37, `WatchListCompression`) gzips its watch-list stream one member per flush.
+ * Upstream bytes of one cold sync (issue 12), with `--upstream-watch-encoding=gzip` (the
+ * default, identity, trades these bytes for events decoded at once): the reflector asks for gzip
+ * like client-go, and the real apiserver (1.37, `WatchListCompression`) gzips its watch-list
+ * stream one member per flush.
  * 10,000 small ConfigMaps in one namespace, synced once by the proxy (its reflector's watch-list)
  * and once by a direct client-go informer (the fixture's probe, WatchListClient on), each through
  * its own TCP relay that counts the bytes the apiserver sent (TLS records, i.e. the compressed
@@ -109,7 +111,7 @@ describe('upstream bytes of one cold sync: gzip like client-go', () => {
       const proxy = await startProxy(f, {
         resources: 'configmaps',
         kubeconfig: await kubeconfig(relay.url, 'proxy'),
-        args: ['--namespace', ns],
+        args: ['--namespace', ns, '--upstream-watch-encoding', 'gzip'],
         syncTimeoutMs: 120_000,
       });
       try {

@@ -1,6 +1,8 @@
 /**
  * Edges of the HTTP server, each request sent to the fixture apiserver and to the proxy, the
- * answers compared: `OPTIONS *` (answered by Go's net/http itself), `OPTIONS /` and `/api`,
+ * answers compared: `OPTIONS *` (answered by Go's net/http itself), other methods with the
+ * target `*` (the apiserver's 404 or 403: sent upstream as `/*`), `OPTIONS /` and `/api`, an
+ * `Accept` with a `charset` (served from the cache),
  * names Go's `%q` escapes (controls, right-to-left marks, invalid UTF-8) in a cache 404, and how
  * long a connection that never sends a byte stays open.
  */
@@ -8,6 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { eventually } from '../support/eventually.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 import { type RawAnswer, rawRequest } from '../support/raw-http.ts';
 
@@ -64,6 +67,31 @@ describe('server edges: proxy answer = apiserver answer', () => {
     }
   });
 
+  test("GET, POST, DELETE, HEAD * (asterisk target): the apiserver's 404 or 403 per identity", async () => {
+    const ids = {
+      admin: f.tokens.admin,
+      limited: f.tokens.limited,
+      nobody: f.tokens.none,
+      invalid: 'not-a-valid-token',
+    };
+    const seen = new Set<number>();
+    for (const method of ['GET', 'POST', 'DELETE', 'HEAD']) {
+      for (const [who, token] of Object.entries(ids)) {
+        const { d, p } = await both(
+          `${method} * HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nUser-Agent: e2e`,
+        );
+        seen.add(d.status);
+        const without = (a: RawAnswer) => {
+          const c = comparable(a);
+          return { ...c, headers: c.headers.filter(([k]) => k !== 'audit-id') };
+        };
+        assert.deepEqual(without(p), without(d), `${method} ${who}`);
+      }
+    }
+    // The admin's 404 and the others' 403 (401 for the invalid token) were all met.
+    assert.deepEqual([...seen].sort(), [401, 403, 404]);
+  });
+
   test('OPTIONS / and OPTIONS /api: the apiserver answers them, through the proxy too', async () => {
     for (const path of ['/', '/api']) {
       const auth = `Authorization: Bearer ${f.tokens.admin}`;
@@ -77,6 +105,43 @@ describe('server edges: proxy answer = apiserver answer', () => {
       const json = (a: RawAnswer) =>
         JSON.parse(a.body.slice(a.body.indexOf('{'), a.body.lastIndexOf('}') + 1));
       assert.deepEqual(json(p), json(d), path);
+    }
+  });
+
+  test('Accept: application/json with a charset: the apiserver ignores the parameter, the cache answers the same', async () => {
+    const headers = { authorization: `Bearer ${f.tokens.admin}`, 'user-agent': 'e2e' };
+    const made = await request(`${f.server}/api/v1/namespaces/${ns}/configmaps`, {
+      dispatcher: agent,
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ metadata: { name: 'charset' }, data: { a: 'é' } }),
+    });
+    assert.equal(made.statusCode, 201, await made.body.text());
+    for (const accept of ['application/json;charset=utf-8', 'application/json; charset=UTF-8']) {
+      for (const path of [
+        `/api/v1/namespaces/${ns}/configmaps?resourceVersion=0`,
+        `/api/v1/namespaces/${ns}/configmaps/charset?resourceVersion=0`,
+      ]) {
+        // The cache must have the object first (RV=0 reads are answered from what it has).
+        await eventually(`the cache has ${path}`, 10_000, async () => {
+          const r = await request(`${proxy.url}${path}`, { headers });
+          return (await r.body.text()).includes('"charset"') ? true : undefined;
+        });
+        const d = await request(`${f.server}${path}`, { dispatcher: agent, headers: { ...headers, accept } });
+        const p = await request(`${proxy.url}${path}`, { headers: { ...headers, accept } });
+        const [db, pb] = [await d.body.text(), await p.body.text()];
+        assert.equal(p.statusCode, d.statusCode, `${accept} ${path}`);
+        assert.equal(d.statusCode, 200);
+        assert.equal(p.headers['content-type'], d.headers['content-type']);
+        assert.equal(d.headers['content-type'], 'application/json');
+        const shape = (b: string) => {
+          const o = JSON.parse(b);
+          if (o.metadata?.resourceVersion && o.items) delete o.metadata.resourceVersion;
+          return o;
+        };
+        assert.deepEqual(shape(pb), shape(db), `${accept} ${path}`);
+        assert.equal(p.headers['audit-id'], undefined, `${accept} ${path}: answered from the cache`);
+      }
     }
   });
 

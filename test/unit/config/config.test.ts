@@ -50,6 +50,7 @@ describe('config', () => {
       listen: { host: '127.0.0.1', port: 8001 },
       opsListen: { host: '127.0.0.1', port: 8081 },
       consistentReads: 'cache',
+      upstreamWatchEncoding: 'identity',
       responseCompression: 'none',
       logLevel: 'info',
       maxInflight: 400,

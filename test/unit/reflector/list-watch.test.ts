@@ -43,7 +43,7 @@ describe('HttpListerWatcher (against a scripted HTTP upstream)', () => {
     server.close();
   });
 
-  it('watch-list request: exact query, asks for gzip (answered identity here), events decoded as lines arrive', async () => {
+  it('watch-list request: exact query, asks for identity (the default watch encoding), events decoded as lines arrive', async () => {
     let res!: ServerResponse;
     const opened = new Promise<void>((r) => {
       handler = (_u, rs) => {
@@ -67,7 +67,7 @@ describe('HttpListerWatcher (against a scripted HTTP upstream)', () => {
     assert.deepEqual(reqs.at(-1), {
       url: '/api/v1/namespaces/n/configmaps?watch=1&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&allowWatchBookmarks=true&timeoutSeconds=321',
       accept: 'application/json',
-      encoding: 'gzip',
+      encoding: 'identity',
     });
     const e1 = await w.next();
     assert.equal(e1?.type, 'ADDED');
@@ -81,6 +81,20 @@ describe('HttpListerWatcher (against a scripted HTTP upstream)', () => {
     assert.equal(e2?.object.object.metadata.resourceVersion, '9');
     res.end();
     assert.equal(await w.next(), undefined);
+  });
+
+  it('watch: asks for gzip with --upstream-watch-encoding=gzip; a LIST always asks for gzip', async () => {
+    handler = (u, rs) => {
+      rs.writeHead(200, { 'content-type': 'application/json' });
+      if (u.searchParams.get('watch') === '1') rs.end();
+      else rs.end('{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[]}');
+    };
+    const lw = new HttpListerWatcher({ ...up, watchEncoding: 'gzip' }, configMapInfo, 'n');
+    const w = await lw.watch({ resourceVersion: '7', allowWatchBookmarks: true, timeoutSeconds: 5 });
+    assert.equal(await w.next(), undefined);
+    assert.equal(reqs.at(-1)?.encoding, 'gzip');
+    await new HttpListerWatcher(up, configMapInfo, 'n').list({ resourceVersion: '0' });
+    assert.equal(reqs.at(-1)?.encoding, 'gzip');
   });
 
   it('list: limit/continue/resourceVersion sent only when set; 410 becomes an Expired UpstreamError', async () => {

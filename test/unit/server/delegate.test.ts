@@ -227,7 +227,7 @@ describe('issue 29: the parameters the cache implements, per verb', () => {
       'application/json;sv=v1',
       'application/json;profile=nopeer',
       'application/json;export=1',
-      'application/json;charset=utf-8',
+      'application/json;Charset=utf-8',
       'application/json;fooBar=1',
       'application/vnd.kubernetes.protobuf;fooBar=1,application/json',
     ]) {
@@ -235,6 +235,20 @@ describe('issue 29: the parameters the cache implements, per verb', () => {
       assert.equal(d(GET, { accept: a }), 'unknown-parameter', a);
       assert.equal(d(`${LIST}?watch=1`, { accept: a }), 'unknown-parameter', a);
     }
+  });
+
+  it('Accept with a charset parameter is plain JSON for the cache, as the apiserver ignores it', () => {
+    for (const a of [
+      'application/json;charset=utf-8',
+      'application/json; charset=UTF-8',
+      'application/json;charset=iso-8859-1',
+    ]) {
+      assert.equal(d(LIST, { accept: a }), 'list', a);
+      assert.equal(d(GET, { accept: a }), 'get', a);
+      assert.equal(d(`${LIST}?watch=1`, { accept: a }), 'watch', a);
+    }
+    const meta = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;charset=utf-8';
+    assert.equal(d(LIST, { accept: meta }), 'list');
   });
 
   it('the reasons met first still win: Table, pretty, a single-object watch', () => {
