@@ -417,7 +417,7 @@ export function renderHelp(): string {
     lines.push(`      ${o.description}`);
   }
   lines.push('  --config FILE   [KCP_CONFIG]', '      YAML file with any of the keys above.');
-  lines.push('  --version', '      Print the version and exit.');
+  lines.push('  --version', '      Print the version and the git revision it was built from, and exit.');
   return `${lines.join('\n')}\n`;
 }
 
