@@ -27,7 +27,10 @@ describe('--help refers only to documents and sections that exist', () => {
       { file: 'README.md' },
     ]);
     const refs = docReferences(help);
-    assert.ok(refs.some((r) => r.section !== undefined), JSON.stringify(refs));
+    assert.ok(
+      refs.some((r) => r.section !== undefined),
+      JSON.stringify(refs),
+    );
   });
 
   it('every document exists and every section is one of its headings', () => {
