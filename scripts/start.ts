@@ -7,9 +7,13 @@
  *
  *   npm start                                   # --resources=auto (caches started on demand) on 127.0.0.1:8001
  *   npm start -- --listen 127.0.0.1:9001 --resources configmaps --log-level debug
+ *   npm start -- --pods                         # the pods fixture: pods run (exec, logs, cp, port-forward)
  *
  * Extra arguments are kube-cache-proxy flags (`--help` lists them); they override the defaults
- * below. Proxy logs (pino JSON) go to stderr so stdout keeps the instructions.
+ * below, except `--pods`, which is ours: the apiserver is the pods fixture
+ * (test/fixture/pods-fixture.ts: kube-controller-manager, kube-scheduler and a KWOK node, built
+ * on first use), whose `kubectl exec` runs the command ON THIS MACHINE. Proxy logs (pino JSON)
+ * go to stderr so stdout keeps the instructions.
  */
 import { join } from 'node:path';
 import { scopeString } from '../src/apimachinery/resource-scope.ts';
@@ -20,11 +24,16 @@ import { ConfigError } from '../src/util/errors.ts';
 import { createLogger } from '../src/util/logger.ts';
 import { type Fixture, startFixture, writeKubeconfig } from '../test/fixture/index.ts';
 import { onParentExit } from '../test/fixture/parent-watch.ts';
+import { KWOK_NODE, type PodsFixture, startPodsFixture } from '../test/fixture/pods-fixture.ts';
 
 /** Proxy defaults of `npm start`; any of them can be overridden by an extra argument. */
 export const START_DEFAULTS = ['--resources', 'auto'];
 
-const extra = process.argv.slice(2);
+/** `--pods`: the pods fixture (not a proxy flag). */
+export const PODS_FLAG = '--pods';
+
+const pods = process.argv.includes(PODS_FLAG);
+const extra = process.argv.slice(2).filter((a) => a !== PODS_FLAG);
 if (extra.includes('--help')) {
   process.stdout.write(renderHelp());
   process.exit(0);
@@ -51,6 +60,21 @@ function cachingText(config: Config): string {
   return entries.length > 0 ? entries.join(', ') : 'nothing (every request is passed upstream)';
 }
 
+/** What `--pods` adds to the instructions: the pods to try, and where exec runs. */
+function podsText(f: PodsFixture): string[] {
+  return [
+    `pods run on the simulated node ${KWOK_NODE} (KWOK), through the proxy:`,
+    '  kubectl create deployment demo --image=demo && kubectl rollout status deployment/demo',
+    '  kubectl logs deployment/demo                  # three fixed lines',
+    '  kubectl exec deployment/demo -- ls -la        # runs ON THIS MACHINE (see below)',
+    '  kubectl cp README.md "$(kubectl get pod -l app=demo -o name | cut -d/ -f2)":README.md',
+    `  kubectl port-forward deployment/demo 18080:80 # any port reaches a local echo server (127.0.0.1:${f.echoPort})`,
+    `WARNING: KWOK's exec runs the command on THIS machine, as ${process.env.USER ?? 'this user'}, in ${f.workDir}`,
+    '(no container, no isolation: a command can read and write anything this user can); cp copies there.',
+    '',
+  ];
+}
+
 let fixture: Fixture | undefined;
 let proxy: RunningProxy | undefined;
 let stopping = false;
@@ -67,7 +91,7 @@ process.once('SIGTERM', () => void shutdown(0));
 onParentExit(() => void shutdown(0));
 
 try {
-  fixture = await startFixture({ verbose: true });
+  fixture = pods ? await startPodsFixture({ verbose: true }) : await startFixture({ verbose: true });
   const config = proxyConfig(fixture.kubeconfigs.adminToken);
   const logger = createLogger({ level: config.logLevel, destination: process.stderr });
   const metrics = createMetrics();
@@ -100,6 +124,7 @@ try {
       `       '${proxy.address}/api/v1/configmaps'   # curl's own User-Agent asks for pretty JSON: passed upstream`,
       `  curl -s ${proxy.opsAddress}/debug/cache`,
       '',
+      ...(pods ? podsText(fixture as PodsFixture) : []),
       `direct to the apiserver (for comparison): KUBECONFIG=${fixture.kubeconfigs.adminToken}`,
       'Ctrl-C stops both and removes their data.',
       '',
