@@ -18,6 +18,9 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY scripts/bundle.ts ./scripts/bundle.ts
+# The context has no .git: the bundle records the revision it is given (`--version` prints it).
+ARG REVISION=unknown
+ENV KCP_REVISION=${REVISION}
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS prod-deps

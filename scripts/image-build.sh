@@ -6,7 +6,8 @@
 #                         the bundled entrypoint dist/kube-cache-proxy.js)
 #   3. stage `prod-deps`: npm ci --omit=dev                  (production dependencies only)
 #   4. runtime:           package.json + node_modules + dist/, read-only, as UID 65532;
-#   5. `node dist/kube-cache-proxy.js --version` must print the package version;
+#   5. `node dist/kube-cache-proxy.js --version` must print the package version and the revision
+#      of REF (the archive has no .git: the build is given it as the Dockerfile's REVISION);
 #   6. with `-- ARGS...`: start `node dist/kube-cache-proxy.js ARGS...` and wait for the ops listener's
 #      /readyz to answer 200 (e.g. against the test fixture), then stop it.
 # The `npm` commands here and in the Dockerfile must stay identical
@@ -62,6 +63,9 @@ cp "$ctx/package.json" "$ctx/package-lock.json" "$work/build/"
 cp "$ctx/tsconfig.json" "$ctx/tsconfig.build.json" "$work/build/"
 cp -R "$ctx/src" "$work/build/src"
 mkdir "$work/build/scripts" && cp "$ctx/scripts/bundle.ts" "$work/build/scripts/"
+# The Dockerfile's `ARG REVISION` / `ENV KCP_REVISION`: the revision the bundle records.
+revision="$(git -C "$repo" rev-parse "$ref^{commit}")"
+export KCP_REVISION="$revision"
 # step: npm run build
 (cd "$work/build" && npm run build) >&2 || fail "npm run build (see the compiler errors above)"
 
@@ -100,7 +104,9 @@ step "entrypoint: node dist/kube-cache-proxy.js --version (as ${uid:-$(id -u)})"
 want="$(cd "$app" && "$node_bin" -p 'require("./package.json").version')"
 got="$(cd "$app" && env -i PATH=/usr/bin:/bin HOME=/nonexistent NODE_ENV=production "${as_user[@]}" "$node_bin" dist/kube-cache-proxy.js --version 2>&1)" ||
   fail "node dist/kube-cache-proxy.js --version exited non-zero: $got"
-case "$got" in *"$want"*) ;; *) fail "--version printed '$got', expected it to contain '$want'" ;; esac
+[ "$got" = "kube-cache-proxy $want (revision $revision)" ] ||
+  fail "--version printed '$got', expected 'kube-cache-proxy $want (revision $revision)'"
+unset KCP_REVISION
 echo "image-build: --version: $got" >&2
 
 if [ ${#run_args[@]} -gt 0 ]; then

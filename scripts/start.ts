@@ -14,10 +14,13 @@
  *
  *   npm start                                   # --resources=auto (caches started on demand) on https://127.0.0.1:8001
  *   npm start -- --listen 127.0.0.1:9001 --resources configmaps --log-level debug
+ *   npm start -- --pods                         # the pods fixture: pods run (exec, logs, cp, port-forward)
  *
  * Extra arguments are kube-cache-proxy flags (`--help` lists them); they override the defaults
- * below (the TLS files and `--delegated-auth` are always set). Proxy logs (pino JSON) go to
- * stderr so stdout keeps the instructions.
+ * below (the TLS files and `--delegated-auth` are always set), except `--pods`, which is ours: the
+ * apiserver is then the pods fixture (test/fixture/pods-fixture.ts: kube-controller-manager,
+ * kube-scheduler and a KWOK node, built on first use), whose `kubectl exec` runs the command ON
+ * THIS MACHINE. Proxy logs (pino JSON) go to stderr so stdout keeps the instructions.
  */
 import { join } from 'node:path';
 import { scopeString } from '../src/apimachinery/resource-scope.ts';
@@ -28,6 +31,7 @@ import { ConfigError } from '../src/util/errors.ts';
 import { createLogger } from '../src/util/logger.ts';
 import { type Fixture, startFixture, writeKubeconfig } from '../test/fixture/index.ts';
 import { onParentExit } from '../test/fixture/parent-watch.ts';
+import { KWOK_NODE, type PodsFixture, startPodsFixture } from '../test/fixture/pods-fixture.ts';
 
 /** Proxy defaults of `npm start`; any of them can be overridden by an extra argument. */
 export const START_DEFAULTS = ['--resources', 'auto'];
@@ -45,7 +49,11 @@ export function peopleFlags(f: Pick<Fixture, 'proxyTls' | 'clientCaFile'>): stri
   ];
 }
 
-const extra = process.argv.slice(2);
+/** `--pods`: the pods fixture (not a proxy flag). */
+export const PODS_FLAG = '--pods';
+
+const pods = process.argv.includes(PODS_FLAG);
+const extra = process.argv.slice(2).filter((a) => a !== PODS_FLAG);
 if (extra.includes('--help')) {
   process.stdout.write(renderHelp());
   process.exit(0);
@@ -85,6 +93,7 @@ export function startText(
   proxy: Pick<RunningProxy, 'address' | 'opsAddress'>,
   config: Config,
   people: { admin: string; limited: string },
+  more: string[] = [],
 ): string {
   const ns = fixture.limitedNamespace;
   return [
@@ -109,10 +118,27 @@ export function startText(
     '  kubectl get pods --as=someone-else     # Forbidden by the apiserver: limited may not impersonate',
     `  curl -s ${proxy.opsAddress}/debug/cache`,
     '',
+    ...more,
     `direct to the apiserver (for comparison): ${fixture.kubeconfigs.adminToken}, ${fixture.kubeconfigs.limited}`,
     'Ctrl-C stops both and removes their data.',
     '',
   ].join('\n');
+}
+
+/** What `--pods` adds to the instructions: the pods to try, and where exec runs. */
+function podsText(f: PodsFixture, adminKubeconfig: string): string[] {
+  return [
+    `pods run on the simulated node ${KWOK_NODE} (KWOK), through the proxy:`,
+    `  export KUBECONFIG=${adminKubeconfig}`,
+    '  kubectl create deployment demo --image=demo && kubectl rollout status deployment/demo',
+    '  kubectl logs deployment/demo                  # three fixed lines',
+    '  kubectl exec deployment/demo -- ls -la        # runs ON THIS MACHINE (see below)',
+    '  kubectl cp README.md "$(kubectl get pod -l app=demo -o name | cut -d/ -f2)":README.md',
+    `  kubectl port-forward deployment/demo 18080:80 # any port reaches a local echo server (127.0.0.1:${f.echoPort})`,
+    `WARNING: KWOK's exec runs the command on THIS machine, as ${process.env.USER ?? 'this user'}, in ${f.workDir}`,
+    '(no container, no isolation: a command can read and write anything this user can); cp copies there.',
+    '',
+  ];
 }
 
 let fixture: Fixture | undefined;
@@ -131,7 +157,7 @@ process.once('SIGTERM', () => void shutdown(0));
 onParentExit(() => void shutdown(0));
 
 try {
-  fixture = await startFixture({ verbose: true });
+  fixture = pods ? await startPodsFixture({ verbose: true }) : await startFixture({ verbose: true });
   const config = proxyConfig(fixture.kubeconfigs.adminToken, peopleFlags(fixture));
   const logger = createLogger({ level: config.logLevel, destination: process.stderr });
   const metrics = createMetrics();
@@ -157,7 +183,9 @@ try {
       name: 'kube-cache-proxy-limited',
     }),
   };
-  process.stdout.write(startText(fixture, proxy, config, people));
+  process.stdout.write(
+    startText(fixture, proxy, config, people, pods ? podsText(fixture as PodsFixture, people.admin) : []),
+  );
 } catch (err) {
   process.stderr.write(
     `npm start: ${err instanceof ConfigError ? err.message : ((err as Error).stack ?? String(err))}\n`,

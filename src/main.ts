@@ -6,8 +6,6 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Dispatcher } from 'undici';
 import { scopeString } from './apimachinery/resource-scope.ts';
 import { AcceptHosts } from './auth/accept-hosts.ts';
@@ -32,6 +30,7 @@ import type { CacheCodec } from './server/cache-api.ts';
 import type { RequestHook } from './server/request-hooks.ts';
 import type { UpstreamTarget } from './server/upstream-target.ts';
 import { createUpstream, discoverServedResources, type Upstream } from './upstream/index.ts';
+import { versionLine } from './util/build-info.ts';
 import { ConfigError } from './util/errors.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 
@@ -125,22 +124,6 @@ export function createAccessControl(
         }
       : {}),
   });
-}
-
-/** The package version (from the nearest package.json above this file). */
-export function version(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === 'kube-cache-proxy' && pkg.version) return pkg.version;
-    } catch {}
-    dir = dirname(dir);
-  }
-  return 'unknown';
 }
 
 /** A running proxy. */
@@ -380,7 +363,7 @@ export async function main(
       return EXIT_OK;
     }
     if (r.kind === 'version') {
-      io.stdout(`kube-cache-proxy ${version()}\n`);
+      io.stdout(`${versionLine()}\n`);
       return EXIT_OK;
     }
     config = r.config;

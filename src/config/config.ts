@@ -115,7 +115,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'resources',
     default: 'auto',
     description:
-      'Comma-separated resources to cache, as resource[.group] (e.g. pods,configmaps,deployments.apps), each optionally scoped: pods[fieldSelector=spec.nodeName=$(NODE_NAME)] caches only what that selector selects ($(VAR) from the environment, $$ a literal $; see "Scoped caches" below). The entry auto (alone or with others) caches on demand every resource a client lists or watches (see "Caches on demand" below).',
+      'Comma-separated resources to cache, as resource[.group] (e.g. pods,configmaps,deployments.apps), each optionally scoped: pods[fieldSelector=spec.nodeName=$(NODE_NAME)] caches only what that selector selects ($(VAR) from the environment, $$ a literal $; see docs/configuration.md "Scoped caches"). The entry auto (alone or with others) caches on demand every resource a client lists or watches (see docs/configuration.md "Caches on demand").',
   },
   {
     key: 'autoExclude',
@@ -432,7 +432,7 @@ export function renderHelp(): string {
     lines.push(`      ${o.description}`);
   }
   lines.push('  --config FILE   [KCP_CONFIG]', '      YAML file with any of the keys above.');
-  lines.push('  --version', '      Print the version and exit.');
+  lines.push('  --version', '      Print the version and the git revision it was built from, and exit.');
   return `${lines.join('\n')}\n`;
 }
 

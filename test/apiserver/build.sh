@@ -2,8 +2,20 @@
 # Builds the fixture binaries (kube-apiserver, kubectl, etcd, informer-probe, crmanager) into
 # .cache/fixture/<version>/bin, reusing them when present. With --pods, also what the pods
 # fixture needs (test/fixture/pods-fixture.ts): kube-controller-manager, kube-scheduler, and KWOK
-# (test/kwok/build.sh). Idempotent; safe to run concurrently with itself only via the lock below.
+# (test/kwok/build.sh). With --helm, also helm (test/helm/build.sh), for the chart tests
+# (test/e2e/helm.test.ts). Idempotent; safe to run concurrently with itself only via the lock below.
+#
+# usage: build.sh [--pods] [--helm]
 set -euo pipefail
+pods=0
+helm=0
+for a in "$@"; do
+  case $a in
+    --pods) pods=1 ;;
+    --helm) helm=1 ;;
+    *) echo "build.sh: unknown argument: $a (usage: build.sh [--pods] [--helm])" >&2; exit 2 ;;
+  esac
+done
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 version=$(cat "$here/VERSION")
@@ -42,9 +54,12 @@ build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 build kubectl k8s.io/kubernetes/cmd/kubectl
 build informer-probe ./probe
 build crmanager ./crmanager
-if [ "${1:-}" = --pods ]; then
+if [ "$pods" = 1 ]; then
   build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
   build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
   bash "$root/test/kwok/build.sh" "$out"
+fi
+if [ "$helm" = 1 ]; then
+  bash "$root/test/helm/build.sh" "$out"
 fi
 echo "$out"

@@ -30,7 +30,7 @@ interface Rendered {
   yaml: string;
   objects: Obj[];
   byKind(kind: string): Obj;
-  /** The kube-cache-proxy container: the Deployment's native sidecar, or the DaemonSet's container. */
+  /** The kube-cache-proxy container: the controller Deployment's native sidecar, or the DaemonSet's or the pool's container. */
   sidecar: Obj;
   resourcesArg: string;
 }
@@ -119,10 +119,9 @@ describe('deploy/ manifests against the fixture apiserver', () => {
     };
     const workload = objects.find((o) => o.kind === 'Deployment' || o.kind === 'DaemonSet');
     const podSpec = workload.spec.template.spec;
+    // The controller Deployment's native sidecar, or the DaemonSet's or the pool Deployment's container.
     const sidecar =
-      workload.kind === 'Deployment'
-        ? podSpec.initContainers[0]
-        : podSpec.containers.find((c: Obj) => c.name === 'kube-cache-proxy');
+      podSpec.initContainers?.[0] ?? podSpec.containers.find((c: Obj) => c.name === 'kube-cache-proxy');
     const resourcesArg =
       (sidecar.args as string[]).find((a) => a.startsWith('--resources='))?.slice(12) ?? '';
     return { namespace, prefix, yaml: r.stdout, objects, byKind, sidecar, resourcesArg };
@@ -635,5 +634,44 @@ describe('deploy/ manifests against the fixture apiserver', () => {
     } finally {
       await proxy.stop();
     }
+  });
+
+  it('pool overlay: TLS Deployment and Service, RBAC exactly list/watch on its --resources plus the review APIs; dry-run and applied', async () => {
+    const m = await render('overlays/pool');
+    const name = `${m.prefix}kube-cache-proxy-pool`;
+    assert.deepEqual(m.objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), [
+      `ClusterRole/${name}`,
+      `ClusterRoleBinding/${name}`,
+      `ClusterRoleBinding/${name}-auth-delegator`,
+      `Deployment/${name}`,
+      `Service/${name}`,
+      `ServiceAccount/${name}`,
+    ]);
+    const deployment = m.byKind('Deployment');
+    const proxy = deployment.spec.template.spec.containers[0];
+    const resourcesArg = (proxy.args as string[]).find((a) => a.startsWith('--resources='))!.slice(12);
+    assert.equal(resourcesArg, 'pods,nodes,services,endpointslices.discovery.k8s.io');
+    assert.deepEqual(m.byKind('ClusterRole').rules, cacheRbacRules(resourcesArg));
+    assert.equal(deployment.spec.template.spec.volumes[0].secret.secretName, 'kube-cache-proxy-pool-tls');
+    assert.deepEqual(m.byKind('Service').spec.selector, deployment.spec.selector.matchLabels);
+    const dry = await dryRun(m);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.equal(dry.stdout.trim().split('\n').length, 6, dry.stdout);
+    await applyRbac(m, name);
+    for (const resource of ['pods', 'nodes', 'services', 'endpointslices.discovery.k8s.io']) {
+      for (const verb of ['list', 'watch'])
+        assert.equal(await canI(m, verb, resource, 'kube-system', name), true, `${verb} ${resource}`);
+      assert.equal(
+        await canI(m, 'get', resource, 'kube-system', name),
+        false,
+        `get ${resource} must be denied`,
+      );
+    }
+    assert.equal(
+      await canI(m, 'create', 'subjectaccessreviews.authorization.k8s.io', m.namespace, name),
+      true,
+    );
+    assert.equal(await canI(m, 'list', 'secrets', 'kube-system', name), false);
+    assert.equal(await canI(m, 'impersonate', 'users', m.namespace, name), false);
   });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EXIT_CONFIG, EXIT_OK, main, version } from '../../src/main.ts';
+import { EXIT_CONFIG, EXIT_OK, main } from '../../src/main.ts';
+import { version, versionLine } from '../../src/util/build-info.ts';
 
 function io() {
   const out = { stdout: '', stderr: '' };
@@ -18,10 +19,11 @@ function io() {
 }
 
 describe('main', () => {
-  it('--version prints the package version, exit 0', async () => {
+  it('--version prints the package version and the git revision, exit 0', async () => {
     const { out, io: x } = io();
     assert.equal(await main(['--version'], {}, x), EXIT_OK);
-    assert.equal(out.stdout, `kube-cache-proxy ${version()}\n`);
+    assert.equal(out.stdout, `${versionLine()}\n`);
+    assert.match(out.stdout, /^kube-cache-proxy \d+\.\d+\.\d+ \(revision [0-9a-f]{40}(-dirty)?\)\n$/);
     assert.match(version(), /^\d+\.\d+\.\d+/);
   });
 

@@ -9,12 +9,12 @@ import { anchors, headings, links } from '../../support/markdown.ts';
 // file points at documents that live outside it.
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** README.md, deploy/README.md and every docs/*.md, as repository-relative paths. */
+/** Every Markdown file of the repository (README.md, CHANGELOG.md, docs/, deploy/, bench/, …), repository-relative. */
 function documents(): string[] {
-  const docs = readdirSync(join(root, 'docs'))
+  return repositoryFiles()
     .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`);
-  return ['README.md', 'deploy/README.md', ...docs];
+    .map((f) => relative(root, f))
+    .sort();
 }
 
 /** Every file of the repository except dependencies, build output, caches and git's own. */
@@ -38,7 +38,7 @@ describe('documentation links', () => {
     }
   });
 
-  it('every relative link of README.md and docs/*.md points at a file (and heading) that exists', () => {
+  it('every relative link of every Markdown file points at a file (and heading) that exists', () => {
     const broken: string[] = [];
     let checked = 0;
     for (const doc of documents()) {
@@ -62,6 +62,8 @@ describe('documentation links', () => {
       }
     }
     assert.ok(checked > 20, `links found (${checked})`);
+    for (const d of ['README.md', 'CHANGELOG.md', 'deploy/README.md', 'docs/design.md'])
+      assert.ok(documents().includes(d), `${d} is checked`);
     assert.deepEqual(broken, []);
   });
 

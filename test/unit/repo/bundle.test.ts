@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { bundle } from '../../../scripts/bundle.ts';
+import { buildRevision, bundle } from '../../../scripts/bundle.ts';
+import { gitRevision } from '../../../src/util/build-info.ts';
 import { OIDC_ID_TOKEN, writeOidcKubeconfig } from '../../support/oidc-kubeconfig.ts';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
@@ -32,7 +33,7 @@ describe('scripts/bundle.ts', () => {
   after(() => rmSync(tmp, { recursive: true, force: true }));
 
   it('writes the CLI as an entry file (the shebang of src/cli.ts) and chunks, without client-node gen/ or undici index', async () => {
-    const r = await bundle({ outfile: join(tmp, 'cli.js') });
+    const r = await bundle({ outfile: join(tmp, 'cli.js'), revision: '0123abcd' });
     const text = readFileSync(r.outfile, 'utf8');
     assert.equal(text.split('\n')[0], readFileSync(join(repo, 'src/cli.ts'), 'utf8').split('\n')[0]);
     assert.ok(r.inputs.includes('src/main.ts'), r.inputs.slice(0, 5).join(' '));
@@ -56,10 +57,17 @@ describe('scripts/bundle.ts', () => {
       .version;
     const v = await run([r.outfile, '--version']);
     assert.equal(v.code, 0, v.stderr);
-    assert.equal(v.stdout.trim(), `kube-cache-proxy ${version}`);
+    // The stamped revision, not the checkout's: the bundle may run where there is no .git.
+    assert.equal(v.stdout, `kube-cache-proxy ${version} (revision 0123abcd)\n`);
     const bad = await run([r.outfile, '--resources', 'pods[fieldSelector=x']);
     assert.equal(bad.code, 2, bad.stderr);
     assert.match(bad.stderr, /--resources/);
+  });
+
+  it('records KCP_REVISION when given (the Docker build), else the checkout revision', () => {
+    assert.equal(buildRevision({ KCP_REVISION: 'feedc0de' }), 'feedc0de');
+    assert.equal(buildRevision({ KCP_REVISION: '' }), gitRevision(repo));
+    assert.match(buildRevision({}), /^[0-9a-f]{40}(-dirty)?$/);
   });
 
   // Regression: the first bundle linked `registerHooks` of node:module statically, so Node 20

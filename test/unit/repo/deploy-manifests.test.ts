@@ -209,3 +209,38 @@ describe('cacheRbacRules', () => {
     ]);
   });
 });
+
+describe('deploy/overlays/pool and deploy/helm/kube-cache-proxy', () => {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+
+  it('the pool: TLS on 0.0.0.0:8443 with --delegated-auth, the union of the node-local caches unscoped, its RBAC', () => {
+    const d = load('overlays/pool/deployment.yaml');
+    const args = d.spec.template.spec.containers[0].args as string[];
+    const arg = (flag: string) => args.find((a) => a.startsWith(`${flag}=`))?.slice(flag.length + 1);
+    assert.equal(arg('--listen'), '0.0.0.0:8443');
+    assert.ok(args.includes('--delegated-auth'));
+    assert.equal(arg('--tls-cert-file'), '/etc/kube-cache-proxy-tls/tls.crt');
+    const nodeLocal = load('overlays/node-local/daemonset.yaml').spec.template.spec.containers[0]
+      .args as string[];
+    const nodeLocalResources = nodeLocal.find((a) => a.startsWith('--resources='))!.slice(12);
+    assert.deepEqual(resourceNames(arg('--resources')!).sort(), resourceNames(nodeLocalResources).sort());
+    assert.deepEqual(load('overlays/pool/clusterrole.yaml').rules, cacheRbacRules(arg('--resources')!));
+    assert.equal(
+      load('overlays/pool/service.yaml').spec.selector['app.kubernetes.io/name'],
+      'kube-cache-proxy-pool',
+    );
+  });
+
+  it("the chart's version and appVersion are the package's, and its default image tag the kustomizations'", () => {
+    const chart = load('helm/kube-cache-proxy/Chart.yaml');
+    assert.equal(chart.version, pkg.version);
+    assert.equal(chart.appVersion, pkg.version);
+    for (const k of ['base', 'overlays/node-local', 'overlays/pool'])
+      assert.equal(load(`${k}/kustomization.yaml`).images[0].newTag, pkg.version, k);
+    const values = load('helm/kube-cache-proxy/values.yaml');
+    assert.equal(values.mode, 'sidecar');
+    assert.equal(values.image.tag, '');
+  });
+});

@@ -29,6 +29,16 @@ describe('Dockerfile and scripts/image-build.sh', () => {
     assert.deepEqual(fromScript, fromDockerfile);
   });
 
+  it('pass the revision to the bundle (the context has no .git) and check that --version prints it', () => {
+    assert.match(
+      dockerfile,
+      /^ARG REVISION=unknown\nENV KCP_REVISION=\$\{REVISION\}\nRUN npm run build$/m,
+      'the build stage sets KCP_REVISION from the REVISION build argument',
+    );
+    assert.match(script, /^export KCP_REVISION="\$revision"\n# step: npm run build$/m);
+    assert.match(script, /\[ "\$got" = "kube-cache-proxy \$want \(revision \$revision\)" \]/);
+  });
+
   it('start the package bin as a non-root numeric user', () => {
     const pkg = JSON.parse(read('package.json')) as { bin: Record<string, string> };
     assert.equal(pkg.bin['kube-cache-proxy'], './dist/kube-cache-proxy.js');

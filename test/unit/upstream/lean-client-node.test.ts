@@ -106,6 +106,6 @@ describe('installLeanClientNode', () => {
   it('the CLI starts with it (--version)', async () => {
     const r = await run([join(src, 'cli.ts'), '--version']);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^kube-cache-proxy \d+\.\d+\.\d+\n$/);
+    assert.match(r.stdout, /^kube-cache-proxy \d+\.\d+\.\d+ \(revision ([0-9a-f]{40}(-dirty)?|unknown)\)\n$/);
   });
 });
