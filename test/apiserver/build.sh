@@ -2,7 +2,10 @@
 # Builds the fixture binaries (kube-apiserver, kubectl, etcd, informer-probe, crmanager) into
 # .cache/fixture/<version>/bin, reusing them when present. With --pods, also what the pods
 # fixture needs (test/fixture/pods-fixture.ts): kube-controller-manager, kube-scheduler, and KWOK
-# (test/kwok/build.sh). Idempotent; safe to run concurrently with itself only via the lock below.
+# (test/kwok/build.sh). With --e2e, also the upstream e2e suite, e2e.test (`go test -c` of
+# k8s.io/kubernetes/test/e2e at the same version; scripts/conformance.ts runs it): ~120 MB and
+# several minutes of compiling, so only on request. The flags combine (`--pods --e2e`).
+# Idempotent; safe to run concurrently with itself only via the lock below.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -17,23 +20,30 @@ cd "$here"
 # Whether binary $1 was built from the module versions go.mod selects for package $2 now (its
 # build info, `go version -m`, lists them): go.sum grows when another binary is added, which
 # must not rebuild the others.
+# With a third argument (-test) the package's test dependencies count too (a `go test -c` binary).
 same_deps() {
   local have want
   have=$(go version -m "$1" | awk '$1=="mod"||$1=="dep"{p=$2; m[p]=$3} $1=="=>"{m[p]=$3} END{for(p in m) print p, m[p]}' | sort)
-  want=$(go list -deps -f '{{with .Module}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}' "$2" | sort -u)
+  want=$(go list -deps ${3:-} -f '{{with .Module}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}' "$2" | sort -u)
   [ -n "$have" ] && [ "$have" = "$want" ]
 }
-build() { # name package
+build() { # name package [-test]
   # A package of this module (./probe, ./crmanager) is also rebuilt when its main.go is newer.
   local src=""
   case $2 in ./*) src="$here/${2#./}/main.go" ;; esac
   if [ -x "$out/$1" ] && { [ -z "$src" ] || [ "$out/$1" -nt "$src" ]; }; then
     if [ "$out/$1" -nt "$here/go.sum" ]; then return 0; fi
-    if [ -z "$src" ] && same_deps "$out/$1" "$2"; then touch "$out/$1"; return 0; fi
+    if [ -z "$src" ] && same_deps "$out/$1" "$2" "${3:-}"; then touch "$out/$1"; return 0; fi
   fi
   local t0=$SECONDS
   echo "fixture: building $1 ($version)…" >&2
-  CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/$1.tmp" "$2"
+  if [ "${3:-}" = -test ]; then
+    # The e2e suite is a test binary; vet would only add minutes. nice: it compiles for minutes
+    # on a machine others share.
+    CGO_ENABLED=0 nice go test -c -vet=off -trimpath -ldflags "$ldflags" -o "$out/$1.tmp" "$2"
+  else
+    CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/$1.tmp" "$2"
+  fi
   mv "$out/$1.tmp" "$out/$1"
   echo "fixture: built $1 in $((SECONDS - t0)) s" >&2
 }
@@ -42,9 +52,18 @@ build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 build kubectl k8s.io/kubernetes/cmd/kubectl
 build informer-probe ./probe
 build crmanager ./crmanager
-if [ "${1:-}" = --pods ]; then
+pods=false e2e=false
+for arg in "$@"; do
+  case $arg in
+    --pods) pods=true ;;
+    --e2e) e2e=true ;;
+    *) echo "build.sh: unknown flag $arg (expected --pods, --e2e)" >&2; exit 2 ;;
+  esac
+done
+if $pods; then
   build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
   build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
   bash "$root/test/kwok/build.sh" "$out"
 fi
+if $e2e; then build e2e.test k8s.io/kubernetes/test/e2e -test; fi
 echo "$out"
