@@ -5,7 +5,7 @@
 # (test/kwok/build.sh). With --e2e, also the upstream e2e suite, e2e.test (`go test -c` of
 # k8s.io/kubernetes/test/e2e at the same version; scripts/conformance.ts runs it): ~120 MB and
 # several minutes of compiling, so only on request. The flags combine (`--pods --e2e`).
-# Idempotent; safe to run concurrently with itself only via the lock below.
+# Idempotent; safe to run concurrently with itself only via the locks below.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -65,5 +65,12 @@ if $pods; then
   build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
   bash "$root/test/kwok/build.sh" "$out"
 fi
-if $e2e; then build e2e.test k8s.io/kubernetes/test/e2e -test; fi
+if $e2e; then
+  # Minutes of compiling under its own lock, so the fixture builds of concurrent test runs (which
+  # need only the binaries above) are not held up behind it.
+  exec 9>&-
+  exec 8>"$out/.lock-e2e"
+  flock 8
+  build e2e.test k8s.io/kubernetes/test/e2e -test
+fi
 echo "$out"

@@ -141,6 +141,8 @@ export function e2eArgs(o: {
 export async function runSuite(o: RunOptions): Promise<SuiteRun> {
   const log = o.log ?? (() => {});
   await mkdir(o.dir, { recursive: true });
+  const t00 = Date.now();
+  const since = () => `${((Date.now() - t00) / 1000).toFixed(0)} s`;
   const f: PodsFixture = await startPodsFixture({ controllers: '*', exec: false });
   let proxy: CliProxy | undefined;
   try {
@@ -149,12 +151,15 @@ export async function runSuite(o: RunOptions): Promise<SuiteRun> {
       proxy = await startProxy(f, { run: 'cli', ...proxyFlags(o.mode) });
       kubeconfig = proxy.kubeconfig;
     }
-    log(`${o.mode}: fixture ${f.server}${proxy ? `, proxy ${proxy.url}` : ''}; running e2e.test`);
+    log(
+      `${o.mode}: fixture ${f.server}${proxy ? `, proxy ${proxy.url}` : ''} up after ${since()}; running e2e.test`,
+    );
     const outputFile = join(o.dir, 'e2e.log');
     const args = e2eArgs({ kubeconfig, kubectl: f.bin.kubectl, reportDir: o.dir, ...o });
     const t0 = Date.now();
     const exitCode = await runLogged(o.e2eTest, args, o.dir, outputFile, o.timeoutMs ?? 3 * 3600_000);
     const seconds = (Date.now() - t0) / 1000;
+    log(`${o.mode}: e2e.test exited ${exitCode} after ${seconds.toFixed(0)} s`);
     const xml = await readFile(join(o.dir, 'junit_01.xml'), 'utf8').catch(() => '');
     if (!xml) throw new Error(`${o.mode}: e2e.test (exit ${exitCode}) wrote no report; see ${outputFile}`);
     const specs = parseJUnit(xml).filter((s) => !s.filtered);
