@@ -92,9 +92,11 @@ for (let r = 1; r <= repeat; r++) {
           mode,
           run.proxyAlive === false
             ? 'EXITED during the suite'
-            : bad.length === 0
-              ? 'up, caches equal'
-              : `up, ${bad.length} cache(s) differ: ${bad.map((b) => b.resource).join(', ')}`,
+            : `${
+                bad.length === 0
+                  ? 'up, caches equal'
+                  : `up, ${bad.length} cache(s) differ: ${bad.map((b) => b.resource).join(', ')}`
+              }; ${run.served?.cache ?? 0} requests answered from the cache, ${run.served?.upstream ?? 0} upstream`,
         );
       }
       const ok = run.specs.filter((s) => s.state === 'passed').length;

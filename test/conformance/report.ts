@@ -35,6 +35,8 @@ export interface ReportMeta {
 export const KNOWN_DIFFERENCES: Record<string, string> = {
   '[sig-api-machinery] Servers with support for API chunking should support continue listing from the last key if the original version has been compacted away, though the list is inconsistent [Conformance] [Slow]':
     'known: the proxy answers a continue token at a revision etcd has compacted from its cache (200) where the apiserver answers 410 Expired with an "inconsistent" continue token; the fix (learning the compacted revision) is being made separately',
+  '[sig-api-machinery] StorageVersionMigration CRUD Tests storagemigration.k8s.io/v1 StorageVersionMigration [Conformance]':
+    "known, not fixed yet: after every write the spec checks its informer at once and then polls every 2 s (the e2e framework's default Eventually interval). The apiserver delivers a write's watch event before (or within a millisecond of) the write's answer; through the proxy the event takes one more hop (the proxy's upstream watch, its cache, the client's watch) and reaches the informer after the answer (measured: median 1-2 ms, p90 3-50 ms later on the loaded 2-core machine), so more first checks miss and cost 2 s each. A fix would hold a write's answer until the cache has its resourceVersion (bounded)",
 };
 
 const cellText = (c: Row['cells'][Mode]) => {

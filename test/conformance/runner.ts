@@ -19,6 +19,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runBuildScript } from '../fixture/fixture.ts';
 import { type PodsFixture, startPodsFixture } from '../fixture/pods-fixture.ts';
+import { metricSum } from '../support/prometheus-text.ts';
 import { type CliProxy, startProxy } from '../support/proxy.ts';
 import { type CacheMismatch, cacheMismatches } from './cache-state.ts';
 import { parseJUnit, type SpecResult } from './junit.ts';
@@ -94,6 +95,11 @@ export interface SuiteRun {
    * after the suite (test/conformance/cache-state.ts); [] when all equal.
    */
   cacheMismatches?: CacheMismatch[];
+  /**
+   * The proxied modes: requests the proxy answered from its cache and passed upstream during the
+   * run (`kube_cache_proxy_requests_total` by `served_from`), so the report shows the cache was used.
+   */
+  served?: { cache: number; upstream: number };
   /** e2e.test's output file. */
   outputFile: string;
 }
@@ -167,7 +173,13 @@ export async function runSuite(o: RunOptions): Promise<SuiteRun> {
     if (proxy && !proxyAlive)
       log(`${o.mode}: THE PROXY EXITED during the suite: ${proxy.stderr().slice(-2000)}`);
     let mismatches: CacheMismatch[] | undefined;
+    let served: SuiteRun['served'];
     if (proxy && proxyAlive) {
+      const metrics = await (await fetch(`${proxy.ops}/metrics`)).text();
+      served = {
+        cache: metricSum(metrics, 'kube_cache_proxy_requests_total', { served_from: 'cache' }),
+        upstream: metricSum(metrics, 'kube_cache_proxy_requests_total', { served_from: 'upstream' }),
+      };
       mismatches = await cacheMismatches({
         ops: proxy.ops,
         proxy: proxy.url,
@@ -187,6 +199,7 @@ export async function runSuite(o: RunOptions): Promise<SuiteRun> {
       featureGates: gates.join(','),
       proxyAlive,
       cacheMismatches: mismatches,
+      served,
       outputFile,
     };
   } finally {

@@ -3,7 +3,8 @@
  * in sidecar mode (`--resources=auto`), each on its own fresh pods fixture
  * (test/conformance/runner.ts; `npm run conformance` runs the whole matrix by hand). Every named
  * spec must run and pass direct, pass through the proxy within max(2 × its direct time, direct +
- * 10 s), and the proxy must come out of the suite up with caches equal to the apiserver's.
+ * 10 s), and the proxy must come out of the suite up with caches equal to the apiserver's, having
+ * answered requests from them.
  *
  * Needs e2e.test (`test/apiserver/build.sh --pods --e2e`; `npm test` and `.ci/run` build it). Only
  * `KCP_CONFORMANCE=off` (e2e.test deliberately not built) skips this file.
@@ -59,8 +60,10 @@ describe('upstream e2e subset: direct vs through the proxy (sidecar, --resources
     assert.deepEqual(bad, [], `see ${proxied.outputFile}`);
   });
 
-  test('the proxy came out of the suite up, every cache equal to the apiserver', () => {
+  test('the proxy came out of the suite up, every cache equal to the apiserver, having served from them', () => {
     assert.equal(proxied.proxyAlive, true);
     assert.deepEqual(proxied.cacheMismatches, []);
+    // The suite's reads really went through the caches (not all upstream, e.g. for their media type).
+    assert.ok(proxied.served!.cache > 0, JSON.stringify(proxied.served));
   });
 });
