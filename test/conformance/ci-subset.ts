@@ -3,7 +3,9 @@
  * and through the proxy in sidecar mode (`--resources=auto`): API-only specs of a few seconds each
  * that cover what the proxy serves (watch, chunking, field and label selectors, server-side apply,
  * Table conversion, the ConfigMap/Secret/Lease/Event/PodTemplate APIs, namespaces, CRDs). Names are
- * the specs' full texts in k8s.io/kubernetes v1.37.2 (`e2e.test --list-tests`).
+ * the specs' full texts in k8s.io/kubernetes v1.37.2 (`e2e.test --list-tests`). Left out: the
+ * StorageVersionMigration CRUD spec, which passes through the proxy but over the time allowance
+ * (docs/conformance.md says why).
  */
 
 /** The specs, by full text. */
@@ -20,11 +22,11 @@ export const CI_SPECS: readonly string[] = [
   '[sig-api-machinery] FieldValidation should detect unknown and duplicate fields of a typed object [Conformance]',
   '[sig-api-machinery] client-go should negotiate watch and report errors with accept "application/json"',
   '[sig-api-machinery] client-go should negotiate watch and report errors with accept "application/vnd.kubernetes.protobuf,application/json"',
-  '[sig-api-machinery] StorageVersionMigration CRUD Tests storagemigration.k8s.io/v1 StorageVersionMigration [Conformance]',
   '[sig-node] ConfigMap should run through a ConfigMap lifecycle [Conformance]',
   '[sig-node] Secrets should patch a secret [Conformance]',
   '[sig-node] Lease lease API should be available [Conformance]',
   '[sig-node] PodTemplates should run the lifecycle of PodTemplates [Conformance]',
+  '[sig-node] PodTemplates should replace a pod template [Conformance]',
   '[sig-instrumentation] Events should manage the lifecycle of an event [Conformance]',
   '[sig-instrumentation] Events API should ensure that an event can be fetched, patched, deleted, and listed [Conformance]',
   '[sig-network] EndpointSlice should support creating EndpointSlice API operations [Conformance]',
