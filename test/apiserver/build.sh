@@ -20,11 +20,19 @@ cd "$here"
 # Whether binary $1 was built from the module versions go.mod selects for package $2 now (its
 # build info, `go version -m`, lists them): go.sum grows when another binary is added, which
 # must not rebuild the others.
-# With a third argument (-test) the package's test dependencies count too (a `go test -c` binary).
+# With a third argument (-test) the package's test dependencies count too (a `go test -c` binary):
+# a test binary embeds no module list, so the one wanted at its build is kept beside it (BIN.deps).
+want_deps() { # package [-test]
+  go list -deps ${2:-} -f '{{with .Module}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}' "$1" | sort -u
+}
 same_deps() {
   local have want
-  have=$(go version -m "$1" | awk '$1=="mod"||$1=="dep"{p=$2; m[p]=$3} $1=="=>"{m[p]=$3} END{for(p in m) print p, m[p]}' | sort)
-  want=$(go list -deps ${3:-} -f '{{with .Module}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}' "$2" | sort -u)
+  if [ "${3:-}" = -test ]; then
+    have=$(cat "$1.deps" 2>/dev/null || true)
+  else
+    have=$(go version -m "$1" | awk '$1=="mod"||$1=="dep"{p=$2; m[p]=$3} $1=="=>"{m[p]=$3} END{for(p in m) print p, m[p]}' | sort)
+  fi
+  want=$(want_deps "$2" "${3:-}")
   [ -n "$have" ] && [ "$have" = "$want" ]
 }
 build() { # name package [-test]
@@ -41,6 +49,7 @@ build() { # name package [-test]
     # The e2e suite is a test binary; vet would only add minutes. nice: it compiles for minutes
     # on a machine others share.
     CGO_ENABLED=0 nice go test -c -vet=off -trimpath -ldflags "$ldflags" -o "$out/$1.tmp" "$2"
+    want_deps "$2" -test > "$out/$1.deps"
   else
     CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/$1.tmp" "$2"
   fi
