@@ -64,6 +64,18 @@ if (badMode !== undefined || modes[0] !== 'direct') {
 }
 
 const log = (line: string) => process.stderr.write(`conformance: ${line}\n`);
+// The proxy that runs is the code at the start (and the date the run began).
+const commit = (() => {
+  try {
+    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim();
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root }).length > 0;
+    return `${sha}${dirty ? ' (with uncommitted changes)' : ''}`;
+  } catch {
+    return 'unknown';
+  }
+})();
+const startedAt = new Date();
 const { e2eTest } = await ensureE2eTest();
 const version = (await readFile(join(root, 'test', 'apiserver', 'VERSION'), 'utf8')).trim();
 const dir = flags.get('dir') || (await mkdtemp(join(tmpdir(), 'kcp-conformance-')));
@@ -109,23 +121,13 @@ for (let r = 1; r <= repeat; r++) {
   }
 }
 
-const commit = (() => {
-  try {
-    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim();
-    const dirty =
-      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root }).length > 0;
-    return `${sha}${dirty ? ' (with uncommitted changes)' : ''}`;
-  } catch {
-    return 'unknown';
-  }
-})();
 const argv = process.argv.slice(2).filter((a) => !a.startsWith('--dir=') && !a.startsWith('--out='));
 const meta = {
   version,
   seed,
   focus,
   extraSkip,
-  date: `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+  date: `${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
   commit,
   featureGates,
   repeat,
