@@ -10,10 +10,10 @@
  * `KCP_CONFORMANCE=off` (e2e.test deliberately not built) skips this file.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { before, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { CI_SPECS, focusFor } from '../conformance/ci-subset.ts';
 import { allowedSeconds } from '../conformance/compare.ts';
 import { ensureE2eTest, runSuite, type SuiteRun } from '../conformance/runner.ts';
@@ -27,17 +27,23 @@ describe('upstream e2e subset: direct vs through the proxy (sidecar, --resources
   let direct: SuiteRun;
   let proxied: SuiteRun;
   const seed = 1;
+  /** The reports and logs: removed when every test passed, kept (and named in failures) otherwise. */
+  let dir = '';
+  let passed = 0;
 
   before(
     async () => {
       const { e2eTest } = await ensureE2eTest();
-      const dir = await mkdtemp(join(tmpdir(), 'kcp-conformance-ci-'));
+      dir = await mkdtemp(join(tmpdir(), 'kcp-conformance-ci-'));
       const o = { focus: focusFor(CI_SPECS), skip: '', seed, e2eTest, log: (l: string) => console.log(l) };
       direct = await runSuite({ ...o, mode: 'direct', dir: join(dir, 'direct') });
       proxied = await runSuite({ ...o, mode: 'sidecar', dir: join(dir, 'sidecar') });
     },
     { timeout: 1_500_000 },
   );
+  after(async () => {
+    if (dir && passed === 3) await rm(dir, { recursive: true, force: true });
+  });
 
   test('every named spec ran and passed direct', () => {
     assert.deepEqual(direct.specs.map((s) => s.name).sort(), [...CI_SPECS].sort());
@@ -45,6 +51,7 @@ describe('upstream e2e subset: direct vs through the proxy (sidecar, --resources
       .filter((s) => s.state !== 'passed')
       .map((s) => `${s.name}: ${s.state} ${s.message}`);
     assert.deepEqual(failed, [], `see ${direct.outputFile}`);
+    passed++;
   });
 
   test('each passes through the proxy within max(2 × direct, direct + 10 s)', () => {
@@ -58,6 +65,7 @@ describe('upstream e2e subset: direct vs through the proxy (sidecar, --resources
         bad.push(`${d.name}: ${p.seconds.toFixed(1)} s through the proxy, ${d.seconds.toFixed(1)} s direct`);
     }
     assert.deepEqual(bad, [], `see ${proxied.outputFile}`);
+    passed++;
   });
 
   test('the proxy came out of the suite up, every cache equal to the apiserver, having served from them', () => {
@@ -65,5 +73,6 @@ describe('upstream e2e subset: direct vs through the proxy (sidecar, --resources
     assert.deepEqual(proxied.cacheMismatches, []);
     // The suite's reads really went through the caches (not all upstream, e.g. for their media type).
     assert.ok(proxied.served!.cache > 0, JSON.stringify(proxied.served));
+    passed++;
   });
 });
