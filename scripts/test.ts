@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runBuildScript } from '../test/fixture/fixture.ts';
 import { startFixture } from '../test/fixture/index.ts';
 import { ensurePodsBinaries } from '../test/fixture/pods-fixture.ts';
 
@@ -31,11 +32,20 @@ const patterns =
 const needsFixture = patterns.some((p) => p.includes('e2e'));
 // The files that start the pods fixture (kube-controller-manager, kube-scheduler, kwok) get its
 // binaries built here, before their own timeouts run (about 9 minutes more on a cold machine).
-const needsPods = patterns.some((p) => /e2e\/\*\*|kubectl-pods|bench-quick|identity-people/.test(p));
+const needsPods = patterns.some((p) =>
+  /e2e\/\*\*|kubectl-pods|bench-quick|identity-people|conformance-subset/.test(p),
+);
+// test/e2e/conformance-subset.test.ts runs the upstream e2e suite only with KCP_CONFORMANCE=on
+// (e2e.test is then built here too, about 8 minutes more on a cold machine): a known difference
+// (docs/conformance.md, a read right after a write while an on-demand cache starts) fails it in
+// about one run of three, so it is not yet part of CI.
+const needsE2eTest =
+  process.env.KCP_CONFORMANCE === 'on' && patterns.some((p) => /e2e\/\*\*|conformance-subset/.test(p));
 
 const env: NodeJS.ProcessEnv = { ...process.env };
 let stopFixture = async () => {};
-if (needsPods) await ensurePodsBinaries();
+if (needsE2eTest) await runBuildScript(['--pods', '--e2e']);
+else if (needsPods) await ensurePodsBinaries();
 if (needsFixture) {
   const t0 = Date.now();
   const f = await startFixture({ verbose: true });

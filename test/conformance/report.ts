@@ -1,0 +1,162 @@
+/**
+ * docs/conformance.md, rendered from the runs of scripts/conformance.ts: what was run (e2e.test
+ * version, seed, focus, skip, feature gates, date, commit) so the table can be regenerated, the
+ * totals per mode, every difference from direct, one row per spec, and the skipped families.
+ */
+import { type Difference, differences, passed, type Row, rows } from './compare.ts';
+import type { SpecResult } from './junit.ts';
+import { MODES, type Mode } from './runner.ts';
+import type { SkipFamily } from './skips.ts';
+
+/** What a report page says about how its runs were made. */
+export interface ReportMeta {
+  /** e2e.test's version (the fixture's, test/apiserver/VERSION). */
+  version: string;
+  seed: number;
+  focus: string;
+  /** The `--ginkgo.skip` given besides the families (or ''). */
+  extraSkip: string;
+  /** ISO date of the run. */
+  date: string;
+  /** `git describe`-like commit of the proxy that ran. */
+  commit: string;
+  /** The fixture apiserver's feature gates ('' = the defaults). */
+  featureGates: string;
+  /** Runs per mode. */
+  repeat: number;
+  /** The exact command that regenerates the page. */
+  command: string;
+}
+
+/**
+ * Known differences: a spec name (exact) → what it is and why it is not fixed here. They still
+ * count as differences in the totals.
+ */
+export const KNOWN_DIFFERENCES: Record<string, string> = {
+  '[sig-api-machinery] Servers with support for API chunking should support continue listing from the last key if the original version has been compacted away, though the list is inconsistent [Conformance] [Slow]':
+    'known: the proxy answers a continue token at a revision etcd has compacted from its cache (200) where the apiserver answers 410 Expired with an "inconsistent" continue token; the fix (learning the compacted revision) is being made separately',
+  '[sig-api-machinery] MutatingAdmissionPolicy [Privileged:ClusterAdmin] should support MutatingAdmissionPolicy API operations [Conformance]':
+    'found by this run, not fixed yet: the GET right after a PATCH through the proxy returned the object without the annotation the PATCH had added (the spec then panicked on the nil annotations map: "assignment to entry in nil map", mutatingadmissionpolicy.go:328) — a stale read. The cache of mutatingadmissionpolicies had been started on demand by the spec\'s own LIST 15 ms before the PATCH; a write made while an on-demand cache starts is the suspected gap in read-your-writes. The same happened once in the CI subset (Events: LIST of all namespaces, PATCH 6 ms later, the GET 36 ms after that returned the old message)',
+  '[sig-api-machinery] StorageVersionMigration CRUD Tests storagemigration.k8s.io/v1 StorageVersionMigration [Conformance]':
+    "known, not fixed yet: after every write the spec checks its informer at once and then polls every 2 s (the e2e framework's default Eventually interval). The apiserver delivers a write's watch event before (or within a millisecond of) the write's answer; through the proxy the event takes one more hop (the proxy's upstream watch, its cache, the client's watch) and reaches the informer after the answer (measured: median 1-2 ms, p90 3-50 ms later on the loaded 2-core machine), so more first checks miss and cost 2 s each. A fix would hold a write's answer until the cache has its resourceVersion (bounded)",
+};
+
+const cellText = (c: Row['cells'][Mode]) => {
+  if (!c) return '—';
+  const ok = c.states.filter((s) => s === 'passed').length;
+  const verdict = c.states.length === 1 ? c.states[0]! : `${ok}/${c.states.length} passed`;
+  return `${verdict} ${c.seconds.toFixed(1)} s`;
+};
+
+const esc = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+/** One totals line per mode: passed/failed/other, and the shortfalls against direct. */
+function totals(
+  all: readonly Row[],
+  modes: readonly Mode[],
+  diffs: readonly Difference[],
+  health: Partial<Record<Mode, string>>,
+): string[] {
+  const out = [
+    '| mode | how | specs | passed | failed | differences from direct (result) | slower than allowed | the proxy after each run |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const m of modes) {
+    const cells = all.map((r) => r.cells[m]).filter((c) => c !== undefined);
+    const ok = cells.filter((c) => passed(c)).length;
+    const failed = cells.filter((c) => c.states.some((s) => s !== 'passed' && s !== 'skipped')).length;
+    const res =
+      m === 'direct' ? '—' : String(diffs.filter((d) => d.mode === m && d.kind === 'result').length);
+    const slow = m === 'direct' ? '—' : String(diffs.filter((d) => d.mode === m && d.kind === 'time').length);
+    const how = MODES[m].describe.replace('$LISTED', 'the `listed` list');
+    out.push(
+      `| ${m} | ${how} | ${cells.length} | ${ok} | ${failed} | ${res} | ${slow} | ${health[m] ?? '—'} |`,
+    );
+  }
+  return out;
+}
+
+/** The totals as one sentence (the README's status line quotes it). */
+export function totalsSentence(runs: Partial<Record<Mode, SpecResult[][]>>): string {
+  const all = rows(runs);
+  const modes = Object.keys(runs) as Mode[];
+  const diffs = differences(all);
+  const parts = modes.map((m) => {
+    const cells = all.map((r) => r.cells[m]).filter((c) => c !== undefined);
+    return `${m} ${cells.filter((c) => passed(c)).length} of ${cells.length} passed`;
+  });
+  const res = diffs.filter((d) => d.kind === 'result').length;
+  const slow = diffs.filter((d) => d.kind === 'time').length;
+  return `${parts.join(', ')}; ${res} result difference${res === 1 ? '' : 's'}, ${slow} over the time allowance`;
+}
+
+/**
+ * The whole page. `runs`: mode → the spec lists of its repeats (direct first); `health`: per
+ * proxied mode, how the proxy came out of its runs (up or not, caches equal to the apiserver's).
+ */
+export function renderReport(
+  meta: ReportMeta,
+  runs: Partial<Record<Mode, SpecResult[][]>>,
+  families: readonly SkipFamily[],
+  health: Partial<Record<Mode, string>> = {},
+): string {
+  const modes = (['direct', 'sidecar', 'delegated', 'listed'] as const).filter((m) => runs[m]);
+  const all = rows(runs);
+  const diffs = differences(all);
+  const lines = [
+    '# Upstream e2e suite: direct and through the proxy',
+    '',
+    'Generated by `npm run conformance` (scripts/conformance.ts; how to run it: [testing.md](testing.md#the-upstream-e2e-suite));',
+    'do not edit by hand. Each mode ran against its own fresh pods fixture (kube-apiserver, etcd,',
+    'kube-controller-manager with every default controller, kube-scheduler, one KWOK node whose exec',
+    'runs nothing). Goal: every spec that passes direct passes through the proxy in every mode, in',
+    'at most max(2 × its direct time, direct + 10 s).',
+    '',
+    '| run | value |',
+    '| --- | --- |',
+    `| e2e.test | ${meta.version} (\`k8s.io/kubernetes/test/e2e\`) |`,
+    `| date | ${meta.date} |`,
+    `| commit | ${meta.commit} |`,
+    `| seed | ${meta.seed} |`,
+    `| focus | \`${esc(meta.focus)}\` |`,
+    `| skip | the families below${meta.extraSkip ? `, and \`${esc(meta.extraSkip)}\`` : ''} |`,
+    `| feature gates | ${meta.featureGates || `the defaults of kube-apiserver ${meta.version} (none set)`} |`,
+    `| runs per mode | ${meta.repeat} (durations are medians) |`,
+    `| command | \`${esc(meta.command)}\` |`,
+    '',
+    '## Totals',
+    '',
+    ...totals(all, modes, diffs, health),
+    '',
+    '## Differences',
+    '',
+  ];
+  if (diffs.length === 0) lines.push('None.');
+  for (const d of diffs) {
+    const what =
+      d.kind === 'result'
+        ? `passed direct (${d.direct.seconds.toFixed(1)} s), ${d.proxied.states.join('/')} through the proxy (${d.proxied.seconds.toFixed(1)} s)`
+        : `${d.proxied.seconds.toFixed(1)} s through the proxy, ${d.direct.seconds.toFixed(1)} s direct (allowed ${d.allowed.toFixed(1)} s)`;
+    lines.push(`- **${d.mode}**: ${esc(d.name)}: ${what}.`);
+    const known = KNOWN_DIFFERENCES[d.name];
+    if (known) lines.push(`  ${known}.`);
+    if (d.proxied.message)
+      lines.push(`  Failure: \`${esc(d.proxied.message.split('\n')[0]!.slice(0, 300))}\``);
+  }
+  lines.push(
+    '',
+    '## Per spec',
+    '',
+    `| spec | ${modes.join(' | ')} |`,
+    `| --- | ${modes.map(() => '---').join(' | ')} |`,
+    ...all.map((r) => `| ${esc(r.name)} | ${modes.map((m) => cellText(r.cells[m])).join(' | ')} |`),
+    '',
+    '## Skipped families',
+    '',
+    '| family | pattern | reason |',
+    '| --- | --- | --- |',
+    ...families.map((f) => `| ${f.family} | \`${esc(f.pattern)}\` | ${esc(f.reason)} |`),
+    '',
+  );
+  return lines.join('\n');
+}

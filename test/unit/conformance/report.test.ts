@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { SpecResult } from '../../conformance/junit.ts';
+import { KNOWN_DIFFERENCES, renderReport, totalsSentence } from '../../conformance/report.ts';
+import { SKIP_FAMILIES } from '../../conformance/skips.ts';
+import { tableRows } from '../../support/markdown.ts';
+
+const spec = (name: string, state: string, seconds: number, message = ''): SpecResult => ({
+  name,
+  state,
+  seconds,
+  message,
+  filtered: false,
+});
+const compaction = Object.keys(KNOWN_DIFFERENCES)[0]!;
+const runs = {
+  direct: [
+    [spec('[sig-a] w | x', 'passed', 2), spec(compaction, 'passed', 70), spec('[sig-a] f', 'failed', 1, 'x')],
+  ],
+  sidecar: [
+    [
+      spec('[sig-a] w | x', 'passed', 3),
+      spec(compaction, 'failed', 600, 'Expected\n440'),
+      spec('[sig-a] f', 'failed', 1),
+    ],
+  ],
+};
+const meta = {
+  version: 'v1.37.2',
+  seed: 7,
+  focus: '\\[sig-a\\]',
+  extraSkip: '',
+  date: '2026-12-06 09:00 UTC',
+  commit: 'abc1234',
+  featureGates: '',
+  repeat: 1,
+  command: 'npm run conformance -- --seed=7',
+};
+
+describe('docs/conformance.md rendering', () => {
+  const md = renderReport(meta, runs, SKIP_FAMILIES, { sidecar: 'up, caches equal' });
+  const cells = tableRows(md);
+
+  it('records how to regenerate the run', () => {
+    for (const [k, v] of [
+      ['e2e.test', 'v1.37.2 (`k8s.io/kubernetes/test/e2e`)'],
+      ['seed', '7'],
+      ['commit', 'abc1234'],
+      ['feature gates', 'the defaults of kube-apiserver v1.37.2 (none set)'],
+      ['command', '`npm run conformance -- --seed=7`'],
+    ])
+      assert.ok(
+        cells.some((r) => r[0] === k && r[1] === v),
+        `${k}: ${v}`,
+      );
+  });
+
+  it('totals per mode, with the differences and the proxy health', () => {
+    const sidecar = cells.find((r) => r[0] === 'sidecar')!;
+    assert.deepEqual(sidecar.slice(2), ['3', '1', '2', '1', '0', 'up, caches equal']);
+    const direct = cells.find((r) => r[0] === 'direct')!;
+    assert.deepEqual(direct.slice(2), ['3', '2', '1', '—', '—', '—']);
+  });
+
+  it('lists each difference with the known note and the first failure line; one row per spec', () => {
+    assert.match(
+      md,
+      /- \*\*sidecar\*\*: .*API chunking.*passed direct \(70\.0 s\), failed through the proxy \(600\.0 s\)\./,
+    );
+    assert.match(md, /known: the proxy answers a continue token/);
+    assert.match(md, /Failure: `Expected`/);
+    assert.ok(
+      cells.some((r) => r[0] === '[sig-a] w \\| x' && r[1] === 'passed 2.0 s' && r[2] === 'passed 3.0 s'),
+    );
+    assert.equal(cells.filter((r) => r[0] === 'admission webhooks').length, 1);
+  });
+
+  it('the totals sentence', () => {
+    assert.equal(
+      totalsSentence(runs),
+      'direct 2 of 3 passed, sidecar 1 of 3 passed; 1 result difference, 0 over the time allowance',
+    );
+  });
+});
