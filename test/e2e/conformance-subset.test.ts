@@ -23,7 +23,9 @@ import { ensureE2eTest, runSuite, type SuiteRun } from '../conformance/runner.ts
 const off = process.env.KCP_CONFORMANCE !== 'on';
 
 describe('upstream e2e subset: direct vs through the proxy (sidecar, --resources=auto)', {
-  skip: off ? 'set KCP_CONFORMANCE=on to build e2e.test and run the upstream subset (not yet in CI: docs/testing.md)' : false,
+  skip: off
+    ? 'set KCP_CONFORMANCE=on to build e2e.test and run the upstream subset (not yet in CI: docs/testing.md)'
+    : false,
   timeout: 1_500_000,
 }, () => {
   let direct: SuiteRun;
