@@ -21,6 +21,7 @@ import { cacheCodec } from './cache/codec.ts';
 import { type Config, loadConfig, renderHelp } from './config/config.ts';
 import { onDemandRequestHook } from './on-demand/server-hook.ts';
 import { createOnDemand } from './on-demand/wiring.ts';
+import type { HealthCheck } from './ops/health-checks.ts';
 import { type CacheStatusSource, createMetrics, type Metrics } from './ops/metrics.ts';
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
 import { observeUpstream } from './ops/upstream-observer.ts';
@@ -30,7 +31,7 @@ import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec } from './server/cache-api.ts';
 import type { RequestHook } from './server/request-hooks.ts';
 import type { UpstreamTarget } from './server/upstream-target.ts';
-import { createUpstream, discoverServedResources, type Upstream } from './upstream/index.ts';
+import { createUpstream, discoverServedResources, type Upstream, UpstreamMonitor } from './upstream/index.ts';
 import { ConfigError } from './util/errors.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 
@@ -57,6 +58,11 @@ export interface ProxyParts {
   reviews?: ReviewUpstream;
   /** Subscribers to the server's request hooks (caching on demand, `--resources=auto`). */
   hooks: RequestHook[];
+  /**
+   * The periodic upstream check behind `/readyz`'s `upstream` check; started by
+   * {@link runProxy} once the listeners are bound, stopped by {@link ProxyParts.close}.
+   */
+  upstreamMonitor?: UpstreamMonitor;
   /** Stops reflectors and closes upstream connections. */
   close(): Promise<void>;
 }
@@ -195,12 +201,15 @@ export async function runProxy(
       logger,
       listen: config.opsListen,
       shuttingDown: () => shuttingDown,
+      ...(parts.upstreamMonitor ? { readyChecks: [upstreamHealthCheck(parts.upstreamMonitor)] } : {}),
     });
   } catch (err) {
     await server.app.close();
     throw err;
   }
   parts.resources.start(serving(server, logger));
+  // Not awaited: a down apiserver must not hold up the listeners (it is /readyz's to say).
+  void parts.upstreamMonitor?.start();
   const addr = server.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
@@ -231,6 +240,11 @@ export async function runProxy(
       return stopping;
     },
   };
+}
+
+/** `/readyz`'s `upstream` check: the last result of the periodic upstream check. */
+function upstreamHealthCheck(monitor: UpstreamMonitor): HealthCheck {
+  return { name: 'upstream', check: () => monitor.reason() };
 }
 
 /** The server's registry as the {@link ResourceSet} sees it: a watch cache served, or no longer. */
@@ -284,6 +298,7 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     upstream: reflectorUpstream,
     resources: config.resources,
     logger,
+    reflector: { livenessWindowMs: config.watchLivenessWindow },
     // --namespace: every reflector lists/watches only that namespace (namespace-scoped RBAC).
     ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
     ...(metrics ? { metrics: gr(metrics) } : {}),
@@ -294,6 +309,11 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     dispatcher: observe(upstream.createDispatcher({ connections: 16 })),
     authorization: () => upstream.authorization(),
   };
+  const upstreamMonitor = new UpstreamMonitor({
+    target: reviews,
+    log: logger.child({ component: 'upstream-check' }),
+    intervalMs: config.upstreamCheckInterval,
+  });
   const onDemand = createOnDemand({
     config,
     upstream: reflectorUpstream,
@@ -342,7 +362,9 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     reviews,
     resources,
     hooks: onDemand ? [onDemandRequestHook(onDemand)] : [],
+    upstreamMonitor,
     async close() {
+      upstreamMonitor.stop();
       metrics?.resourceLabels.known.close();
       onDemand?.close();
       await resources.close();

@@ -61,6 +61,9 @@ describe('config', () => {
       impersonateCertificateClients: false,
       acceptHosts: ['^localhost$', '^127\\.0\\.0\\.1$', '^\\[::1\\]$'],
       hostNetwork: false,
+      upstreamCheckInterval: 60_000,
+      watchLivenessWindow: 180_000,
+      certReloadInterval: 60_000,
     });
   });
 
