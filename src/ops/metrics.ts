@@ -170,6 +170,13 @@ export interface Metrics {
    * (`excluded`, `not-list-watchable`, `forbidden`, `at-capacity`, `error`). Bounded by those lists.
    */
   readonly onDemandCaches: Counter<'event' | 'reason'>;
+  /**
+   * `kube_cache_proxy_serving_certificate_expiry_timestamp_seconds`: the `notAfter` of the main
+   * listener's serving certificate now in use (`--tls-cert-file`, reloaded when it changes), in
+   * seconds since the epoch. Not in {@link registry} until the wiring registers it (TLS only), so
+   * a plain-HTTP proxy exports no series. Alert on `… - time() < 7 * 86400`.
+   */
+  readonly servingCertificateExpiry: Gauge;
   /** The Prometheus text exposition of everything (what `/metrics` serves). */
   scrape(): Promise<string>;
 }
@@ -427,6 +434,12 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       help: 'On-demand caches (--resources=auto) started, stopped and refused, by reason.',
       labelNames: ['event', 'reason'],
       registers,
+    }),
+    servingCertificateExpiry: new Gauge({
+      name: name('serving_certificate_expiry_timestamp_seconds'),
+      help: "Expiry (notAfter) of the main listener's serving certificate in use, in seconds since the epoch.",
+      // Registered by the wiring only when the listener serves TLS: no series (not a 0) without.
+      registers: [],
     }),
     resourceLabels: new ResourceLabelBounds(opts.knownResources),
     setStatusSource(s) {
