@@ -231,6 +231,13 @@ describe('reflector: no watch cache, fast compaction', () => {
     const pid = f.pids().apiserver;
     try {
       await t.sink.waitFor(() => t.sink.replaces === 1 && t.sink.live, 30_000, 'initial sync');
+      // Only a resource whose upstream sends periodic bookmarks (the apiserver's watch cache:
+      // one a minute) has its silent stream restarted; a bookmark-less one (events) keeps it.
+      await t.sink.waitFor(
+        () => t.r.status().periodicBookmarks && t.sink.live,
+        120_000,
+        'a periodic bookmark from the watch cache',
+      );
       const restarts = t.r.status().watchRestarts;
       process.kill(pid, 'SIGSTOP');
       try {
