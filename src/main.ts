@@ -330,7 +330,12 @@ function serving(server: KubeServer, logger: Logger): Serving {
  */
 export async function createParts(config: Config, logger: Logger, metrics?: Metrics): Promise<ProxyParts> {
   const source = config.kubeconfig !== undefined ? { kubeconfig: config.kubeconfig } : {};
-  const upstream = await createUpstream(source);
+  // A client certificate from files (the node-local DaemonSet's) is reloaded as it rotates.
+  const upstream = await createUpstream({
+    ...source,
+    certReloadIntervalMs: config.certReloadInterval,
+    log: logger.child({ component: 'certificates' }),
+  });
   // The separate pool for long-running pass-through requests: same kubeconfig (loaded once), same TLS.
   const longRunning = upstream.createDispatcher();
   // Every upstream request is counted (verb/resource/code, latency); the reflectors' copy also

@@ -301,4 +301,125 @@ describe('certificate rotation (--tls-cert-file, --tls-private-key-file, --clien
       await clientAgent.close();
     }
   });
+  test("the proxy's own upstream client certificate files: new connections present the rotated one, the cache keeps streaming", async () => {
+    const clientPair = async (name: string) => {
+      await writeFile(join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
+      await openssl([
+        'req',
+        ...ec,
+        '-keyout',
+        `${name}.key`,
+        '-out',
+        `${name}.csr`,
+        '-subj',
+        `/O=system:masters/CN=${name}`,
+      ]);
+      await openssl([
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        join(f.dir, 'ca.crt'),
+        '-CAkey',
+        join(f.dir, 'ca.key'),
+        '-CAserial',
+        join(dir, 'ca.srl'),
+        '-out',
+        `${name}.crt`,
+        '-days',
+        '30',
+        '-extfile',
+        'client.ext',
+      ]);
+      return {
+        'client.crt': await readFile(join(dir, `${name}.crt`), 'utf8'),
+        'client.key': await readFile(join(dir, `${name}.key`), 'utf8'),
+      };
+    };
+    files = { ...files, ...(await clientPair('kcp-upstream-1')) };
+    await publish(files);
+    for (const n of ['client.crt', 'client.key']) await symlink(join('..data', n), join(dir, 'mount', n));
+    const kc = join(dir, 'client-cert.kubeconfig');
+    await writeFile(
+      kc,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [
+          { name: 'c', cluster: { server: f.server, 'certificate-authority': join(f.dir, 'ca.crt') } },
+        ],
+        users: [
+          {
+            name: 'u',
+            user: {
+              'client-certificate': join(dir, 'mount', 'client.crt'),
+              'client-key': join(dir, 'mount', 'client.key'),
+            },
+          },
+        ],
+        contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'c',
+      }),
+    );
+    const p = spawnProxyCli([
+      '--kubeconfig',
+      kc,
+      '--resources',
+      'configmaps',
+      '--listen',
+      '127.0.0.1:0',
+      '--ops-listen',
+      '127.0.0.1:0',
+      '--cert-reload-interval',
+      '1s',
+    ]);
+    try {
+      const l = await p.listening();
+      const ns = await f.newNamespace('upcert');
+      // Who the apiserver sees on a new connection: a SelfSubjectReview sent through the proxy
+      // without a credential goes upstream with the proxy's.
+      const whoami = async () => {
+        const r = await request(`${l.address}/apis/authentication.k8s.io/v1/selfsubjectreviews`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+        });
+        const text = await r.body.text();
+        assert.equal(r.statusCode, 201, text);
+        return (JSON.parse(text) as { status: { userInfo: { username: string } } }).status.userInfo.username;
+      };
+      await eventually('ready', 60_000, async () =>
+        (await request(`${l.ops}/readyz`)).statusCode === 200 ? 1 : undefined,
+      );
+      assert.equal(await whoami(), 'kcp-upstream-1');
+      files = { ...files, ...(await clientPair('kcp-upstream-2')) };
+      await publish(files);
+      await eventually('new connections present the rotated certificate', 20_000, async () =>
+        (await whoami()) === 'kcp-upstream-2' ? true : undefined,
+      );
+      assert.ok(p.logs().some((x) => x.msg === 'upstream client certificate reloaded'));
+      // The reflector's watch, opened with the first certificate, still streams into the cache.
+      const c = await f.kubectl([
+        'create',
+        'configmap',
+        'after-client-rotation',
+        '-n',
+        ns,
+        '--from-literal=k=v',
+      ]);
+      assert.equal(c.code, 0, c.stderr);
+      await eventually('the cache gets the new object', 20_000, async () => {
+        const r = await request(`${l.address}/api/v1/namespaces/${ns}/configmaps?resourceVersion=0`);
+        const body = await r.body.text();
+        return r.statusCode === 200 && body.includes('"name":"after-client-rotation"') ? true : undefined;
+      });
+      const restarts = JSON.parse(await (await request(`${l.ops}/debug/cache`)).body.text()) as {
+        resources: Array<{ watchRestarts: number; relists: Record<string, number> }>;
+      };
+      assert.deepEqual(restarts.resources[0]!.relists, {}, 'no relist: the stream was not cut');
+    } finally {
+      await p.stop();
+    }
+  });
 });
