@@ -30,12 +30,11 @@ import { ResourceSet } from './resources/resource-set.ts';
 import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec } from './server/cache-api.ts';
 import type { RequestHook } from './server/request-hooks.ts';
+import { servingTlsFiles } from './server/serving-tls.ts';
 import type { UpstreamTarget } from './server/upstream-target.ts';
 import { createUpstream, discoverServedResources, type Upstream, UpstreamMonitor } from './upstream/index.ts';
 import { ConfigError } from './util/errors.ts';
-import { FileReloader } from './util/file-reloader.ts';
 import { createLogger, type Logger } from './util/logger.ts';
-import { type CertKeyPair, parseCaBundle, parseCertKeyPair } from './util/tls-files.ts';
 
 /** Exit codes. */
 export const EXIT_OK = 0;
@@ -236,63 +235,6 @@ export async function runProxy(
         await ops.close();
       })();
       return stopping;
-    },
-  };
-}
-
-/**
- * The main listener's TLS files (`--tls-cert-file` + `--tls-private-key-file`, `--client-ca-file`),
- * each behind a {@link FileReloader}: read and checked now (a malformed file fails the start),
- * re-read when they change and every `--cert-reload-interval`; a new pair or CA bundle that
- * checks out goes to the server for new connections, and the serving certificate's expiry to
- * `kube_cache_proxy_serving_certificate_expiry_timestamp_seconds`. Undefined without TLS.
- * @throws Error naming the file when one cannot be read or is malformed.
- */
-function servingTlsFiles(
-  config: Config,
-  logger: Logger,
-  metrics: Metrics,
-  server: () => KubeServer,
-): { current(): { cert: Buffer; key: Buffer; ca?: Buffer }; start(): void; stop(): void } | undefined {
-  if (config.tlsCertFile === undefined || config.tlsPrivateKeyFile === undefined) return undefined;
-  const log = logger.child({ component: 'certificates' });
-  const common = { log, intervalMs: config.certReloadInterval };
-  const current = () => ({
-    cert: pair.value.cert,
-    key: pair.value.key,
-    ...(ca ? { ca: ca.value } : {}),
-  });
-  const pair = new FileReloader<CertKeyPair>({
-    ...common,
-    what: 'serving certificate',
-    files: [config.tlsCertFile, config.tlsPrivateKeyFile],
-    parse: parseCertKeyPair,
-    onReload: (p) => {
-      metrics.servingCertificateExpiry.set(p.notAfterMs / 1000);
-      server().setTls(current());
-    },
-  });
-  const ca =
-    config.clientCaFile !== undefined
-      ? new FileReloader<Buffer>({
-          ...common,
-          what: 'client CA',
-          files: [config.clientCaFile],
-          parse: parseCaBundle,
-          onReload: () => server().setTls(current()),
-        })
-      : undefined;
-  metrics.registry.registerMetric(metrics.servingCertificateExpiry);
-  metrics.servingCertificateExpiry.set(pair.value.notAfterMs / 1000);
-  return {
-    current,
-    start() {
-      pair.start();
-      ca?.start();
-    },
-    stop() {
-      pair.stop();
-      ca?.stop();
     },
   };
 }

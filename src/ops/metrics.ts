@@ -171,10 +171,8 @@ export interface Metrics {
    */
   readonly onDemandCaches: Counter<'event' | 'reason'>;
   /**
-   * `kube_cache_proxy_serving_certificate_expiry_timestamp_seconds`: the `notAfter` of the main
-   * listener's serving certificate now in use (`--tls-cert-file`, reloaded when it changes), in
-   * seconds since the epoch. Not in {@link registry} until the wiring registers it (TLS only), so
-   * a plain-HTTP proxy exports no series. Alert on `… - time() < 7 * 86400`.
+   * `kube_cache_proxy_serving_certificate_expiry_timestamp_seconds`: `notAfter` (s since the epoch)
+   * of the serving certificate in use; registered by the wiring with TLS only (no series without).
    */
   readonly servingCertificateExpiry: Gauge;
   /** The Prometheus text exposition of everything (what `/metrics` serves). */
@@ -438,7 +436,6 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     servingCertificateExpiry: new Gauge({
       name: name('serving_certificate_expiry_timestamp_seconds'),
       help: "Expiry (notAfter) of the main listener's serving certificate in use, in seconds since the epoch.",
-      // Registered by the wiring only when the listener serves TLS: no series (not a 0) without.
       registers: [],
     }),
     resourceLabels: new ResourceLabelBounds(opts.knownResources),
