@@ -28,7 +28,8 @@ export async function busyListenAddress(checks: readonly ListenCheck[]): Promise
     if (!err) continue;
     const where = `${c.host.includes(':') ? `[${c.host}]` : c.host}:${c.port}`;
     const next = `${c.host.includes(':') ? `[${c.host}]` : c.host}:${c.port + 1}`;
-    const why = err.code === 'EADDRINUSE' ? 'is already in use' : `cannot be bound (${err.code ?? err.message})`;
+    const why =
+      err.code === 'EADDRINUSE' ? 'is already in use' : `cannot be bound (${err.code ?? err.message})`;
     return `${where} (--${c.flag}) ${why}: pass another, e.g. npm start -- --${c.flag} ${next}`;
   }
   return undefined;
