@@ -32,6 +32,7 @@ import { createLogger } from '../src/util/logger.ts';
 import { type Fixture, startFixture, writeKubeconfig } from '../test/fixture/index.ts';
 import { onParentExit } from '../test/fixture/parent-watch.ts';
 import { KWOK_NODE, type PodsFixture, startPodsFixture } from '../test/fixture/pods-fixture.ts';
+import { busyListenAddress } from './free-ports.ts';
 
 /** Proxy defaults of `npm start`; any of them can be overridden by an extra argument. */
 export const START_DEFAULTS = ['--resources', 'auto'];
@@ -69,11 +70,21 @@ function proxyConfig(kubeconfig: string, mode: string[] = []): Config {
   if (r.kind !== 'config') throw new ConfigError('--version/--help are not start options');
   return r.config;
 }
+let checked: Config;
 try {
-  proxyConfig('/dev/null');
+  checked = proxyConfig('/dev/null');
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;
   process.stderr.write(`npm start: ${err.message}\n`);
+  process.exit(EXIT_CONFIG);
+}
+// Both ports before the apiserver: a second `npm start` names the flag to change at once.
+const busy = await busyListenAddress([
+  { flag: 'listen', ...checked.listen },
+  { flag: 'ops-listen', ...checked.opsListen },
+]);
+if (busy) {
+  process.stderr.write(`npm start: ${busy}\n`);
   process.exit(EXIT_CONFIG);
 }
 

@@ -20,6 +20,7 @@ import { cacheCodec } from './cache/codec.ts';
 import { type Config, loadConfig, renderHelp } from './config/config.ts';
 import { onDemandRequestHook } from './on-demand/server-hook.ts';
 import { createOnDemand } from './on-demand/wiring.ts';
+import type { HealthCheck } from './ops/health-checks.ts';
 import { type CacheStatusSource, createMetrics, type Metrics } from './ops/metrics.ts';
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
 import { observeUpstream } from './ops/upstream-observer.ts';
@@ -28,8 +29,9 @@ import { ResourceSet } from './resources/resource-set.ts';
 import { buildServer, type KubeServer } from './server/app.ts';
 import type { CacheCodec } from './server/cache-api.ts';
 import type { RequestHook } from './server/request-hooks.ts';
+import { servingTlsFiles } from './server/serving-tls.ts';
 import type { UpstreamTarget } from './server/upstream-target.ts';
-import { createUpstream, discoverServedResources, type Upstream } from './upstream/index.ts';
+import { createUpstream, discoverServedResources, type Upstream, UpstreamMonitor } from './upstream/index.ts';
 import { versionLine } from './util/build-info.ts';
 import { ConfigError } from './util/errors.ts';
 import { createLogger, type Logger } from './util/logger.ts';
@@ -57,6 +59,11 @@ export interface ProxyParts {
   reviews?: ReviewUpstream;
   /** Subscribers to the server's request hooks (caching on demand, `--resources=auto`). */
   hooks: RequestHook[];
+  /**
+   * The periodic upstream check behind `/readyz`'s `upstream` check; started by
+   * {@link runProxy} once the listeners are bound, stopped by {@link ProxyParts.close}.
+   */
+  upstreamMonitor?: UpstreamMonitor;
   /** Stops reflectors and closes upstream connections. */
   close(): Promise<void>;
 }
@@ -145,14 +152,8 @@ export async function runProxy(
   metrics: Metrics = createMetrics(),
 ): Promise<RunningProxy> {
   let shuttingDown = false;
-  const tls =
-    config.tlsCertFile !== undefined && config.tlsPrivateKeyFile !== undefined
-      ? {
-          cert: readFileSync(config.tlsCertFile),
-          key: readFileSync(config.tlsPrivateKeyFile),
-          ...(config.clientCaFile !== undefined ? { ca: readFileSync(config.clientCaFile) } : {}),
-        }
-      : undefined;
+  const tlsFiles = servingTlsFiles(config, logger, metrics, () => server);
+  const tls = tlsFiles?.current();
   const server = buildServer({
     access: createAccessControl(config, parts.reviews, logger, metrics),
     filter: new RequestFilter(config),
@@ -181,12 +182,16 @@ export async function runProxy(
       logger,
       listen: config.opsListen,
       shuttingDown: () => shuttingDown,
+      ...(parts.upstreamMonitor ? { readyChecks: [upstreamHealthCheck(parts.upstreamMonitor)] } : {}),
     });
   } catch (err) {
     await server.app.close();
     throw err;
   }
   parts.resources.start(serving(server, logger));
+  tlsFiles?.start();
+  // Not awaited: a down apiserver must not hold up the listeners (it is /readyz's to say).
+  void parts.upstreamMonitor?.start();
   const addr = server.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
@@ -210,6 +215,7 @@ export async function runProxy(
     stop() {
       stopping ??= (async () => {
         shuttingDown = true;
+        tlsFiles?.stop();
         await server.shutdown();
         await parts.close();
         await ops.close();
@@ -217,6 +223,11 @@ export async function runProxy(
       return stopping;
     },
   };
+}
+
+/** `/readyz`'s `upstream` check: the last result of the periodic upstream check. */
+function upstreamHealthCheck(monitor: UpstreamMonitor): HealthCheck {
+  return { name: 'upstream', check: () => monitor.reason() };
 }
 
 /** The server's registry as the {@link ResourceSet} sees it: a watch cache served, or no longer. */
@@ -247,7 +258,12 @@ function serving(server: KubeServer, logger: Logger): Serving {
  */
 export async function createParts(config: Config, logger: Logger, metrics?: Metrics): Promise<ProxyParts> {
   const source = config.kubeconfig !== undefined ? { kubeconfig: config.kubeconfig } : {};
-  const upstream = await createUpstream(source);
+  // A client certificate from files (the node-local DaemonSet's) is reloaded as it rotates.
+  const upstream = await createUpstream({
+    ...source,
+    certReloadIntervalMs: config.certReloadInterval,
+    log: logger.child({ component: 'certificates' }),
+  });
   // The separate pool for long-running pass-through requests: same kubeconfig (loaded once), same TLS.
   const longRunning = upstream.createDispatcher();
   // Every upstream request is counted (verb/resource/code, latency); the reflectors' copy also
@@ -273,6 +289,7 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     upstream: reflectorUpstream,
     resources: config.resources,
     logger,
+    reflector: { livenessWindowMs: config.watchLivenessWindow },
     // --namespace: every reflector lists/watches only that namespace (namespace-scoped RBAC).
     ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
     ...(metrics ? { metrics: gr(metrics) } : {}),
@@ -283,6 +300,11 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     dispatcher: observe(upstream.createDispatcher({ connections: 16 })),
     authorization: () => upstream.authorization(),
   };
+  const upstreamMonitor = new UpstreamMonitor({
+    target: reviews,
+    log: logger.child({ component: 'upstream-check' }),
+    intervalMs: config.upstreamCheckInterval,
+  });
   const onDemand = createOnDemand({
     config,
     upstream: reflectorUpstream,
@@ -331,7 +353,9 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     reviews,
     resources,
     hooks: onDemand ? [onDemandRequestHook(onDemand)] : [],
+    upstreamMonitor,
     async close() {
+      upstreamMonitor.stop();
       metrics?.resourceLabels.known.close();
       onDemand?.close();
       await resources.close();

@@ -47,6 +47,11 @@ export interface DebugCacheResource {
   relists: ResourceState['relists'];
   watchRestarts: number;
   watchListFallbacks: number;
+  /**
+   * The upstream sends periodic bookmarks for this resource (served from the apiserver's watch
+   * cache): only then is a silent stream restarted as half-open.
+   */
+  periodicBookmarks: boolean;
 }
 
 /** The `/debug/cache` JSON body. */
@@ -92,6 +97,7 @@ export function debugCacheView(statuses: readonly ResourceState[], nowMs: number
       relists: s.relists,
       watchRestarts: s.watchRestarts,
       watchListFallbacks: s.watchListFallbacks,
+      periodicBookmarks: s.periodicBookmarks,
     })),
   };
 }

@@ -4,7 +4,7 @@
  * the {@link CacheStatusSource} that scrape-time gauges read. Names and buckets follow the
  * apiserver's (`pkg/storage/cacher/metrics`, `pkg/endpoints/metrics`) and client-go's `tools/metrics`.
  */
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { type Clock, realClock } from '../util/clock.ts';
 import {
   type CacheStatusSource,
@@ -172,6 +172,11 @@ export interface Metrics {
    * (`excluded`, `not-list-watchable`, `forbidden`, `at-capacity`, `error`). Bounded by those lists.
    */
   readonly onDemandCaches: Counter<'event' | 'reason'>;
+  /**
+   * `kube_cache_proxy_serving_certificate_expiry_timestamp_seconds`: `notAfter` (s since the epoch)
+   * of the serving certificate in use; registered by the wiring with TLS only (no series without).
+   */
+  readonly servingCertificateExpiry: Gauge;
   /** The Prometheus text exposition of everything (what `/metrics` serves). */
   scrape(): Promise<string>;
 }
@@ -274,6 +279,11 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       help: 'On-demand caches (--resources=auto) started, stopped and refused, by reason.',
       labelNames: ['event', 'reason'],
       registers,
+    }),
+    servingCertificateExpiry: new Gauge({
+      name: name('serving_certificate_expiry_timestamp_seconds'),
+      help: "Expiry (notAfter) of the main listener's serving certificate in use, in seconds since the epoch.",
+      registers: [],
     }),
     resourceLabels: new ResourceLabelBounds(opts.knownResources),
     setStatusSource(s) {

@@ -26,8 +26,9 @@ import type { CacheStatusSource, Metrics } from './metrics.ts';
  * - `GET /metrics`: Prometheus text exposition of {@link Metrics.registry};
  * - `GET /livez`: checks `ping`, `event-loop` (delay below `maxEventLoopDelayMs`);
  * - `GET /readyz`: checks `ping`, `shutdown` (fails once shutdown began, like the apiserver's
- *   readyz `shutdown` check, so endpoints drop the pod before watches are closed), and one
- *   `cache-sync/<resource>` per configured resource (fails until its first snapshot);
+ *   readyz `shutdown` check, so endpoints drop the pod before watches are closed), the
+ *   {@link OpsServerOptions.readyChecks} (`upstream`), and one `cache-sync/<resource>` per
+ *   configured resource (fails until its first snapshot);
  * - `GET /healthz`: all checks of both;
  * - `GET /{livez,readyz,healthz}/<check>`: one check (`ok` or `internal server error: reason`);
  * - `GET /debug/cache`: {@link debugCacheView} JSON.
@@ -45,6 +46,12 @@ export interface OpsServerOptions {
   maxEventLoopDelayMs?: number;
   /** True once graceful shutdown began: `/readyz` then fails its `shutdown` check. */
   shuttingDown?: () => boolean;
+  /**
+   * Further `/readyz` (and `/healthz`) checks, listed after `shutdown`: the proxy's `upstream`
+   * check (`upstream/upstream-monitor.ts`: can the apiserver be reached, with the proxy's TLS
+   * and credentials).
+   */
+  readyChecks?: readonly HealthCheck[];
 }
 
 /** A listening ops server. */
@@ -92,10 +99,11 @@ export function opsHealthChecks(
           ? `not synced: ${s.lastError}`
           : 'not synced',
   }));
+  const extra = opts.readyChecks ?? [];
   return {
     livez: [pingCheck, eventLoop],
-    readyz: [pingCheck, shutdown, ...cacheSync],
-    healthz: [pingCheck, eventLoop, shutdown, ...cacheSync],
+    readyz: [pingCheck, shutdown, ...extra, ...cacheSync],
+    healthz: [pingCheck, eventLoop, shutdown, ...extra, ...cacheSync],
   };
 }
 

@@ -31,6 +31,12 @@ export interface ReflectorStatus {
   lastResourceVersion: string;
   /** The upstream stream is proven live (what `sink.setLive` was last told). */
   live: boolean;
+  /**
+   * The upstream has sent a periodic BOOKMARK on a live watch of this resource (the apiserver's
+   * watch cache sends one about every minute; a resource served without it, e.g. events by
+   * default, never does): only then is a silent stream presumed half-open and restarted.
+   */
+  periodicBookmarks: boolean;
   /** The last error, as `Name: message` (no credentials); null when none yet. */
   lastError: string | null;
   /**
@@ -82,9 +88,22 @@ export class StatusRecorder {
       watchListFallbacks: 0,
       lastResourceVersion: '',
       live: false,
+      periodicBookmarks: false,
       lastError: null,
       passThrough: null,
     };
+  }
+
+  /** Whether a periodic bookmark was seen ({@link ReflectorStatus.periodicBookmarks}). */
+  get periodicBookmarks(): boolean {
+    return this.#s.periodicBookmarks;
+  }
+
+  /** A periodic bookmark arrived: from now on a silent stream of this resource is presumed half-open. */
+  periodicBookmarkSeen(): void {
+    if (this.#s.periodicBookmarks) return;
+    this.#s.periodicBookmarks = true;
+    this.#log.debug('the upstream sends periodic bookmarks: a silent stream is presumed half-open');
   }
 
   /** A copy of the current status. */

@@ -50,7 +50,10 @@ export interface ReflectorOptions {
   useWatchList?: boolean;
   /** Forced page size for LIST (client-go `WatchListPageSize`); default 0 = client-go's rules. */
   pageSize?: number;
-  /** No event/bookmark for longer than this (ms) → stream presumed half-open; default 180 000. */
+  /**
+   * No event/bookmark for longer than this (ms) → the stream is not proven live and, once its
+   * resource has shown periodic bookmarks, presumed half-open and restarted; default 180 000.
+   */
   livenessWindowMs?: number;
   /** Watch `timeoutSeconds` is uniform in [min, max); defaults 300 / 600 (client-go). */
   minWatchTimeoutSeconds?: number;
@@ -100,6 +103,10 @@ export class Reflector {
   #lastSyncRV = '';
   #rvUnavailable = false;
   #stream: WatchStream | undefined;
+  /** The longest `timeoutSeconds` a watch is opened with, in ms. */
+  readonly #maxWatchTimeoutMs: number;
+  /** A tolerated silence was logged at info already (once per reflector; then debug). */
+  #silenceLogged = false;
 
   constructor(opts: ReflectorOptions) {
     const name = groupResourceString(opts.info.gvr);
@@ -127,6 +134,7 @@ export class Reflector {
       clock,
     });
     this.#liveness = new LivenessWatchdog(clock, opts.livenessWindowMs ?? 180_000);
+    this.#maxWatchTimeoutMs = maxTimeout * 1000;
     this.#status = new StatusRecorder(name, this.#sink, clock, log);
     this.#ctx = {
       info: opts.info,
@@ -152,6 +160,7 @@ export class Reflector {
       onLiveEvent: () => {
         if (this.#status.synced) this.#status.setLive(true);
       },
+      onPeriodicBookmark: () => this.#status.periodicBookmarkSeen(),
       handle: (w, start, exitOnInitialEventsEnd, h) => this.#handle(w, start, exitOnInitialEventsEnd, h),
       replace: (snapshot, mode, start) => this.#replace(snapshot, mode, start),
       ...(this.#sink.compact ? { compact: (o: UpstreamObject) => this.#sink.compact!(o) } : {}),
@@ -350,10 +359,32 @@ export class Reflector {
     h: WatchHandlers,
   ): Promise<boolean> {
     this.#stream = w;
-    this.#liveness.arm(() => {
-      this.#status.setLive(false);
-      this.#stream?.close();
-    });
+    this.#liveness.arm(
+      () => {
+        this.#status.setLive(false);
+        this.#stream?.close();
+      },
+      undefined,
+      {
+        // Until the resource has shown a periodic bookmark, silence is no evidence of a dead
+        // stream (the apiserver serves it without its watch cache and sends none: events by
+        // default). Every watch ends by its timeoutSeconds, so one still open a window after
+        // the longest timeout is half-open.
+        until: () =>
+          this.#status.periodicBookmarks
+            ? undefined
+            : start + this.#maxWatchTimeoutMs + this.#liveness.windowMs,
+        onSilent: () => {
+          this.#status.setLive(false);
+          const msg =
+            'watch stream silent for the liveness window, and the upstream has sent no periodic bookmark for this resource (served without the apiserver watch cache): kept open until its timeout; consistent reads go upstream until an event arrives';
+          const fields = { windowMs: this.#liveness.windowMs, lastResourceVersion: this.#lastSyncRV };
+          if (this.#silenceLogged) this.#log.debug(fields, msg);
+          else this.#log.info(fields, msg);
+          this.#silenceLogged = true;
+        },
+      },
+    );
     try {
       return await handleAnyWatch(this.#ctx, w, start, exitOnInitialEventsEnd, h);
     } finally {

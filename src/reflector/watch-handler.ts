@@ -45,6 +45,12 @@ export interface WatchHandlerContext {
   lastSyncRV(): string;
   /** An event of the expected kind arrived on a live (not watch-list burst) stream. */
   onLiveEvent(): void;
+  /**
+   * A BOOKMARK arrived on a live stream that is not a watch-list's initial-events-end one: the
+   * upstream sends periodic bookmarks for this resource (the apiserver's watch cache does, about
+   * once a minute; a resource it serves from etcd, without the cache, gets none).
+   */
+  onPeriodicBookmark?(): void;
 }
 
 /**
@@ -111,16 +117,21 @@ export async function handleAnyWatch(
         besidesAdded = true;
         h.store('delete', ev.object);
         break;
-      case 'BOOKMARK':
+      case 'BOOKMARK': {
         besidesAdded = true;
+        const initialEnd = o.metadata?.annotations?.[INITIAL_EVENTS_END_ANNOTATION] === 'true';
         if (exitOnInitialEventsEnd) {
-          endOfInitialEvents = o.metadata?.annotations?.[INITIAL_EVENTS_END_ANNOTATION] === 'true';
+          endOfInitialEvents = initialEnd;
           if (endOfInitialEvents) h.bookmark(rv, ev.object.raw);
-        } else if (rv !== '' && rvGreater(rv, ctx.lastSyncRV())) {
+          break;
+        }
+        if (!initialEnd) ctx.onPeriodicBookmark?.();
+        if (rv !== '' && rvGreater(rv, ctx.lastSyncRV())) {
           // Progress without a change; an RV the sink already has is not repeated.
           h.bookmark(rv, ev.object.raw);
         }
         break;
+      }
     }
     h.onRV(rv, besidesAdded);
     eventCount++;

@@ -76,6 +76,11 @@ export interface ResourceState {
   synced: boolean;
   /** The upstream stream is proven live (event or bookmark within the liveness window). */
   live: boolean;
+  /**
+   * The upstream sends periodic bookmarks for the resource (`ReflectorStatus.periodicBookmarks`):
+   * only then is a silent stream presumed half-open and restarted.
+   */
+  periodicBookmarks: boolean;
   /** Current RV of the cache (decimal uint64 string); "" before the first snapshot. */
   resourceVersion: string;
   /** When the last complete snapshot was stored, ms since the epoch; null before. */
@@ -140,6 +145,7 @@ export function resourceState(
     lastUsedMs,
     synced: stats?.synced ?? false,
     live: stats?.live ?? false,
+    periodicBookmarks: r?.periodicBookmarks ?? false,
     resourceVersion: stats?.currentRV ?? '',
     lastSyncTimeMs: stats?.lastSyncTimeMs ?? null,
     lastSyncMode: r?.lastSyncMode ?? null,

@@ -5,8 +5,10 @@
  * `passthrough.ts`, record). HTTP Upgrade (exec/attach/port-forward/cp, WebSocket watches) is
  * tunnelled to the apiserver by `upgrade-tunnel.ts`.
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { Server as TlsServer } from 'node:tls';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { AccessControl } from '../auth/access-control.ts';
 import type { RequestFilter } from '../auth/request-filter.ts';
@@ -89,6 +91,12 @@ export interface KubeServer {
    * not to be cacheable): its requests go upstream at once, as for a resource not cached.
    */
   removeCache(cache: ServedCache): void;
+  /**
+   * New TLS material for connections accepted from now on (Node's `setSecureContext`: open
+   * connections keep theirs, nothing is dropped): a rotated serving certificate or client CA.
+   * Ignored by a plain-HTTP server.
+   */
+  setTls(tls: { cert: Buffer; key: Buffer; ca?: Buffer }): void;
   /** Stops accepting, ends open watches and streams cleanly, waits for short requests. */
   shutdown(): Promise<void>;
 }
@@ -335,6 +343,15 @@ export function buildServer(opts: ServerOptions): KubeServer {
       opts.metrics?.resourceLabels.known.add(cache.resource.gvr);
     },
     removeCache: (cache) => lifecycle.registry.remove(cache),
+    setTls(tls) {
+      if (!opts.tls) return;
+      // The secure-context options createApp passed, nothing else (requestCert is the server's).
+      (app.server as unknown as TlsServer).setSecureContext({
+        cert: tls.cert,
+        key: tls.key,
+        ...(tls.ca ? { ca: tls.ca } : {}),
+      });
+    },
     async shutdown() {
       // Stop accepting first, then end every open watch/stream cleanly (a terminating chunk,
       // not a reset). Connections that turn idle afterwards are closed as they do, instead of

@@ -5,10 +5,14 @@
  * from a kubeconfig using client-node's TLS resolution.
  */
 import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
-import type { Agent as AgentType, Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { type Clock, realClock } from '../util/clock.ts';
 import { KubeconfigError } from '../util/errors.ts';
+import { FileReloader } from '../util/file-reloader.ts';
+import { type Logger, silentLogger } from '../util/logger.ts';
+import { parseCertKeyPair } from '../util/tls-files.ts';
 import { type KubeConfigSource, type LoadedKubeConfig, loadKubeConfig } from './kubeconfig.ts';
+import { SwappableDispatcher } from './swappable-dispatcher.ts';
 import { FileTokenSource } from './token-source.ts';
 import { Agent } from './undici-core.ts';
 
@@ -70,6 +74,14 @@ export interface UpstreamOptions extends KubeConfigSource {
    * upstream; a LIST's headers come only once the apiserver has built the answer.
    */
   headersTimeoutMs?: number;
+  /**
+   * The kubeconfig user's `client-certificate` and `client-key` FILES are re-read when they
+   * change and at least this often (ms; `--cert-reload-interval`, default 60 000); a new valid
+   * pair is used by new connections of every pool that presents it ({@link SwappableDispatcher}).
+   */
+  certReloadIntervalMs?: number;
+  /** Where a reloaded or refused client certificate is logged. */
+  log?: Logger;
 }
 
 /**
@@ -105,18 +117,51 @@ export async function createUpstream(opts: UpstreamOptions = {}): Promise<Upstre
     // Only a kubeconfig saying insecure-skip-tls-verify turns verification off.
     connect.rejectUnauthorized = cluster.skipTLSVerify !== true;
   }
-  const pools: AgentType[] = [];
+  const pools: Dispatcher[] = [];
   const { cert: _cert, key: _key, ...connectWithoutCert } = connect;
-  const newAgent = (connections: number, clientCertificate = true, http1Only = false) => {
-    const a = new Agent({
-      connect: clientCertificate ? connect : connectWithoutCert,
-      connections,
-      ...(http1Only ? { allowH2: false } : {}),
-      // Watches are long-lived and may be idle between bookmarks: the reflector has its own
-      // liveness window, so undici must not cut idle bodies.
-      bodyTimeout: 0,
-      headersTimeout: opts.headersTimeoutMs ?? 60_000,
-    });
+  // A client certificate from files rotates: its pools swap Agents when the files change.
+  const user = kc.getCurrentUser();
+  const certFiles =
+    url.protocol === 'https:' && connect.cert !== undefined && user?.certFile && user.keyFile
+      ? [user.certFile, user.keyFile]
+      : undefined;
+  const rotating: SwappableDispatcher[] = [];
+  const reloader = certFiles
+    ? new FileReloader({
+        what: 'upstream client certificate',
+        files: certFiles,
+        parse: parseCertKeyPair,
+        onReload: (p) => {
+          connect.cert = p.cert;
+          connect.key = p.key;
+          for (const d of rotating) d.swap();
+        },
+        log: opts.log ?? silentLogger,
+        ...(opts.certReloadIntervalMs !== undefined ? { intervalMs: opts.certReloadIntervalMs } : {}),
+        clock,
+      })
+    : undefined;
+  reloader?.start();
+  const newAgent = (connections: number, clientCertificate = true, http1Only = false): Dispatcher => {
+    const make = () =>
+      new Agent({
+        // A copy: the certificate in use when this Agent was made.
+        connect: clientCertificate ? { ...connect } : connectWithoutCert,
+        connections,
+        ...(http1Only ? { allowH2: false } : {}),
+        // Watches are long-lived and may be idle between bookmarks: the reflector has its own
+        // liveness window, so undici must not cut idle bodies.
+        bodyTimeout: 0,
+        headersTimeout: opts.headersTimeoutMs ?? 60_000,
+      });
+    let a: Dispatcher;
+    if (reloader && clientCertificate) {
+      const d = new SwappableDispatcher(make);
+      rotating.push(d);
+      a = d;
+    } else {
+      a = make();
+    }
     pools.push(a);
     return a;
   };
@@ -130,6 +175,7 @@ export async function createUpstream(opts: UpstreamOptions = {}): Promise<Upstre
       newAgent(o.connections ?? 64, o.clientCertificate ?? true, o.http1Only ?? false),
     hasClientCertificate: connect.cert !== undefined,
     close: async () => {
+      reloader?.stop();
       await Promise.all(pools.map((a) => a.close()));
     },
   };

@@ -27,3 +27,11 @@ export {
   upstreamUrl,
 } from './request.ts';
 export { FileTokenSource } from './token-source.ts';
+export {
+  checkUpstream,
+  describeUpstreamFailure,
+  type UpstreamCheckFailed,
+  type UpstreamCheckPassed,
+  type UpstreamCheckTarget,
+} from './upstream-check.ts';
+export { UpstreamMonitor, type UpstreamMonitorOptions } from './upstream-monitor.ts';

@@ -39,6 +39,9 @@ function require(path: string): unknown {
 const DispatcherClass = require('undici/lib/dispatcher/dispatcher') as typeof Undici.Dispatcher;
 Object.assign(DispatcherClass.prototype, require('undici/lib/api'));
 
+/** undici's `Dispatcher` base class (with the Dispatcher API), for dispatchers of our own. */
+export const Dispatcher = DispatcherClass;
+
 /** undici's `Agent` (one pool per origin). */
 export const Agent = require('undici/lib/dispatcher/agent') as typeof Undici.Agent;
 

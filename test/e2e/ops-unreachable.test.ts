@@ -22,7 +22,11 @@ describe('apiserver unreachable', () => {
     ns = await f.newNamespace('down');
     const c = await f.kubectl(['create', 'configmap', 'kept', '-n', ns, '--from-literal=k=v']);
     assert.equal(c.code, 0, c.stderr);
-    proxy = await startProxy(f, { run: 'cli', resources: 'configmaps' });
+    proxy = await startProxy(f, {
+      run: 'cli',
+      resources: 'configmaps',
+      args: ['--upstream-check-interval', '1s'],
+    });
     await eventually('ready', 60_000, async () =>
       (await get(`${proxy.ops}/readyz`)).status === 200 ? 1 : undefined,
     );
@@ -47,7 +51,8 @@ describe('apiserver unreachable', () => {
           ['kept'],
         );
       }
-      assert.equal((await get(`${proxy.ops}/readyz`)).status, 200);
+      // The cache still answers; only the upstream check may say otherwise (excluded here).
+      assert.equal((await get(`${proxy.ops}/readyz?exclude=upstream`)).status, 200);
     } finally {
       process.kill(pid, 'SIGCONT');
     }
@@ -72,8 +77,19 @@ describe('apiserver unreachable', () => {
     );
     const one = await get(`${proxy.url}/api/v1/namespaces/${ns}/configmaps/kept?resourceVersion=0`);
     assert.equal(one.status, 200);
-    // /readyz stays 200: the cache can still answer RV="0" reads.
-    assert.equal((await get(`${proxy.ops}/readyz`)).status, 200);
+    // The caches' checks stay green (they can still answer RV="0" reads); the upstream check
+    // says the apiserver is gone: an operator who prefers stale reads to no endpoint probes
+    // /readyz?exclude=upstream.
+    assert.equal((await get(`${proxy.ops}/readyz?exclude=upstream`)).status, 200);
+    const ready = await eventually('readyz names the refused upstream', 30_000, async () => {
+      const r = await get(`${proxy.ops}/readyz?verbose`);
+      // (A check in flight when the process died may say ECONNRESET first.)
+      return r.status === 503 && r.body.includes('connection refused') ? r.body : undefined;
+    });
+    assert.match(
+      ready,
+      /\[-\]upstream failed: GET https:\/\/127\.0\.0\.1:\d+\/version: connection refused \(ECONNREFUSED\)\n/,
+    );
 
     const consistent = await get(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`);
     const write = await request(`${proxy.url}/api/v1/namespaces/${ns}/configmaps`, {

@@ -63,6 +63,8 @@ const RESOURCES: Record<string, ChurnResource> = {
 
 const VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
 const DISCOVERY: Record<string, unknown> = {
+  // The proxy's upstream check (readiness) asks it first.
+  '/version': { major: '1', minor: '37', gitVersion: 'v1.37.2' },
   '/api': { kind: 'APIVersions', versions: ['v1'] },
   '/api/v1': {
     kind: 'APIResourceList',

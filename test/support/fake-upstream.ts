@@ -134,6 +134,12 @@ export async function startFakeUpstream(intercept?: Intercept): Promise<FakeUpst
   const open = new Set<ServerResponse>();
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     if (answerReview(req, res)) return;
+    // The proxy's upstream check (readiness): answered as an apiserver does, not recorded.
+    if (req.url === '/version') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ major: '1', minor: '37', gitVersion: 'v1.37.2' }));
+      return;
+    }
     requests.push(`${req.method} ${req.url}`);
     const url = new URL(req.url ?? '/', 'http://x');
     if (intercept?.(req, url, res)) return;

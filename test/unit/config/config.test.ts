@@ -65,6 +65,9 @@ describe('config', () => {
       acceptPaths: ['^.*'],
       rejectPaths: ['^/api/.*/pods/.*/exec', '^/api/.*/pods/.*/attach'],
       rejectMethods: ['^$'],
+      upstreamCheckInterval: 60_000,
+      watchLivenessWindow: 180_000,
+      certReloadInterval: 60_000,
     });
   });
 

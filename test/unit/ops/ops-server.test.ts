@@ -172,6 +172,7 @@ describe('ops server', () => {
           relists: {},
           watchRestarts: 0,
           watchListFallbacks: 0,
+          periodicBookmarks: true,
         },
         {
           name: 'deployments.apps',
@@ -203,6 +204,7 @@ describe('ops server', () => {
           relists: {},
           watchRestarts: 0,
           watchListFallbacks: 0,
+          periodicBookmarks: false,
         },
       ],
     });

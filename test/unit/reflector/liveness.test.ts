@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { LivenessWatchdog } from '../../../src/reflector/liveness.ts';
+import { createLogger } from '../../../src/util/logger.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import { bookmark, cm, ev, FakeStream, synced } from '../../support/fake-lister-watcher.ts';
 
@@ -56,6 +58,61 @@ describe('Reflector: liveness watchdog', () => {
     t.lw.watchReturns(s2);
     await t.flush();
     assert.deepEqual(t.sink.calls.slice(4), ['live true']);
+    await t.finish();
+  });
+});
+
+describe('Reflector: a resource without periodic bookmarks (served without the apiserver watch cache)', () => {
+  it('a silent stream is not restarted: not live after the window, logged once, kept until the longest watch timeout passed by a window', async () => {
+    const lines: Array<{ level: number; msg: string }> = [];
+    const logger = createLogger({
+      destination: new Writable({
+        write(chunk, _enc, cb) {
+          lines.push(JSON.parse(String(chunk)) as { level: number; msg: string });
+          cb();
+        },
+      }),
+    });
+    const t = await synced({ livenessWindowMs: 180_000, logger });
+    await t.clock.step(180_000);
+    await t.flush();
+    assert.equal(t.s.closed, false, 'a quiet events stream is healthy');
+    assert.deepEqual(t.sink.calls, ['replace[a@90]@100', 'live true', 'live false']);
+    assert.equal(t.r.status().watchRestarts, 0);
+    const infoLines = lines.filter((l) => l.level >= 30 && /silent/.test(l.msg));
+    assert.equal(infoLines.length, 1);
+    assert.equal(infoLines[0]!.level, 30, 'info, not a warning');
+    // An event: live again; the next silence is logged at debug only.
+    t.s.push(ev('MODIFIED', cm('a', 120)));
+    await t.flush();
+    assert.deepEqual(t.sink.calls.slice(3), ['live true', 'update a@120']);
+    await t.clock.step(180_000);
+    await t.flush();
+    assert.deepEqual(t.sink.calls.slice(5), ['live false']);
+    assert.equal(lines.filter((l) => l.level >= 30 && /silent/.test(l.msg)).length, 1);
+    assert.equal(t.s.closed, false);
+    // Every watch ends by its timeoutSeconds (at most 600 s): still open a window later, it is half-open.
+    await t.clock.step(600_000 + 180_000 - 360_000 - 1);
+    await t.flush();
+    assert.equal(t.s.closed, false);
+    await t.clock.step(1);
+    await t.flush();
+    assert.equal(t.s.closed, true);
+    assert.equal(t.r.status().periodicBookmarks, false);
+    await t.finish();
+  });
+
+  it('a periodic bookmark (not an initial-events-end one) switches the resource to the restart rule', async () => {
+    const t = await synced({ livenessWindowMs: 180_000 });
+    t.s.push(bookmark(105, true));
+    await t.flush();
+    assert.equal(t.r.status().periodicBookmarks, false, 'an initial-events-end bookmark proves nothing');
+    t.s.push(bookmark(110));
+    await t.flush();
+    assert.equal(t.r.status().periodicBookmarks, true);
+    await t.clock.step(180_000);
+    await t.flush();
+    assert.equal(t.s.closed, true, 'restarted as half-open');
     await t.finish();
   });
 });

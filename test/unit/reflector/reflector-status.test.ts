@@ -29,6 +29,7 @@ describe('StatusRecorder', () => {
       watchListFallbacks: 0,
       lastResourceVersion: '40',
       live: false,
+      periodicBookmarks: false,
       lastError: null,
       passThrough: null,
     });
