@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Dispatcher } from 'undici';
 import { scopeString } from './apimachinery/resource-scope.ts';
+import { createAuditor, loadPolicyFile } from './audit/from-config.ts';
 import { AcceptHosts } from './auth/accept-hosts.ts';
 import { AccessControl } from './auth/access-control.ts';
 import { IMPERSONATION_RIGHTS_TTL_MS, LegacyImpersonationRights } from './auth/impersonation-rights.ts';
@@ -169,8 +170,10 @@ export async function runProxy(
           ...(config.clientCaFile !== undefined ? { ca: readFileSync(config.clientCaFile) } : {}),
         }
       : undefined;
+  const audit = createAuditor(config, logger, metrics);
   const server = buildServer({
     access: createAccessControl(config, parts.reviews, logger, metrics),
+    ...(audit ? { audit } : {}),
     ...(tls ? { tls } : {}),
     metrics,
     upstream: parts.upstream,
@@ -198,6 +201,7 @@ export async function runProxy(
     });
   } catch (err) {
     await server.app.close();
+    audit?.o.backend.shutdown();
     throw err;
   }
   parts.resources.start(serving(server, logger));
@@ -225,6 +229,8 @@ export async function runProxy(
       stopping ??= (async () => {
         shuttingDown = true;
         await server.shutdown();
+        // The batch buffer is written out and the file closed after the last request ended.
+        audit?.o.backend.shutdown();
         await parts.close();
         await ops.close();
       })();
@@ -378,6 +384,8 @@ export async function main(
       return EXIT_OK;
     }
     config = r.config;
+    // An audit policy that does not load is the operator's error (exit 2), before anything starts.
+    if (config.auditPolicyFile !== undefined) loadPolicyFile(config.auditPolicyFile);
   } catch (err) {
     if (err instanceof ConfigError) {
       io.stderr(`kube-cache-proxy: ${err.message}\n`);

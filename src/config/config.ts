@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import type { ResourceSpec } from '../apimachinery/resource-scope.ts';
 import { ConfigError } from '../util/errors.ts';
+import { AUDIT_OPTIONS, type AuditConfig } from './audit-options.ts';
 import { convert, takeAuto, type ValueSpec } from './config-values.ts';
 import type { ListenAddress } from './listen-address.ts';
 import { checkListenMode, FILE_KEYS } from './listen-mode.ts';
@@ -17,7 +18,7 @@ import { checkListenMode, FILE_KEYS } from './listen-mode.ts';
 export type { ListenAddress, ResourceSpec };
 
 /** The validated configuration. */
-export interface Config {
+export interface Config extends AuditConfig {
   /** Path of the kubeconfig; undefined = in-cluster configuration. */
   kubeconfig?: string;
   /**
@@ -296,6 +297,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     description:
       'The pod runs with hostNetwork (also detected when POD_IP and HOST_IP are set and equal): its loopback is shared, so --delegated-auth and TLS are required.',
   },
+  ...AUDIT_OPTIONS,
 ];
 
 /** Flags that are not settings. */

@@ -4,9 +4,11 @@
  * the {@link CacheStatusSource} that scrape-time gauges read. Names and buckets follow the
  * apiserver's (`pkg/storage/cacher/metrics`, `pkg/endpoints/metrics`) and client-go's `tools/metrics`.
  */
+
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ResourceState } from '../resources/resource-state.ts';
 import { type Clock, realClock } from '../util/clock.ts';
+import { type AuditMetrics, createAuditMetrics } from './audit-metrics.ts';
 import { type KnownResources, ResourceLabelBounds } from './metric-labels.ts';
 import { createRequestMetrics } from './request-metrics.ts';
 
@@ -65,7 +67,7 @@ export const emptyStatusSource: CacheStatusSource = { resources: () => [] };
 type GR = 'group' | 'resource';
 
 /** The typed metric handles of kube-cache-proxy. See {@link createMetrics}. */
-export interface Metrics {
+export interface Metrics extends AuditMetrics {
   /** The registry holding every metric below plus the default Node.js process metrics. */
   readonly registry: Registry;
 
@@ -428,6 +430,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       labelNames: ['event', 'reason'],
       registers,
     }),
+    ...createAuditMetrics(registry, METRIC_PREFIX),
     resourceLabels: new ResourceLabelBounds(opts.knownResources),
     setStatusSource(s) {
       source = s;

@@ -8,6 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Auditor } from '../audit/auditor.ts';
 import type { AccessControl } from '../auth/access-control.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { type Clock, realClock } from '../util/clock.ts';
@@ -62,6 +63,8 @@ export interface ServerOptions {
   logger: Logger;
   /** Who asks (docs/design.md §4); absent only in unit tests of the other steps. */
   access?: AccessControl;
+  /** The audit of requests the proxy answers itself (docs/audit.md); absent: none. */
+  audit?: Auditor;
   /**
    * Serve HTTPS (`--tls-cert-file`, `--tls-private-key-file`: PEM); `ca` (`--client-ca-file`)
    * asks for client certificates and verifies them (an unverified one is 401 in `access`).
@@ -246,6 +249,7 @@ function createLifecycle(opts: ServerOptions, track: Lifecycle['track']): Lifecy
     log: opts.logger,
     access: opts.access,
     hooks: opts.hooks ?? [],
+    audit: opts.audit,
   };
 }
 
