@@ -67,12 +67,20 @@ export function nowMicros(): number {
   return Math.round((performance.timeOrigin + performance.now()) * 1000);
 }
 
+/** The last second {@link microTime} formatted, and its text up to the seconds. */
+let lastSecond = Number.NaN;
+let lastPrefix = '';
+
 /** `metav1.MicroTime` JSON: `2006-01-02T15:04:05.000000Z` (UTC). */
 export function microTime(us: number): string {
-  const ms = Math.floor(us / 1000);
-  const iso = new Date(ms).toISOString(); // …T15:04:05.123Z
-  const micro = String(((us % 1_000_000) + 1_000_000) % 1_000_000).padStart(6, '0');
-  return `${iso.slice(0, 19)}.${micro}Z`;
+  const sec = Math.floor(us / 1_000_000);
+  if (sec !== lastSecond) {
+    // Date#toISOString on every call: 2 × 9.5 µs of a 55 µs event (loaded machine): once a second.
+    lastSecond = sec;
+    lastPrefix = new Date(sec * 1000).toISOString().slice(0, 19);
+  }
+  const micro = String(us - sec * 1_000_000).padStart(6, '0');
+  return `${lastPrefix}.${micro}Z`;
 }
 
 /** Longest user agent kept (`maxUserAgentLength`); longer ones end with `...TRUNCATED`. */
@@ -126,25 +134,31 @@ function normalizeIP(s: string): string | undefined {
  * response objects are spliced in as they are (already JSON).
  */
 export function eventJSON(ev: AuditEvent): string {
-  const parts: string[] = ['"kind":"Event"', '"apiVersion":"audit.k8s.io/v1"'];
-  const add = (k: string, v: unknown) => parts.push(`"${k}":${goJSON(v)}`);
-  add('level', ev.level);
-  add('auditID', ev.auditID);
-  add('stage', ev.stage);
-  add('requestURI', ev.requestURI);
-  add('verb', ev.verb);
-  add('user', userJSON(ev.user));
-  if (ev.sourceIPs.length > 0) add('sourceIPs', ev.sourceIPs);
-  if (ev.userAgent !== '') add('userAgent', ev.userAgent);
-  if (ev.objectRef) add('objectRef', objectRefJSON(ev.objectRef));
-  if (ev.responseStatus) add('responseStatus', statusJSON(ev.responseStatus));
-  if (ev.requestObject !== undefined) parts.push(`"requestObject":${ev.requestObject}`);
-  if (ev.responseObject !== undefined) parts.push(`"responseObject":${ev.responseObject}`);
-  add('requestReceivedTimestamp', microTime(ev.requestReceivedTimestamp));
-  add('stageTimestamp', microTime(ev.stageTimestamp));
-  const keys = Object.keys(ev.annotations).sort();
-  if (keys.length > 0) add('annotations', Object.fromEntries(keys.map((k) => [k, ev.annotations[k]])));
-  return `{${parts.join(',')}}\n`;
+  // Two encodings around the raw objects (each goJSON call is a stringify and an escape pass).
+  const head: Record<string, unknown> = {
+    kind: 'Event',
+    apiVersion: 'audit.k8s.io/v1',
+    level: ev.level,
+    auditID: ev.auditID,
+    stage: ev.stage,
+    requestURI: ev.requestURI,
+    verb: ev.verb,
+    user: userJSON(ev.user),
+  };
+  if (ev.sourceIPs.length > 0) head.sourceIPs = ev.sourceIPs;
+  if (ev.userAgent !== '') head.userAgent = ev.userAgent;
+  if (ev.objectRef) head.objectRef = objectRefJSON(ev.objectRef);
+  if (ev.responseStatus) head.responseStatus = statusJSON(ev.responseStatus);
+  const tail: Record<string, unknown> = {
+    requestReceivedTimestamp: microTime(ev.requestReceivedTimestamp),
+    stageTimestamp: microTime(ev.stageTimestamp),
+  };
+  const keys = Object.keys(ev.annotations);
+  if (keys.length > 0) tail.annotations = Object.fromEntries(keys.sort().map((k) => [k, ev.annotations[k]]));
+  let out = goJSON(head).slice(0, -1);
+  if (ev.requestObject !== undefined) out += `,"requestObject":${ev.requestObject}`;
+  if (ev.responseObject !== undefined) out += `,"responseObject":${ev.responseObject}`;
+  return `${out},${goJSON(tail).slice(1)}\n`;
 }
 
 function userJSON(u: EventUser): EventUser {

@@ -54,15 +54,10 @@ export interface LogBackendOptions {
 /** The apiserver's `defaultBatchBufferSize`. */
 export const DEFAULT_BATCH_BUFFER_SIZE = 10_000;
 
-interface Queued {
-  line: Buffer;
-  legacy: string;
-}
-
 /** `audit.Sink` + `audit.Backend` of the log plugin. */
 export class LogBackend {
   readonly #o: LogBackendOptions;
-  #queue: Queued[] = [];
+  #queue: Buffer[] = [];
   #scheduled = false;
   #closed = false;
 
@@ -84,7 +79,7 @@ export class LogBackend {
     o.metrics?.event();
     const line = Buffer.from(o.format === 'legacy' ? `${eventString(ev)}\n` : eventJSON(ev));
     if (o.mode !== 'batch') {
-      const ok = this.#write({ line, legacy: '' }, ev);
+      const ok = this.#write(line, ev);
       return o.mode === 'blocking-strict' ? ok : true;
     }
     const max = o.bufferSize ?? DEFAULT_BATCH_BUFFER_SIZE;
@@ -94,7 +89,7 @@ export class LogBackend {
       ]);
       return true;
     }
-    this.#queue.push({ line, legacy: eventString(ev) });
+    this.#queue.push(line);
     if (!this.#scheduled) {
       this.#scheduled = true;
       (o.schedule ?? setImmediate)(() => this.#drain());
@@ -121,15 +116,15 @@ export class LogBackend {
     this.#scheduled = false;
     const q = this.#queue;
     this.#queue = [];
-    for (const e of q) this.#write(e, undefined);
+    for (const line of q) this.#write(line, undefined);
   }
 
-  #write(e: Queued, ev: AuditEvent | undefined): boolean {
+  #write(line: Buffer, ev: AuditEvent | undefined): boolean {
     try {
-      this.#o.out.write(e.line);
+      this.#o.out.write(line);
       return true;
     } catch (err) {
-      this.#pluginError('log', (err as Error).message, [ev ? eventString(ev) : e.legacy]);
+      this.#pluginError('log', (err as Error).message, [ev ? eventString(ev) : summary(line)]);
       return false;
     }
   }
@@ -141,5 +136,26 @@ export class LogBackend {
       { plugin, events: impacted.length, impacted },
       `Error in audit plugin '${plugin}' affecting ${impacted.length} audit events: ${message}`,
     );
+  }
+}
+
+/**
+ * The legacy line of a buffered event that could not be written, from its JSON line (only on
+ * that error path: no legacy line is kept for every buffered event).
+ */
+function summary(line: Buffer): string {
+  const text = line.toString();
+  try {
+    const e = JSON.parse(text) as Partial<Record<keyof AuditEvent, unknown>>;
+    return eventString({
+      ...(e as unknown as AuditEvent),
+      user: (e.user ?? {}) as AuditEvent['user'],
+      sourceIPs: (e.sourceIPs ?? []) as string[],
+      userAgent: String(e.userAgent ?? ''),
+      requestReceivedTimestamp: Date.parse(String(e.requestReceivedTimestamp)) * 1000 || 0,
+    });
+  } catch {
+    // The legacy format's own line.
+    return text.trimEnd();
   }
 }
