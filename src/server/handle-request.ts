@@ -107,7 +107,7 @@ export interface Exchange {
   readonly received: number;
   /** The authorization decision's reason (SubjectAccessReview), for the audit annotations. */
   authzReason?: string | undefined;
-  /** The request's audit event (set by `auditCached` or a refusal); completed by `record`. */
+  /** The request's audit event (set by `auditRequest` or a refusal); completed by `record`. */
   audit?: RequestAudit | undefined;
 }
 
