@@ -1,15 +1,23 @@
 /**
  * `npm start`: the README's main command. Starts the fixture apiserver (real kube-apiserver +
  * etcd on loopback, test/fixture) and kube-cache-proxy in front of it (the real `createParts` +
- * `runProxy` of src/main.ts), writes a kubeconfig whose `server:` is the proxy and whose user is
- * the fixture's admin bearer token (a client certificate cannot cross the plain-HTTP hop), prints
- * how to use it, and runs until Ctrl-C / SIGTERM, then stops both and removes the data.
+ * `runProxy` of src/main.ts) in the mode for people (docs/design.md §4): TLS on loopback with
+ * `--delegated-auth`, serving with the fixture's proxy certificate (signed by the fixture CA) and
+ * verifying client certificates against the apiserver's client CA. It writes one kubeconfig per
+ * identity, each with the CA and that identity's own bearer token (kubectl sends a credential only
+ * to an https:// server: over http:// every command would run as the proxy), prints how to use
+ * them, and runs until Ctrl-C / SIGTERM, then stops both and removes the data:
  *
- *   npm start                                   # --resources=auto (caches started on demand) on 127.0.0.1:8001
+ * - `admin.kubeconfig`: the fixture's cluster-admin ServiceAccount;
+ * - `limited.kubeconfig`: the fixture's namespace-limited ServiceAccount (anything in namespace
+ *   `limited`, nothing elsewhere): refused through the proxy exactly where the apiserver refuses it.
+ *
+ *   npm start                                   # --resources=auto (caches started on demand) on https://127.0.0.1:8001
  *   npm start -- --listen 127.0.0.1:9001 --resources configmaps --log-level debug
  *
  * Extra arguments are kube-cache-proxy flags (`--help` lists them); they override the defaults
- * below. Proxy logs (pino JSON) go to stderr so stdout keeps the instructions.
+ * below (the TLS files and `--delegated-auth` are always set). Proxy logs (pino JSON) go to
+ * stderr so stdout keeps the instructions.
  */
 import { join } from 'node:path';
 import { scopeString } from '../src/apimachinery/resource-scope.ts';
@@ -24,15 +32,32 @@ import { onParentExit } from '../test/fixture/parent-watch.ts';
 /** Proxy defaults of `npm start`; any of them can be overridden by an extra argument. */
 export const START_DEFAULTS = ['--resources', 'auto'];
 
+/** The flags of the mode for people (docs/design.md §4) on fixture `f`: TLS and `--delegated-auth`. */
+export function peopleFlags(f: Pick<Fixture, 'proxyTls' | 'clientCaFile'>): string[] {
+  return [
+    '--tls-cert-file',
+    f.proxyTls.certFile,
+    '--tls-private-key-file',
+    f.proxyTls.keyFile,
+    '--client-ca-file',
+    f.clientCaFile,
+    '--delegated-auth',
+  ];
+}
+
 const extra = process.argv.slice(2);
 if (extra.includes('--help')) {
   process.stdout.write(renderHelp());
   process.exit(0);
 }
 
-// Validate the proxy flags before spending ~10 s on the apiserver; the kubeconfig is ours.
-function proxyConfig(kubeconfig: string): Config {
-  const r = loadConfig({ argv: ['--kubeconfig', kubeconfig, ...START_DEFAULTS, ...extra], env: process.env });
+// Validate the proxy flags before spending ~10 s on the apiserver; the kubeconfig and the TLS
+// files are ours (they exist once the fixture runs).
+function proxyConfig(kubeconfig: string, mode: string[] = []): Config {
+  const r = loadConfig({
+    argv: ['--kubeconfig', kubeconfig, ...START_DEFAULTS, ...mode, ...extra],
+    env: process.env,
+  });
   if (r.kind !== 'config') throw new ConfigError('--version/--help are not start options');
   return r.config;
 }
@@ -49,6 +74,45 @@ function cachingText(config: Config): string {
   const entries = config.resources.map((r) => `${r.name}${scopeString(r)}`);
   if (config.auto) entries.unshift('auto (on demand: each resource a client lists or watches)');
   return entries.length > 0 ? entries.join(', ') : 'nothing (every request is passed upstream)';
+}
+
+/**
+ * What `npm start` prints once both run: where they listen, the two kubeconfigs and the commands
+ * of the README's quick start (the limited user refused where the apiserver refuses it).
+ */
+export function startText(
+  fixture: Pick<Fixture, 'version' | 'server' | 'bin' | 'kubeconfigs' | 'limitedNamespace'>,
+  proxy: Pick<RunningProxy, 'address' | 'opsAddress'>,
+  config: Config,
+  people: { admin: string; limited: string },
+): string {
+  const ns = fixture.limitedNamespace;
+  return [
+    '',
+    `kube-apiserver ${fixture.version} (fixture) is ready at ${fixture.server}`,
+    `kube-cache-proxy is listening at ${proxy.address} (TLS, --delegated-auth: every client is itself) (ops: ${proxy.opsAddress}/metrics, /readyz, /debug/cache)`,
+    `caching: ${cachingText(config)}`,
+    '',
+    'kubeconfigs through the proxy, each with the fixture CA and its own bearer token:',
+    `  admin (cluster-admin):                 ${people.admin}`,
+    `  limited (anything in namespace ${ns} only): ${people.limited}`,
+    '',
+    `  alias kubectl=${fixture.bin.kubectl}    # the fixture's kubectl, if you have none`,
+    `  export KUBECONFIG=${people.admin}`,
+    '  kubectl auth whoami                    # system:serviceaccount:kcp-system:admin',
+    `  kubectl get configmaps -A -o yaml      # LIST from the cache${config.auto ? ' (the first one starts it, passed upstream)' : ''}; table output is rendered upstream`,
+    '  kubectl create configmap demo --from-literal=a=1 && kubectl get configmaps -w -o name   # WATCH from the cache',
+    `  export KUBECONFIG=${people.limited}`,
+    `  kubectl get configmaps -o name         # namespace ${ns}: allowed, from the cache`,
+    '  kubectl get configmaps -n kube-system  # Error from server (Forbidden): … User "system:serviceaccount:kcp-system:limited" cannot list …',
+    '  kubectl auth can-i list secrets -n kube-system   # no, as direct',
+    '  kubectl get pods --as=someone-else     # Forbidden by the apiserver: limited may not impersonate',
+    `  curl -s ${proxy.opsAddress}/debug/cache`,
+    '',
+    `direct to the apiserver (for comparison): ${fixture.kubeconfigs.adminToken}, ${fixture.kubeconfigs.limited}`,
+    'Ctrl-C stops both and removes their data.',
+    '',
+  ].join('\n');
 }
 
 let fixture: Fixture | undefined;
@@ -68,7 +132,7 @@ onParentExit(() => void shutdown(0));
 
 try {
   fixture = await startFixture({ verbose: true });
-  const config = proxyConfig(fixture.kubeconfigs.adminToken);
+  const config = proxyConfig(fixture.kubeconfigs.adminToken, peopleFlags(fixture));
   const logger = createLogger({ level: config.logLevel, destination: process.stderr });
   const metrics = createMetrics();
   const parts = await createParts(config, logger, metrics);
@@ -78,33 +142,22 @@ try {
     await parts.close().catch(() => {});
     throw err;
   }
-  const kubeconfig = await writeKubeconfig(join(fixture.dir, 'proxy.kubeconfig'), {
-    server: proxy.address,
-    user: { token: fixture.tokens.admin },
-    name: 'kube-cache-proxy',
-  });
-  const k = `KUBECONFIG=${kubeconfig}`;
-  process.stdout.write(
-    [
-      '',
-      `kube-apiserver ${fixture.version} (fixture) is ready at ${fixture.server}`,
-      `kube-cache-proxy is listening at ${proxy.address} (ops: ${proxy.opsAddress}/metrics, /readyz, /debug/cache)`,
-      `caching: ${cachingText(config)}`,
-      `kubeconfig for kubectl (through the proxy): ${kubeconfig}`,
-      '',
-      `  export ${k}`,
-      `  alias kubectl=${fixture.bin.kubectl}    # the fixture's kubectl, if you have none`,
-      `  kubectl get configmaps -A -o yaml      # LIST from the cache${config.auto ? ' (the first one starts it, passed upstream)' : ''}; table output is rendered upstream`,
-      '  kubectl create configmap demo --from-literal=a=1 && kubectl get configmaps -w -o name   # WATCH from the cache',
-      '  curl -s -A demo -H "Authorization: Bearer $(kubectl config view --raw -o jsonpath=\'{.users[0].user.token}\')" \\',
-      `       '${proxy.address}/api/v1/configmaps'   # curl's own User-Agent asks for pretty JSON: passed upstream`,
-      `  curl -s ${proxy.opsAddress}/debug/cache`,
-      '',
-      `direct to the apiserver (for comparison): KUBECONFIG=${fixture.kubeconfigs.adminToken}`,
-      'Ctrl-C stops both and removes their data.',
-      '',
-    ].join('\n'),
-  );
+  const people = {
+    admin: await writeKubeconfig(join(fixture.dir, 'admin.proxy.kubeconfig'), {
+      server: proxy.address,
+      caFile: fixture.caFile,
+      user: { token: fixture.tokens.admin },
+      name: 'kube-cache-proxy-admin',
+    }),
+    limited: await writeKubeconfig(join(fixture.dir, 'limited.proxy.kubeconfig'), {
+      server: proxy.address,
+      caFile: fixture.caFile,
+      user: { token: fixture.tokens.limited },
+      namespace: fixture.limitedNamespace,
+      name: 'kube-cache-proxy-limited',
+    }),
+  };
+  process.stdout.write(startText(fixture, proxy, config, people));
 } catch (err) {
   process.stderr.write(
     `npm start: ${err instanceof ConfigError ? err.message : ((err as Error).stack ?? String(err))}\n`,

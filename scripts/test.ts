@@ -31,7 +31,7 @@ const patterns =
 const needsFixture = patterns.some((p) => p.includes('e2e'));
 // The files that start the pods fixture (kube-controller-manager, kube-scheduler, kwok) get its
 // binaries built here, before their own timeouts run (about 9 minutes more on a cold machine).
-const needsPods = patterns.some((p) => /e2e\/\*\*|kubectl-pods|bench-quick/.test(p));
+const needsPods = patterns.some((p) => /e2e\/\*\*|kubectl-pods|bench-quick|identity-people/.test(p));
 
 const env: NodeJS.ProcessEnv = { ...process.env };
 let stopFixture = async () => {};

@@ -15,6 +15,7 @@ import { AcceptHosts } from './auth/accept-hosts.ts';
 import { AccessControl } from './auth/access-control.ts';
 import { IMPERSONATION_RIGHTS_TTL_MS, LegacyImpersonationRights } from './auth/impersonation-rights.ts';
 import { ProxyIdentity } from './auth/proxy-identity.ts';
+import { RequestFilter } from './auth/request-filter.ts';
 import type { ReviewUpstream } from './auth/review-client.ts';
 import { SubjectAccessReviewAuthorizer } from './auth/subject-access-review.ts';
 import { TokenReviewAuthenticator } from './auth/token-review.ts';
@@ -174,6 +175,8 @@ export async function runProxy(
   const server = buildServer({
     access: createAccessControl(config, parts.reviews, logger, metrics),
     ...(audit ? { audit } : {}),
+    filter: new RequestFilter(config),
+    filterMetrics: metrics,
     ...(tls ? { tls } : {}),
     metrics,
     upstream: parts.upstream,

@@ -138,6 +138,8 @@ export async function streamsScenario(
     kubeconfig: f.kubeconfigs.adminToken,
     resources: ['pods'],
     cpu: cpus.proxy,
+    // exec and attach are refused by default without --delegated-auth (kubectl proxy's filter).
+    extraArgs: ['--reject-paths='],
   });
   try {
     // The apiserver's side: etcd, kube-apiserver and the simulated kubelet (kwok), with the

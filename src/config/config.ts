@@ -12,6 +12,7 @@ import type { ResourceSpec } from '../apimachinery/resource-scope.ts';
 import { ConfigError } from '../util/errors.ts';
 import { AUDIT_OPTIONS, type AuditConfig } from './audit-options.ts';
 import { convert, takeAuto, type ValueSpec } from './config-values.ts';
+import { FILTER_OPTIONS, rejectPathsDefault } from './kubectl-proxy-filter.ts';
 import type { ListenAddress } from './listen-address.ts';
 import { checkListenMode, FILE_KEYS } from './listen-mode.ts';
 
@@ -70,6 +71,15 @@ export interface Config extends AuditConfig {
   acceptHosts: string[];
   /** The pod runs with hostNetwork (flag, or env POD_IP equal to HOST_IP). */
   hostNetwork: boolean;
+  /** Regexps (source text) one of which a request's decoded path must match (`auth/request-filter.ts`). */
+  acceptPaths: string[];
+  /**
+   * Regexps (source text) of paths refused even when accepted. Without the flag: kubectl proxy's
+   * exec and attach without `--delegated-auth`, none with it (`rejectPathsDefault` of `kubectl-proxy-filter.ts`).
+   */
+  rejectPaths: string[];
+  /** Regexps (source text) of HTTP methods refused. */
+  rejectMethods: string[];
 }
 
 /** How a setting's raw value is converted (`config-values.ts`). */
@@ -298,6 +308,7 @@ export const OPTIONS: readonly OptionSpec[] = [
       'The pod runs with hostNetwork (also detected when POD_IP and HOST_IP are set and equal): its loopback is shared, so --delegated-auth and TLS are required.',
   },
   ...AUDIT_OPTIONS,
+  ...FILTER_OPTIONS,
 ];
 
 /** Flags that are not settings. */
@@ -389,6 +400,7 @@ export function loadConfig(inputs: LoadInputs): LoadResult {
     }
   }
   const config = out as unknown as Config;
+  if (whereOf.rejectPaths === undefined) config.rejectPaths = rejectPathsDefault(config.delegatedAuth);
   takeAuto(config, whereOf.resources ?? '--resources');
   const podIP = inputs.env.POD_IP;
   let hostWhere = '--host-network';

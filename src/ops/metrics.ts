@@ -22,8 +22,7 @@ import { createRequestMetrics } from './request-metrics.ts';
  *   `apiserver_watch_cache_resource_version`, `apiserver_watch_cache_capacity`,
  *   `apiserver_watch_cache_read_wait_seconds`), labelled `group`, `resource`;
  * - `staging/src/k8s.io/apiserver/pkg/endpoints/metrics/metrics.go`
- *   (`apiserver_request_total`, `apiserver_request_duration_seconds`,
- *   `apiserver_registered_watchers`);
+ *   (`apiserver_request_total`, `apiserver_request_duration_seconds`, `apiserver_registered_watchers`);
  * - client-go `tools/metrics` (`rest_client_requests_total`, whose `code` is `<error>` when no
  *   HTTP answer arrived) for the upstream side.
  *
@@ -145,6 +144,8 @@ export interface Metrics extends AuditMetrics {
    * are not in `requests_total`: a refused client must not choose labels.
    */
   readonly refusedRequests: Counter<'code'>;
+  /** `kube_cache_proxy_requests_filtered_total{filter}`: 403s of the path and method filter, by flag (`reject-paths` | `reject-methods` | `accept-paths`; never the path). */
+  readonly filteredRequests: Counter<'filter'>;
   /**
    * `kube_cache_proxy_metric_series_folded_total{family}`: observations of the four request
    * families (`family` is the metric name without prefix) whose new label set was beyond the
@@ -416,6 +417,12 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       name: name('authorization_decisions_total'),
       help: 'Cached reads authorized by SubjectAccessReview, by decision (allowed|denied|error).',
       labelNames: ['decision'],
+      registers,
+    }),
+    filteredRequests: new Counter({
+      name: name('requests_filtered_total'),
+      help: 'Requests refused (403) by --accept-paths, --reject-paths or --reject-methods, by the flag that refused them.',
+      labelNames: ['filter'],
       registers,
     }),
     webhookCacheRequests: new Counter({

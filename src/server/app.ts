@@ -10,6 +10,7 @@ import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Auditor } from '../audit/auditor.ts';
 import type { AccessControl } from '../auth/access-control.ts';
+import type { RequestFilter } from '../auth/request-filter.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
@@ -21,9 +22,10 @@ import { Limiter } from './limiter.ts';
 import { teeAnswers } from './read-your-writes/answer-tee.ts';
 import { WriteTracker } from './read-your-writes/write-tracker.ts';
 import type { RequestHook } from './request-hooks.ts';
+import { writeStatus } from './send-status.ts';
 import type { ServeContext } from './serve-context.ts';
 import { ShardSupport, upstreamShardProbe } from './shard-support.ts';
-import { tunnelUpgrade } from './upgrade-tunnel.ts';
+import { tunnelUpgrade, writeRawStatus } from './upgrade-tunnel.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
 
 /** Options of {@link buildServer}. Durations in ms. */
@@ -65,6 +67,13 @@ export interface ServerOptions {
   access?: AccessControl;
   /** The audit of requests the proxy answers itself (docs/audit.md); absent: none. */
   audit?: Auditor;
+  /**
+   * `--accept-paths`, `--reject-paths`, `--reject-methods` (`auth/request-filter.ts`): checked on
+   * every request and HTTP Upgrade before anything else; absent: every request passes.
+   */
+  filter?: RequestFilter;
+  /** `kube_cache_proxy_requests_filtered_total{filter}` and `…_requests_refused_total{code}` of its refusals. */
+  filterMetrics?: Pick<Metrics, 'filteredRequests' | 'refusedRequests'>;
   /**
    * Serve HTTPS (`--tls-cert-file`, `--tls-private-key-file`: PEM); `ca` (`--client-ca-file`)
    * asks for client certificates and verifies them (an unverified one is 401 in `access`).
@@ -280,9 +289,23 @@ export function buildServer(opts: ServerOptions): KubeServer {
     return () => open.delete(end);
   };
   const lifecycle = createLifecycle(opts, track);
+  /** The filter's refusal of `req` (counted), or undefined when it passes. */
+  const refused = (req: IncomingMessage) => {
+    const r = opts.filter?.check(req.method ?? 'GET', originForm(req.url ?? '/'));
+    if (r) {
+      opts.filterMetrics?.filteredRequests.inc({ filter: r.rule });
+      opts.filterMetrics?.refusedRequests.inc({ code: '403' });
+      if (log.isLevelEnabled('debug'))
+        log.debug({ method: req.method, url: req.url, code: 403, filter: r.rule }, 'request filtered');
+    }
+    return r;
+  };
   const serve: Serve = (req, res) => {
-    // `OPTIONS *` is answered by Go's server itself, before the apiserver's handler chain.
+    // `OPTIONS *` is answered by Go's server itself, before the apiserver's handler chain (and
+    // before kubectl proxy's filter).
     if (isGlobalOptions(req)) return answerGlobalOptions(req, res);
+    const r = refused(req);
+    if (r) return writeStatus(res, r.status);
     return handleRequest(lifecycle, req, res);
   };
   const app = createApp(log, opts.tls, serve, opts.readHeaderTimeoutMs ?? READ_HEADER_TIMEOUT_MS);
@@ -292,6 +315,11 @@ export function buildServer(opts: ServerOptions): KubeServer {
   });
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     req.url = originForm(req.url ?? '/');
+    const r = refused(req);
+    if (r) {
+      socket.on('error', () => socket.destroy());
+      return writeRawStatus(socket, r.status);
+    }
     tunnelUpgrade(req, socket, head, {
       upstream: opts.upstream,
       ...(opts.access ? { access: opts.access } : {}),

@@ -74,6 +74,18 @@ export const CLIENT_IMPERSONATION_MESSAGE =
   "Impersonate-* headers are forwarded only with the client's own bearer token (kube-cache-proxy never lends its own credentials to impersonate)";
 
 /**
+ * The message of the 403 for Impersonate-* headers without any credential in simple mode: what
+ * `kubectl --as` through an `http://` server always sends, since clientcmd merges a user's
+ * credentials only into a TLS config (client-go `tools/clientcmd/client_config.go` `ClientConfig`:
+ * "only try to read the auth information if we are secure") while `--as` headers are sent
+ * regardless. The apiserver words its own impersonation refusal `configmaps is forbidden: User
+ * "system:anonymous" cannot impersonate-on:user-info:list resource "configmaps" …`; this one says
+ * why no user was there to impersonate with, and what to use instead.
+ */
+export const NO_CREDENTIAL_IMPERSONATION_MESSAGE =
+  "Impersonate-* headers arrived without a credential, and kube-cache-proxy never lends its own credentials to impersonate: kubectl and client-go send no credential to an http:// server (only the Impersonate-* headers of --as), so every request through http:// acts as the proxy's identity; for your own identity, and --as, use the proxy's https:// listener with --delegated-auth";
+
+/**
  * How the proxy impersonates one client: `legacy` (the `impersonate` verb) or `constrained`
  * (KEP-5284 modes). Only a node user's headers differ between the two (see above).
  */
@@ -185,7 +197,7 @@ export async function upstreamCredentials(
   }
   delete headers.authorization;
   if (input.delegatedAuth) return { headers, dispatcher: pick(clientPools), carries: 'none' };
-  if (clientImpersonates) return proxyForbidden(CLIENT_IMPERSONATION_MESSAGE);
+  if (clientImpersonates) return proxyForbidden(NO_CREDENTIAL_IMPERSONATION_MESSAGE);
   const auth = await upstream.authorization();
   if (auth !== undefined) headers.authorization = auth;
   return { headers, dispatcher: pick(upstream), carries: 'proxy' };

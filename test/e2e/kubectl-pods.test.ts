@@ -77,7 +77,12 @@ describe('kubectl matrix on a fixture that runs pods: direct vs through the prox
 
   before(async () => {
     f = await startPodsFixture({ verbose: true });
-    proxy = await startProxy(f, { resources: 'pods,configmaps,deployments.apps,events' });
+    // Without --delegated-auth exec and attach are refused by default (kubectl proxy's
+    // --reject-paths): this matrix compares them with direct, so it lets them through.
+    proxy = await startProxy(f, {
+      resources: 'pods,configmaps,deployments.apps,events',
+      args: ['--reject-paths', ''],
+    });
     kc.d = f.kubeconfigs.adminToken;
     kc.p = proxy.kubeconfig;
     ns = await f.newNamespace('matrix');

@@ -349,7 +349,7 @@ describe('issue 15 G: the handover right after a watch-list\'s initial events is
       resource: 'podtemplates',
       namespace: ns,
       watchList: true,
-      durationMs: 7_000,
+      untilStopped: true,
     });
     await probe.synced;
     // The passed-through watch-list is ended once the cache synced (counted once it ended); the
@@ -362,6 +362,10 @@ describe('issue 15 G: the handover right after a watch-list\'s initial events is
     );
     await new Promise((res) => setTimeout(res, 1_500)); // the re-watch (or the relist) is open
     await direct('POST', path, template('after'));
+    await eventually('the informer saw the later object', 60_000, async () =>
+      probe.events().some((e) => e.key === `${ns}/after`) ? true : undefined,
+    );
+    probe.stop();
     const r = await probe.done;
     const list = await direct('GET', path);
     const logged = () =>

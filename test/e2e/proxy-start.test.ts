@@ -1,7 +1,9 @@
 /**
  * `npm start` (scripts/start.ts), the README's main command: starts its own fixture apiserver and
- * the proxy in front of it, prints a kubeconfig that kubectl uses through the proxy, and on
- * Ctrl-C (SIGINT) stops both, removes their data and exits 0. A bad proxy flag exits 2 at once.
+ * the proxy in front of it in the mode for people (TLS on loopback, `--delegated-auth`), prints a
+ * kubeconfig per identity (admin, namespace-limited) that kubectl uses through the proxy as that
+ * identity, and on Ctrl-C (SIGINT) stops both, removes their data and exits 0. A bad proxy flag
+ * exits 2 at once.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -35,33 +37,52 @@ test('a bad proxy flag: one line on stderr, exit code 2, no apiserver started', 
   assert.match(r.err(), /^npm start: --max-watchers: .*\n$/);
 });
 
-test('npm start: prints a kubeconfig kubectl uses through the proxy; SIGINT cleans up, exit 0', async () => {
+test('npm start: a kubeconfig per identity, each itself through the proxy; SIGINT cleans up, exit 0', async () => {
   const f = await sharedFixture(); // only for its kubectl binary
   const r = run(['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--resources', 'auto,configmaps']);
   try {
     const deadline = Date.now() + 120_000;
-    while (!/export KUBECONFIG=\S+/.test(r.out())) {
+    while (!/Ctrl-C stops both/.test(r.out())) {
       assert.ok(Date.now() < deadline, `no kubeconfig printed: ${r.out()}\n${r.err()}`);
       await new Promise((res) => setTimeout(res, 100));
     }
-    const kubeconfig = /export KUBECONFIG=(\S+)/.exec(r.out())![1]!;
-    assert.match(r.out(), /kube-cache-proxy is listening at http:\/\/127\.0\.0\.1:\d+ /);
+    const admin = /admin \(cluster-admin\): +(\S+)/.exec(r.out())![1]!;
+    const limited = /limited \(anything in namespace limited only\): (\S+)/.exec(r.out())![1]!;
+    assert.match(
+      r.out(),
+      /kube-cache-proxy is listening at https:\/\/127\.0\.0\.1:\d+ \(TLS, --delegated-auth/,
+    );
+    assert.match(r.out(), new RegExp(`export KUBECONFIG=${admin}\n`));
     // Attack finding: under auto the line was empty ("caching: ").
     assert.match(
       r.out(),
       /caching: auto \(on demand: each resource a client lists or watches\), configmaps\n/,
     );
+    const whoami = async (kubeconfig: string) =>
+      (await f.kubectl(['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], { kubeconfig }))
+        .stdout;
+    assert.equal(await whoami(admin), 'system:serviceaccount:kcp-system:admin');
+    assert.equal(await whoami(limited), 'system:serviceaccount:kcp-system:limited');
     const created = await f.kubectl(['create', 'configmap', 'via-start', '--from-literal=a=1'], {
-      kubeconfig,
+      kubeconfig: admin,
     });
     assert.equal(created.stdout, 'configmap/via-start created\n', created.stderr);
     const got = await f.kubectl(['get', 'configmap', 'via-start', '-o', 'jsonpath={.data.a}'], {
-      kubeconfig,
+      kubeconfig: admin,
     });
     assert.equal(got.stdout, '1', got.stderr);
+    // The README's quick start: the limited user is refused where the apiserver refuses it.
+    const other = await f.kubectl(['get', 'configmaps', '-n', 'kube-system'], { kubeconfig: limited });
+    assert.equal(other.code, 1);
+    assert.equal(
+      other.stderr,
+      'Error from server (Forbidden): configmaps is forbidden: User "system:serviceaccount:kcp-system:limited" cannot list resource "configmaps" in API group "" in the namespace "kube-system"\n',
+    );
+    const own = await f.kubectl(['get', 'configmaps', '-o', 'name'], { kubeconfig: limited });
+    assert.equal(own.code, 0, own.stderr);
     r.child.kill('SIGINT');
     assert.equal(await r.exit, 0);
-    assert.equal(existsSync(dirname(kubeconfig)), false, 'fixture data removed');
+    assert.equal(existsSync(dirname(admin)), false, 'fixture data removed');
   } finally {
     r.child.kill('SIGKILL');
   }

@@ -10,6 +10,7 @@ import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { eventually } from '../support/eventually.ts';
 import { startProbe } from '../support/informer-probe.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
@@ -65,11 +66,15 @@ describe('watches through the proxy', () => {
         kubeconfig,
         resource: 'configmaps',
         namespace: ns,
-        durationMs: 12_000,
+        untilStopped: true,
       });
       await probe.synced;
+      const sawEvent = (type: string, name: string) =>
+        eventually(`the informer saw ${type} ${name}`, 120_000, async () =>
+          probe.events().some((e) => e.type === type && e.key === `${ns}/${name}`) ? true : undefined,
+        );
       await direct('POST', cms, { metadata: { name: 'live-1' } });
-      await sleep(300);
+      await sawEvent('ADDED', 'live-1');
       // The proxy goes away: its watches end; writes continue while it is down.
       await p.stop();
       stopped = true;
@@ -79,6 +84,10 @@ describe('watches through the proxy', () => {
       p = await startProxy(f, { resources: 'configmaps', listen });
       stopped = false;
       await direct('POST', cms, { metadata: { name: 'after' } });
+      // It relists or resumes through the new proxy at client-go's backoff: stop it once it has
+      // the last write, not after a fixed 12 s (too short on a loaded machine).
+      await sawEvent('ADDED', 'after');
+      probe.stop();
       const r = await probe.done;
       const list = (await direct('GET', cms)) as unknown as {
         items: { metadata: { name: string; resourceVersion: string } }[];

@@ -24,6 +24,7 @@ import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, runProbe, sharedFixture, writeKubeconfig } from '../fixture/index.ts';
 import { freePort } from '../fixture/ports.ts';
+import { eventually } from '../support/eventually.ts';
 import { startProbe } from '../support/informer-probe.ts';
 import { metricSum } from '../support/prometheus-text.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
@@ -328,7 +329,7 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
       ['apply', '-n', ns, '-f', '-'],
       JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [0, 1, 2, 3].map((i) => cm(i)) }),
     );
-    const o = { resource: 'resourcequotas', namespace: ns, labelSelector: `tier=${run}`, durationMs: 30_000 };
+    const o = { resource: 'resourcequotas', namespace: ns, labelSelector: `tier=${run}`, untilStopped: true };
     const probes = {
       a: startProbe(f.bin.probe, { ...o, kubeconfig: probeKc.a, watchList: true }),
       b: startProbe(f.bin.probe, { ...o, kubeconfig: probeKc.b, watchList: false }),
@@ -390,6 +391,19 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
       );
     const afterB = { a: relists(nodes.a.proxy), b: relists(nodes.b.proxy) };
 
+    // Each informer runs until it has seen the last writes (tier-1 deleted, tier-4 added), not
+    // for a fixed 30 s: its relists and re-watches follow client-go's backoff, longer under load.
+    const all = Object.values(probes);
+    await eventually('every informer saw the writes made while the pool was down', 120_000, async () =>
+      all.every(
+        (p) =>
+          p.events().some((e) => e.type === 'DELETED' && e.key === `${ns}/tier-${run}-1`) &&
+          p.events().some((e) => e.key === `${ns}/tier-${run}-4`),
+      )
+        ? true
+        : undefined,
+    );
+    for (const p of all) p.stop();
     const results = await Promise.all([probes.a.done, probes.b.done, probes.direct.done]);
     const keys = (s: { key: string; rv: string }[]) => s.map((x) => `${x.key}@${x.rv}`).sort();
     assert.equal(results[2].store.length, 4);

@@ -157,6 +157,18 @@ function short(o: UpstreamObject): string {
 }
 
 /** Records every sink call as a short string, e.g. `replace[a@10,b@20]@40`, `update a@41`. */
+/** A {@link CacheSink} that drops everything (for tests about what happens around the cache). */
+export function noopSink(): CacheSink {
+  return {
+    replace() {},
+    add() {},
+    update() {},
+    delete() {},
+    bookmark() {},
+    setLive() {},
+  } as unknown as CacheSink;
+}
+
 export class RecordingSink implements CacheSink {
   calls: string[] = [];
   replace(objects: UpstreamObject[], resourceVersion: string): void {

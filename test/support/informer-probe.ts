@@ -14,12 +14,17 @@ export interface ProbeProcess {
   done: Promise<ProbeResult>;
   /** Everything the probe wrote to stderr so far (client-go's klog lines: `W…`/`E…` for watch and list errors). */
   stderr(): string;
+  /** The event lines printed so far (none with `quiet`). */
+  events(): ProbeResult['events'];
+  /** Ends a probe started with `untilStopped`: it prints its store and exits (see `done`). */
+  stop(): void;
 }
 
 /** Starts the probe binary `bin` (see `runProbe` for the options). */
 export function startProbe(bin: string, o: ProbeOptions): ProbeProcess {
   const { args, env } = probeInvocation(o);
-  const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
+  const child = spawn(bin, args, { env, stdio: ['pipe', 'pipe', 'pipe'], timeout: 300_000 });
+  if (!o.untilStopped) child.stdin.end();
   const result: ProbeResult = { events: [], store: [], syncedMs: -1 };
   let onSynced: () => void = () => {};
   let onSyncFail: (e: Error) => void = () => {};
@@ -57,5 +62,5 @@ export function startProbe(bin: string, o: ProbeOptions): ProbeProcess {
     });
   });
   synced.catch(() => {});
-  return { synced, done, stderr: () => stderr };
+  return { synced, done, stderr: () => stderr, events: () => result.events, stop: () => child.stdin.end() };
 }

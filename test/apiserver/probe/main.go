@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"sync"
@@ -70,6 +71,7 @@ func main() {
 	resource := flag.String("resource", "configmaps", "resource, e.g. pods, deployments.apps, widgets.example.com")
 	namespace := flag.String("namespace", "", "restrict the informer to one namespace")
 	duration := flag.Duration("duration", 5*time.Second, "how long to run after the initial sync")
+	untilEOF := flag.Bool("until-stdin-eof", false, "run after the initial sync until stdin is closed (instead of --duration), so a test stops it on a condition, not after a time")
 	syncTimeout := flag.Duration("sync-timeout", 60*time.Second, "fail if not synced within this time")
 	quiet := flag.Bool("quiet", false, "do not print individual events")
 	labelSelector := flag.String("label-selector", "", "label selector for the informer's LIST/WATCH")
@@ -173,7 +175,11 @@ func main() {
 	synced = true
 	syncMu.Unlock()
 	emit(line{"type": "synced", "elapsedMs": time.Since(start).Milliseconds(), "gvr": gvr.String()})
-	time.Sleep(*duration)
+	if *untilEOF {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+	} else {
+		time.Sleep(*duration)
+	}
 
 	items := []line{}
 	for _, obj := range informer.GetStore().List() {

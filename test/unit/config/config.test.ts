@@ -61,6 +61,9 @@ describe('config', () => {
       impersonateCertificateClients: false,
       acceptHosts: ['^localhost$', '^127\\.0\\.0\\.1$', '^\\[::1\\]$'],
       hostNetwork: false,
+      acceptPaths: ['^.*'],
+      rejectPaths: ['^/api/.*/pods/.*/exec', '^/api/.*/pods/.*/attach'],
+      rejectMethods: ['^$'],
       // Issue 30: no audit unless --audit-policy-file and --audit-log-path; the apiserver's defaults.
       auditLogMaxage: 0,
       auditLogMaxbackup: 0,
@@ -110,6 +113,33 @@ describe('config', () => {
       ['--audit-log-batch-buffer-size=0'],
       '--audit-log-batch-buffer-size: invalid value "0" (want a positive integer)',
     );
+  });
+
+  it("the path and method filter: kubectl proxy's defaults without --delegated-auth, no rejected path with it", () => {
+    const files = { '/t.crt': 'c', '/t.key': 'k' };
+    const tls = ['--tls-cert-file', '/t.crt', '--tls-private-key-file', '/t.key'];
+    assert.deepEqual(cfg(tls, {}, files).rejectPaths, ['^/api/.*/pods/.*/exec', '^/api/.*/pods/.*/attach']);
+    const authenticated = cfg([...tls, '--delegated-auth'], {}, files);
+    assert.deepEqual(authenticated.rejectPaths, []);
+    assert.deepEqual(authenticated.acceptPaths, ['^.*']);
+    assert.deepEqual(authenticated.rejectMethods, ['^$']);
+    // Given, it is used in every mode; empty means none.
+    assert.deepEqual(cfg([...tls, '--delegated-auth', '--reject-paths', '/exec$'], {}, files).rejectPaths, [
+      '/exec$',
+    ]);
+    assert.deepEqual(cfg(['--reject-paths', '']).rejectPaths, []);
+    assert.deepEqual(cfg([], { KCP_REJECT_PATHS: '' }).rejectPaths, []);
+    assert.deepEqual(cfg([], {}, { '/c.yaml': 'rejectPaths: []\n' }, '/c.yaml').rejectPaths, []);
+    assert.deepEqual(cfg(['--reject-methods', 'POST,PUT,PATCH,DELETE']).rejectMethods, [
+      'POST',
+      'PUT',
+      'PATCH',
+      'DELETE',
+    ]);
+    assert.deepEqual(cfg(['--accept-paths', '^/api/,^/apis/']).acceptPaths, ['^/api/', '^/apis/']);
+    fails(['--reject-paths', '[a'], /^--reject-paths: invalid regular expression "\[a"/);
+    fails(['--reject-methods', '('], /^--reject-methods: invalid regular expression "\("/);
+    fails([], /^KCP_ACCEPT_PATHS: invalid regular expression "\)"/, { KCP_ACCEPT_PATHS: ')' });
   });
 
   it('issue 15: auto among --resources, alone or with explicit entries; the auto flags', () => {

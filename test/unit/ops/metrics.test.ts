@@ -33,6 +33,7 @@ describe('createMetrics', () => {
       'kube_cache_proxy_reflector_watch_restarts_total counter',
       'kube_cache_proxy_registered_watchers gauge',
       'kube_cache_proxy_request_duration_seconds histogram',
+      'kube_cache_proxy_requests_filtered_total counter',
       'kube_cache_proxy_requests_refused_total counter',
       'kube_cache_proxy_requests_total counter',
       'kube_cache_proxy_terminated_watchers_total counter',

@@ -6,8 +6,9 @@ import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
 import { configuredRecheck, ResourceSet } from '../../../src/resources/resource-set.ts';
 import type { Upstream } from '../../../src/upstream/connection.ts';
 import { DiscoveryError } from '../../../src/util/errors.ts';
+import { until } from '../../support/eventually.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
-import { configMapInfo, FakeListerWatcher } from '../../support/fake-lister-watcher.ts';
+import { configMapInfo, FakeListerWatcher, noopSink } from '../../support/fake-lister-watcher.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
 const flush = async () => {
@@ -93,19 +94,11 @@ describe('ResourceSet', () => {
         seen.push(info);
         return new FakeListerWatcher();
       },
-      sinkFor: () =>
-        ({
-          replace() {},
-          add() {},
-          update() {},
-          delete() {},
-          bookmark() {},
-          setLive() {},
-        }) as never,
+      sinkFor: noopSink,
     });
     set.start();
     try {
-      for (let i = 0; i < 100 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+      await until('two lister-watchers', () => seen.length >= 2);
       const byName = Object.fromEntries(seen.map((i) => [i.gvr.resource, i.scope]));
       assert.deepEqual(byName, {
         pods: { fieldSelector: 'spec.nodeName=n1', labelSelector: 'app=x' },
@@ -137,15 +130,7 @@ describe('ResourceSet', () => {
         seen.push(info);
         return new FakeListerWatcher();
       },
-      sinkFor: () =>
-        ({
-          replace() {},
-          add() {},
-          update() {},
-          delete() {},
-          bookmark() {},
-          setLive() {},
-        }) as never,
+      sinkFor: noopSink,
     });
     set.start();
     assert.equal(
@@ -157,7 +142,7 @@ describe('ResourceSet', () => {
       true,
     );
     try {
-      for (let i = 0; i < 100 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+      await until('three lister-watchers', () => seen.length >= 3);
       const byName = Object.fromEntries(seen.map((i) => [i.gvr.resource, i.namespace]));
       assert.deepEqual(byName, { pods: 'z', nodes: undefined, configmaps: 'a' });
       assert.deepEqual(
@@ -193,7 +178,7 @@ describe('ResourceSet: the set owns its resources', () => {
     assert.equal(s.add(added), true);
     assert.equal(s.add(added), false);
     assert.equal(s.get('configmaps.v1')?.origin, 'auto');
-    for (let i = 0; i < 200 && served.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await until('a cache served', () => served.length > 0);
     assert.deepEqual(served, ['configmaps']);
     await s.close();
     assert.equal(s.add({ ...added, name: 'other.v1' }), false, 'closed');
@@ -204,8 +189,7 @@ describe('ResourceSet: the set owns its resources', () => {
     const unserved: string[] = [];
     s.start({ serve: () => {}, unserve: (c) => unserved.push(c.resource.gvr.resource) });
     s.add(added);
-    for (let i = 0; i < 200 && !s.get('configmaps.v1')?.cache; i++)
-      await new Promise((r) => setTimeout(r, 5));
+    await until('the added cache', () => Boolean(s.get('configmaps.v1')?.cache));
     assert.ok(s.get('configmaps.v1')?.cache);
     assert.equal(await s.remove('configmaps.v1'), true);
     assert.deepEqual(unserved, ['configmaps']);

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { MockAgent } from 'undici';
 import { encodeContinue } from '../../../src/apimachinery/continue-token.ts';
+import { RequestFilter } from '../../../src/auth/request-filter.ts';
 import { createMetrics } from '../../../src/ops/metrics.ts';
 import {
   buildServer,
@@ -17,7 +18,7 @@ import { silentLogger } from '../../../src/util/logger.ts';
 import { FakeCache, fakeCodec, mockServer, pod, podsInfo } from '../../support/fake-cache.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import { k8sProtobuf, objectMeta, pbField } from '../../support/protobuf-wire.ts';
-import { rawConnect, silentConnection } from '../../support/raw-http.ts';
+import { rawConnect, rawRequest, silentConnection } from '../../support/raw-http.ts';
 
 const ORIGIN = 'https://apiserver.test:6443';
 /** What {@link echoUpstream} answers without `rv`. */
@@ -613,6 +614,88 @@ describe("connections that send nothing: closed as the apiserver's ReadHeaderTim
       ok.destroy();
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe('the path and method filter: before the cache, the apiserver and the upgrade tunnel', () => {
+  const filtered = () => {
+    const metrics = createMetrics();
+    const s = setup({
+      filter: new RequestFilter({
+        acceptPaths: ['^.*'],
+        rejectPaths: ['^/api/.*/pods/.*/exec', '^/api/.*/pods/.*/attach', '/secrets'],
+        rejectMethods: ['^DELETE$'],
+      }),
+      filterMetrics: metrics,
+    });
+    return { ...s, metrics };
+  };
+
+  it('a rejected path or method is 403 Status, served neither from the cache nor upstream', async () => {
+    const { app, metrics, upstreamPool } = filtered();
+    // No interceptor is registered: anything sent upstream would fail the request with 503.
+    const list = await app.inject({ method: 'GET', url: '/api/v1/namespaces/a/secrets?resourceVersion=0' });
+    assert.equal(list.statusCode, 403);
+    assert.equal(list.headers['content-type'], 'application/json');
+    assert.deepEqual(list.json(), {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message:
+        'forbidden: kube-cache-proxy refuses GET "/api/v1/namespaces/a/secrets": the path matches --reject-paths "/secrets"',
+      reason: 'Forbidden',
+      details: {},
+      code: 403,
+    });
+    const del = await app.inject({ method: 'DELETE', url: '/api/v1/namespaces/a/pods/p1' });
+    assert.equal(del.statusCode, 403);
+    assert.match(del.json().message, /the method matches --reject-methods "\^DELETE\$"$/);
+    // An absolute-form target is filtered by its path, as the apiserver routes it.
+    const abs = await app.inject({
+      method: 'POST',
+      url: 'http://127.0.0.1:8001/api/v1/namespaces/a/pods/p1/exec?command=true',
+    });
+    assert.equal(abs.statusCode, 403);
+    // A cached read still comes from the cache (nothing upstream was needed).
+    const ok = await app.inject({ method: 'GET', url: '/api/v1/namespaces/a/pods?resourceVersion=0' });
+    assert.equal(ok.statusCode, 200);
+    assert.equal(ok.json().items.length, 2);
+    const seen = echoUpstream(upstreamPool, 'POST', '/api/v1/namespaces/a/pods/p1/portforward');
+    const pf = await app.inject({ method: 'POST', url: '/api/v1/namespaces/a/pods/p1/portforward' });
+    assert.equal(pf.statusCode, 200, 'port-forward is not in the rejected paths: passed upstream');
+    assert.equal(seen.length, 1);
+    const filters = (await metrics.filteredRequests.get()).values.map((v) => `${v.labels.filter} ${v.value}`);
+    assert.deepEqual(filters.sort(), ['reject-methods 1', 'reject-paths 2']);
+    const refused = (await metrics.refusedRequests.get()).values.map((v) => `${v.labels.code} ${v.value}`);
+    assert.deepEqual(refused, ['403 3']);
+  });
+
+  it('an exec Upgrade (SPDY, WebSocket) is answered 403 Status on the socket, never tunnelled', async () => {
+    const { server, metrics } = filtered();
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const url = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;
+      for (const upgrade of ['SPDY/3.1', 'websocket']) {
+        const a = await rawRequest(
+          { url },
+          `POST /api/v1/namespaces/a/pods/p1/exec?command=true HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: ${upgrade}`,
+        );
+        assert.equal(a.status, 403, upgrade);
+        assert.deepEqual(
+          a.headers.filter(([k]) => k.toLowerCase() === 'content-type'),
+          [['content-type', 'application/json']],
+        );
+        assert.equal(JSON.parse(a.body).reason, 'Forbidden');
+        assert.match(JSON.parse(a.body).message, /refuses POST "\/api\/v1\/namespaces\/a\/pods\/p1\/exec"/);
+      }
+      assert.deepEqual(
+        (await metrics.filteredRequests.get()).values.map((v) => `${v.labels.filter} ${v.value}`),
+        ['reject-paths 2'],
+      );
+    } finally {
+      await server.shutdown();
     }
   });
 });

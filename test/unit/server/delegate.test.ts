@@ -28,6 +28,7 @@ import {
   uncacheableRequest,
 } from '../../../src/server/delegate.ts';
 import { ShardSupport } from '../../../src/server/shard-support.ts';
+import { until } from '../../support/eventually.ts';
 import { FakeCache, mockServer, pod } from '../../support/fake-cache.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
@@ -361,10 +362,7 @@ class NeverSyncedCache extends FakeCache {
   }
 }
 
-const untilTrue = async (f: () => boolean, what: string) => {
-  for (let i = 0; i < 200 && !f(); i++) await new Promise((r) => setTimeout(r, 5));
-  assert.ok(f(), `timed out waiting for ${what}`);
-};
+const untilTrue = (f: () => boolean, what: string) => until(what, f);
 
 /** Sends the request over a real connection and hangs up while the cache waits for sync. */
 async function abortWhileWaiting(server: KubeServer, cache: FakeCache): Promise<void> {

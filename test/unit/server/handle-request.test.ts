@@ -18,6 +18,7 @@ import { createMetrics } from '../../../src/ops/metrics.ts';
 import { buildServer } from '../../../src/server/app.ts';
 import { originForm } from '../../../src/server/handle-request.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
+import { until } from '../../support/eventually.ts';
 import { FakeCache, fakeCodec, mockServer, pod } from '../../support/fake-cache.ts';
 import { prng } from '../../support/prng.ts';
 import { metricSum } from '../../support/prometheus-text.ts';
@@ -152,7 +153,7 @@ describe('issue 11 item 13, issue 29: bounded metric label cardinality', () => {
       for (let i = 0; i < 20; i++) await server.app.inject({ url: `/api/v1/thing${i}` });
       // A request is recorded once its response closed: wait for all 40.
       const total = async () => (await metrics.requests.get()).values.reduce((n, v) => n + v.value, 0);
-      for (let i = 0; i < 100 && (await total()) < 40; i++) await new Promise((r) => setTimeout(r, 10));
+      await until('40 requests counted', async () => (await total()) >= 40);
       const series = (await metrics.requests.get()).values.map((v) => {
         const l = v.labels;
         return `${l.verb} ${l.group}/${l.version}/${l.resource}/${l.subresource} ${v.value}`;
@@ -210,7 +211,7 @@ describe('issue 10: the admit step (who asks)', () => {
     });
     try {
       const r = await server.app.inject({ method: 'GET', url, headers });
-      for (let i = 0; i < 100 && lines.length === 0; i++) await new Promise((res) => setTimeout(res, 5));
+      await until('a log line', () => lines.length > 0);
       const samples = (await metrics.requests.get()).values.map((v) => v.labels);
       const refused = (await metrics.refusedRequests.get()).values.map((v) => `${v.labels.code} ${v.value}`);
       return { r, line: lines[0]!, samples, refused };
@@ -400,7 +401,7 @@ describe('issue 15 F1: which passed-through watches the on-demand handover ends'
       writeRest();
       // Ended right after the event that was in flight; the next one is not sent.
       assert.equal(await informer.body, e1 + e2);
-      for (let i = 0; i < 50 && !tracked[1]!.untracked; i++) await new Promise((r) => setTimeout(r, 10));
+      await until('the second answer untracked', () => Boolean(tracked[1]!.untracked));
       assert.equal(tracked[1]!.untracked, true, 'unregistered once ended');
       assert.equal(tracked[0]!.untracked, true);
       // client-go accepts gzip and the apiserver gzips watch answers: a watch the handover may
@@ -451,7 +452,7 @@ describe('issue 29: metric series are not created by any caller', () => {
       (await metrics.requests.get()).values.reduce((n, v) => n + v.value, 0) +
       (await metrics.refusedRequests.get()).values.reduce((n, v) => n + v.value, 0);
     const seriesAfter = async (total: number) => {
-      for (let i = 0; i < 200 && (await counted()) < total; i++) await new Promise((r) => setTimeout(r, 5));
+      await until(`${total} requests counted`, async () => (await counted()) >= total);
       assert.equal(await counted(), total);
       return (await metrics.scrape()).split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
     };
