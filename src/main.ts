@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import { scopeString } from './apimachinery/resource-scope.ts';
+import { createAuditor, loadPolicyFile } from './audit/from-config.ts';
 import { AcceptHosts } from './auth/accept-hosts.ts';
 import { AccessControl } from './auth/access-control.ts';
 import { IMPERSONATION_RIGHTS_TTL_MS, LegacyImpersonationRights } from './auth/impersonation-rights.ts';
@@ -154,8 +155,10 @@ export async function runProxy(
   let shuttingDown = false;
   const tlsFiles = servingTlsFiles(config, logger, metrics, () => server);
   const tls = tlsFiles?.current();
+  const audit = createAuditor(config, logger, metrics);
   const server = buildServer({
     access: createAccessControl(config, parts.reviews, logger, metrics),
+    ...(audit ? { audit } : {}),
     filter: new RequestFilter(config),
     filterMetrics: metrics,
     ...(tls ? { tls } : {}),
@@ -186,6 +189,7 @@ export async function runProxy(
     });
   } catch (err) {
     await server.app.close();
+    audit?.o.backend.shutdown();
     throw err;
   }
   parts.resources.start(serving(server, logger));
@@ -217,6 +221,8 @@ export async function runProxy(
         shuttingDown = true;
         tlsFiles?.stop();
         await server.shutdown();
+        // The batch buffer is written out and the file closed after the last request ended.
+        audit?.o.backend.shutdown();
         await parts.close();
         await ops.close();
       })();
@@ -391,6 +397,8 @@ export async function main(
       return EXIT_OK;
     }
     config = r.config;
+    // An audit policy that does not load is the operator's error (exit 2), before anything starts.
+    if (config.auditPolicyFile !== undefined) loadPolicyFile(config.auditPolicyFile);
   } catch (err) {
     if (err instanceof ConfigError) {
       io.stderr(`kube-cache-proxy: ${err.message}\n`);

@@ -51,6 +51,8 @@ export type Admission =
       status: StatusError;
       identity: ClientIdentity;
       decision?: AuthzDecision;
+      /** The authorizer's reason (SubjectAccessReview `status.reason`) with a decision. */
+      reason?: string;
       cached?: boolean;
     }
   /** Go on: a cached read may be served from the cache (`upstream` undefined) or must go upstream. */
@@ -59,6 +61,8 @@ export type Admission =
       identity: ClientIdentity;
       upstream?: IdentityReason;
       decision?: AuthzDecision;
+      /** The authorizer's reason (SubjectAccessReview `status.reason`) with a decision. */
+      reason?: string;
       cached?: boolean;
     };
 
@@ -129,12 +133,14 @@ export class AccessControl {
       const d = await o.authorizer!.authorize(user, attrs);
       o.metrics?.authorizationDecision(d.allowed ? 'allowed' : 'denied');
       this.#logDecision(user, attrs, d.allowed ? 'allow' : 'deny', d.cached);
-      if (d.allowed) return { kind: 'admit', identity: id, decision: 'allow', cached: d.cached };
+      if (d.allowed)
+        return { kind: 'admit', identity: id, decision: 'allow', reason: d.reason, cached: d.cached };
       return {
         kind: 'refuse',
         identity: id,
         status: forbidden(user.username, attrs, d.reason),
         decision: 'deny',
+        reason: d.reason,
         cached: d.cached,
       };
     } catch (err) {

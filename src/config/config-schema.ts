@@ -5,13 +5,14 @@
  * environment and file through it and renders `--help` and docs/configuration.md from it.
  */
 import type { ResourceSpec } from '../apimachinery/resource-scope.ts';
+import { AUDIT_OPTIONS, type AuditConfig } from './audit-options.ts';
 import type { ValueSpec } from './config-values.ts';
 import { FILTER_OPTIONS } from './kubectl-proxy-filter.ts';
 import type { ListenAddress } from './listen-address.ts';
 import { WATCH_ENCODING_OPTIONS } from './upstream-watch-encoding.ts';
 
 /** The validated configuration. */
-export interface Config {
+export interface Config extends AuditConfig {
   /** Path of the kubeconfig; undefined = in-cluster configuration. */
   kubeconfig?: string;
   /**
@@ -307,6 +308,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     description:
       'The pod runs with hostNetwork (also detected when POD_IP and HOST_IP are set and equal): its loopback is shared, so --delegated-auth and TLS are required.',
   },
+  ...AUDIT_OPTIONS,
   {
     key: 'upstreamCheckInterval',
     flag: 'upstream-check-interval',

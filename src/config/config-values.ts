@@ -36,7 +36,17 @@ function parseAddress(where: string, v: string): ListenAddress {
 
 /** The part of a setting's spec (`OptionSpec` of `config.ts`) that conversion reads. */
 export interface ValueSpec {
-  kind: 'string' | 'resources' | 'names' | 'address' | 'enum' | 'int' | 'bool' | 'duration' | 'regexps';
+  kind:
+    | 'string'
+    | 'resources'
+    | 'names'
+    | 'address'
+    | 'enum'
+    | 'int'
+    | 'count'
+    | 'bool'
+    | 'duration'
+    | 'regexps';
   /** The allowed values of an `enum`. */
   values?: readonly string[];
   /** A `duration`'s smallest allowed value, as a Go duration (`1s`). */
@@ -122,6 +132,19 @@ export function convert(
             : Number.NaN;
       if (!Number.isSafeInteger(n) || n < 1)
         throw new ConfigError(`${where}: invalid value ${JSON.stringify(raw)} (want a positive integer)`);
+      return n;
+    }
+    case 'count': {
+      const n =
+        typeof raw === 'number'
+          ? raw
+          : typeof raw === 'string' && /^[0-9]+$/.test(raw)
+            ? Number(raw)
+            : Number.NaN;
+      if (!Number.isSafeInteger(n) || n < 0)
+        throw new ConfigError(
+          `${where}: invalid value ${JSON.stringify(raw)} (want 0 or a positive integer)`,
+        );
       return n;
     }
   }

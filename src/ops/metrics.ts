@@ -4,8 +4,10 @@
  * the {@link CacheStatusSource} that scrape-time gauges read. Names and buckets follow the
  * apiserver's (`pkg/storage/cacher/metrics`, `pkg/endpoints/metrics`) and client-go's `tools/metrics`.
  */
+
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { type Clock, realClock } from '../util/clock.ts';
+import { type AuditMetrics, createAuditMetrics } from './audit-metrics.ts';
 import {
   type CacheStatusSource,
   emptyStatusSource,
@@ -24,8 +26,7 @@ import { createRequestMetrics } from './request-metrics.ts';
  *   `apiserver_watch_cache_resource_version`, `apiserver_watch_cache_capacity`,
  *   `apiserver_watch_cache_read_wait_seconds`), labelled `group`, `resource`;
  * - `staging/src/k8s.io/apiserver/pkg/endpoints/metrics/metrics.go`
- *   (`apiserver_request_total`, `apiserver_request_duration_seconds`,
- *   `apiserver_registered_watchers`);
+ *   (`apiserver_request_total`, `apiserver_request_duration_seconds`, `apiserver_registered_watchers`);
  * - client-go `tools/metrics` (`rest_client_requests_total`, whose `code` is `<error>` when no
  *   HTTP answer arrived) for the upstream side.
  *
@@ -63,7 +64,7 @@ export type ReadWaitResult = 'fresh' | 'timeout';
 type GR = 'group' | 'resource';
 
 /** The typed metric handles of kube-cache-proxy. See {@link createMetrics}. */
-export interface Metrics {
+export interface Metrics extends AuditMetrics {
   /** The registry holding every metric below plus the default Node.js process metrics. */
   readonly registry: Registry;
 
@@ -285,6 +286,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       help: "Expiry (notAfter) of the main listener's serving certificate in use, in seconds since the epoch.",
       registers: [],
     }),
+    ...createAuditMetrics(registry, METRIC_PREFIX),
     resourceLabels: new ResourceLabelBounds(opts.knownResources),
     setStatusSource(s) {
       source = s;

@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Server as TlsServer } from 'node:tls';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Auditor } from '../audit/auditor.ts';
 import type { AccessControl } from '../auth/access-control.ts';
 import type { RequestFilter } from '../auth/request-filter.ts';
 import type { Metrics } from '../ops/metrics.ts';
@@ -66,6 +67,8 @@ export interface ServerOptions {
   logger: Logger;
   /** Who asks (docs/design.md §4); absent only in unit tests of the other steps. */
   access?: AccessControl;
+  /** The audit of requests the proxy answers itself (docs/audit.md); absent: none. */
+  audit?: Auditor;
   /**
    * `--accept-paths`, `--reject-paths`, `--reject-methods` (`auth/request-filter.ts`): checked on
    * every request and HTTP Upgrade before anything else; absent: every request passes.
@@ -263,6 +266,7 @@ function createLifecycle(opts: ServerOptions, track: Lifecycle['track']): Lifecy
     log: opts.logger,
     access: opts.access,
     hooks: opts.hooks ?? [],
+    audit: opts.audit,
   };
 }
 

@@ -2,7 +2,7 @@
  * The life of one request on the main listener: a named list of steps run in order, in the
  * manner of fastify's `lib/handle-request.js` and `lib/hooks.js`:
  *
- *   classify → limit → observe → admit → notify → serveFromCache → passUpstream, then record
+ *   classify → limit → observe → admit → notify → auditRequest → serveFromCache → passUpstream, then record
  *
  * - {@link classify}: the origin-form target, its query (Go parsing) and the delegation decision
  *   (`delegate.ts`: the cache, or upstream and why);
@@ -12,9 +12,11 @@
  *   served from the cache to this identity;
  * - `notify`: the request hooks (`request-hooks.ts`) hear of an admitted request for a resource
  *   (caching on demand subscribes): a client refused (401/403) is never seen;
+ * - `auditRequest`: the audit event of a request the proxy answers itself (`audit-steps.ts`);
  * - `serveFromCache`: the watch cache answers, or hands the request on with its reason;
  * - `passUpstream`: the apiserver answers (writes to cached resources feed read-your-writes);
- * - `record`: once the response closed AND the steps returned: `kube_cache_proxy_requests_total`
+ * - `record`: once the response closed AND the steps returned: the audit's `ResponseComplete`,
+ *   `kube_cache_proxy_requests_total`
  *   (with `served_from` and `reason`), the latency histogram and the request's debug log line.
  * A step answers 'done' when the request has been answered, 'next' to go on.
  */
@@ -23,11 +25,13 @@ import { parseGoQuery } from '../apimachinery/go-query.ts';
 import { isLongRunning, isWatchParam } from '../apimachinery/request-info.ts';
 import { requestVerb } from '../apimachinery/request-verb.ts';
 import { tooManyRequests } from '../apimachinery/status.ts';
+import type { Auditor, RequestAudit } from '../audit/auditor.ts';
 import type { AccessControl, AuthzDecision, ClientIdentity } from '../auth/access-control.ts';
 import { boundCode, boundVerb, subresourceLabel } from '../ops/metric-labels.ts';
 import type { Metrics, ServedFrom } from '../ops/metrics.ts';
 import type { Logger } from '../util/logger.ts';
 import { ASTERISK_STAND_IN, asteriskAnswer, isAsteriskTarget } from './asterisk-target.ts';
+import { auditHandedUpstream, auditRefusal, auditStart } from './audit-steps.ts';
 import type { CacheRegistry } from './cache-registry.ts';
 import { type CacheVerb, type Delegation, delegate, type UpstreamReason } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
@@ -66,6 +70,8 @@ export interface Lifecycle {
   access?: AccessControl | undefined;
   /** Subscribers to the request hooks (`request-hooks.ts`); empty: none. */
   hooks: readonly RequestHook[];
+  /** The audit (`--audit-policy-file`, `--audit-log-path`; docs/audit.md); undefined: none. */
+  audit?: Auditor | undefined;
 }
 
 /** One request as it moves through the steps. */
@@ -100,6 +106,12 @@ export interface Exchange {
   refused: boolean;
   /** The target was `*`, sent upstream as `/*` (`asterisk-target.ts`). */
   readonly asterisk: boolean;
+  /** When the request arrived (µs since the epoch), for its audit events; 0 without audit. */
+  readonly received: number;
+  /** The authorization decision's reason (SubjectAccessReview), for the audit annotations. */
+  authzReason?: string | undefined;
+  /** The request's audit event (set by `auditRequest` or a refusal); completed by `record`. */
+  audit?: RequestAudit | undefined;
 }
 
 type Next = 'next' | 'done';
@@ -154,6 +166,7 @@ export function classify(l: Lifecycle, req: IncomingMessage, res: ServerResponse
     stepsDone: noop,
     refused: false,
     asterisk,
+    received: l.audit ? l.audit.now() : 0,
   };
 }
 
@@ -218,7 +231,9 @@ async function admit(l: Lifecycle, x: Exchange): Promise<Next> {
   x.identity = a.identity;
   x.authz = a.decision;
   x.authzCached = a.cached;
+  x.authzReason = a.reason;
   if (a.kind === 'refuse') {
+    if (l.audit) await auditRefusal(l.audit, l.access, x, a);
     writeStatus(x.res, a.status);
     x.refused = true;
     return 'done';
@@ -227,6 +242,26 @@ async function admit(l: Lifecycle, x: Exchange): Promise<Next> {
   x.decision = { kind: 'upstream', reason: a.upstream, info: d.info };
   x.reason = a.upstream;
   return moveToUpstreamSlot(l, x);
+}
+
+/**
+ * Step 4c: the audit of a request the proxy answers itself (a cached read), or, with
+ * `--audit-passed-upstream`, of one passed upstream (`audit-steps.ts`). In `blocking-strict`
+ * mode a `RequestReceived` event that cannot be written is a 500 (the apiserver's).
+ */
+async function auditRequest(l: Lifecycle, x: Exchange): Promise<Next> {
+  if (!l.audit) return 'next';
+  const ok = await auditStart(
+    l.audit,
+    l.access,
+    x,
+    {
+      ...(x.authz ? { decision: x.authz } : {}),
+      ...(x.authzReason !== undefined ? { reason: x.authzReason } : {}),
+    },
+    x.decision.kind === 'cache' ? undefined : (x.reason ?? ''),
+  );
+  return ok ? 'next' : 'done';
 }
 
 /** Step 5: the watch cache answers, or returns the reason the request goes upstream after all. */
@@ -244,6 +279,7 @@ async function serveFromCache(l: Lifecycle, x: Exchange): Promise<Next> {
   }
   if (reason === undefined) return 'done';
   x.reason = reason;
+  auditHandedUpstream(x, reason);
   // The client left while the request waited for the cache: nobody would read the answer, and
   // the apiserver would still build it (a full LIST). Nothing is sent upstream.
   if (reason === 'aborted' || x.abort.signal.aborted) {
@@ -318,7 +354,15 @@ function tee(l: Lifecycle, x: Exchange): { tee: AnswerTee } | Record<string, nev
 }
 
 /** The steps after {@link classify}, in the order they run. */
-export const STEPS: readonly Step[] = [limit, observe, admit, notify, serveFromCache, passUpstream];
+export const STEPS: readonly Step[] = [
+  limit,
+  observe,
+  admit,
+  notify,
+  auditRequest,
+  serveFromCache,
+  passUpstream,
+];
 
 /**
  * Last: the request counter (`reason` "" for cache answers), the latency histogram (not for
@@ -328,6 +372,7 @@ export const STEPS: readonly Step[] = [limit, observe, admit, notify, serveFromC
  * (`metric-labels.ts`): an unknown name may wait for a discovery refresh before it is counted.
  */
 function record(l: Lifecycle, x: Exchange): void {
+  x.audit?.complete();
   const info = x.decision.info;
   const servedFrom: ServedFrom =
     x.reason === undefined ? 'cache' : x.reason === 'aborted' ? 'none' : 'upstream';
@@ -384,6 +429,7 @@ export async function handleRequest(l: Lifecycle, req: IncomingMessage, res: Ser
     x = classify(l, req, res);
     for (const step of STEPS) if ((await step(l, x)) === 'done') return;
   } catch (err) {
+    x?.audit?.panic(err);
     l.log.error({ err }, 'request failed');
     if (!res.headersSent) writeStatus(res, err);
     else res.destroy();

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { EXIT_CONFIG, EXIT_OK, main } from '../../src/main.ts';
 import { version, versionLine } from '../../src/util/build-info.ts';
@@ -35,6 +38,28 @@ describe('main', () => {
       'kube-cache-proxy: --consistent-reads: invalid value "sometimes" (want one of cache, proven, upstream)\n',
     );
     assert.equal(out.stdout, '');
+  });
+
+  it('issue 30: an audit policy file that does not load is one line naming the flag and file, exit 2', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kcp-main-'));
+    try {
+      const policy = join(dir, 'policy.yaml');
+      writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: Loud}]\n');
+      const { out, io: x } = io();
+      assert.equal(await main(['--audit-policy-file', policy, '--audit-log-path', '-'], {}, x), EXIT_CONFIG);
+      assert.equal(
+        out.stderr,
+        `kube-cache-proxy: --audit-policy-file ${policy}: rules[0].level: Unsupported value: "Loud": supported values: "None", "Metadata", "Request", "RequestResponse"\n`,
+      );
+      const missing = io();
+      assert.equal(await main(['--audit-policy-file', join(dir, 'nope.yaml')], {}, missing.io), EXIT_CONFIG);
+      assert.equal(
+        missing.out.stderr,
+        `kube-cache-proxy: --audit-policy-file ${join(dir, 'nope.yaml')}: cannot read: ENOENT\n`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('--help lists every flag', async () => {

@@ -68,7 +68,55 @@ describe('config', () => {
       upstreamCheckInterval: 60_000,
       watchLivenessWindow: 180_000,
       certReloadInterval: 60_000,
+      // Issue 30: no audit unless --audit-policy-file and --audit-log-path; the apiserver's defaults.
+      auditLogMaxage: 0,
+      auditLogMaxbackup: 0,
+      auditLogMaxsize: 0,
+      auditLogFormat: 'json',
+      auditLogMode: 'blocking',
+      auditLogBatchBufferSize: 10_000,
+      auditLogCompress: false,
+      auditPassedUpstream: false,
     });
+  });
+
+  it('issue 30: the audit flags, as the apiserver names them; 0 allowed where it means no limit', () => {
+    const c = cfg([
+      '--audit-policy-file=/p.yaml',
+      '--audit-log-path=-',
+      '--audit-log-maxage=0',
+      '--audit-log-maxbackup=3',
+      '--audit-log-maxsize=100',
+      '--audit-log-format=legacy',
+      '--audit-log-mode=batch',
+      '--audit-log-batch-buffer-size=5',
+      '--audit-log-compress',
+      '--audit-passed-upstream',
+    ]);
+    assert.equal(c.auditPolicyFile, '/p.yaml');
+    assert.equal(c.auditLogPath, '-');
+    assert.equal(c.auditLogMaxage, 0);
+    assert.equal(c.auditLogMaxbackup, 3);
+    assert.equal(c.auditLogMaxsize, 100);
+    assert.equal(c.auditLogFormat, 'legacy');
+    assert.equal(c.auditLogMode, 'batch');
+    assert.equal(c.auditLogBatchBufferSize, 5);
+    assert.equal(c.auditLogCompress, true);
+    assert.equal(c.auditPassedUpstream, true);
+    assert.equal(cfg([], { KCP_AUDIT_LOG_MODE: 'blocking-strict' }).auditLogMode, 'blocking-strict');
+    fails(
+      ['--audit-log-maxsize=-1'],
+      '--audit-log-maxsize: invalid value "-1" (want 0 or a positive integer)',
+    );
+    fails(
+      ['--audit-log-mode=async'],
+      '--audit-log-mode: invalid value "async" (want one of blocking, blocking-strict, batch)',
+    );
+    fails(['--audit-log-format=yaml'], '--audit-log-format: invalid value "yaml" (want one of json, legacy)');
+    fails(
+      ['--audit-log-batch-buffer-size=0'],
+      '--audit-log-batch-buffer-size: invalid value "0" (want a positive integer)',
+    );
   });
 
   it("the path and method filter: kubectl proxy's defaults without --delegated-auth, no rejected path with it", () => {

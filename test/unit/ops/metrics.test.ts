@@ -17,6 +17,9 @@ describe('createMetrics', () => {
     const m = createMetrics({ processMetrics: false });
     const names = (await m.registry.getMetricsAsJSON()).map((x) => `${x.name} ${x.type}`).sort();
     assert.deepEqual(names, [
+      'kube_cache_proxy_audit_error_total counter',
+      'kube_cache_proxy_audit_event_total counter',
+      'kube_cache_proxy_audit_level_total counter',
       'kube_cache_proxy_authentication_attempts_total counter',
       'kube_cache_proxy_authorization_decisions_total counter',
       'kube_cache_proxy_compaction_probes_total counter',

@@ -25,6 +25,7 @@ const LAYERS = [
   'resources',
   'ops',
   'auth',
+  'audit',
   'server',
   'on-demand',
   '.',
