@@ -100,8 +100,16 @@ export interface Metrics {
    * the fan-out, counted once per event whatever the number of watchers (as the apiserver).
    */
   readonly eventsDispatched: Counter<GR>;
-  /** `kube_cache_proxy_terminated_watchers_total{group,resource}`: watchers closed for not keeping up. */
-  readonly terminatedWatchers: Counter<GR>;
+  /**
+   * `kube_cache_proxy_terminated_watchers_total{group,resource,reason}`: watchers the cache ended
+   * for cause, `reason` one of the apiserver's (KEP-6268): `unresponsive`, `resource_expired`,
+   * `resource_expired_initial`, `stalled_client` (a `TerminationReason`).
+   */
+  readonly terminatedWatchers: Counter<GR | 'reason'>;
+  /** `kube_cache_proxy_watch_cache_watcher_stalls_total{group,resource}`: watchers parked (queue full). */
+  readonly watcherStalls: Counter<GR>;
+  /** `kube_cache_proxy_watch_cache_watcher_catchup_rounds_total{group,resource}`: parked watchers that caught up. */
+  readonly watcherCatchupRounds: Counter<GR>;
 
   // --- downstream (the proxy as an apiserver) ---
   /**
@@ -291,6 +299,11 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     (s, now) => (s.oldestEventTimeMs === null ? undefined : Math.max(0, now - s.oldestEventTimeMs) / 1000),
   );
   stateGauge('registered_watchers', 'Open watchers served from the watch cache.', (s) => s.watchers);
+  stateGauge(
+    'watch_cache_stalled_watchers',
+    'Watchers parked right now: their client stopped reading; they hold only their resourceVersion and filter.',
+    (s) => s.parkedWatchers,
+  );
   // The scope is a label of its own gauge (an info metric), not of every per-resource series:
   // one value per configured resource, bounded by the configuration.
   new Gauge<GR | 'scope'>({
@@ -393,7 +406,19 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     }),
     terminatedWatchers: new Counter({
       name: name('terminated_watchers_total'),
-      help: 'Watchers closed because they did not keep up with the event stream.',
+      help: 'Watchers the watch cache ended for cause, by reason (unresponsive|resource_expired|resource_expired_initial|stalled_client).',
+      labelNames: [...gr, 'reason'],
+      registers,
+    }),
+    watcherStalls: new Counter({
+      name: name('watch_cache_watcher_stalls_total'),
+      help: 'Watchers parked because their queue was full (their client did not read); they resume from the history window.',
+      labelNames: gr,
+      registers,
+    }),
+    watcherCatchupRounds: new Counter({
+      name: name('watch_cache_watcher_catchup_rounds_total'),
+      help: 'Parked watchers that caught up from the history window and rejoined the live stream.',
       labelNames: gr,
       registers,
     }),

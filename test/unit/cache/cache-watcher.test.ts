@@ -1,18 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject, UpstreamObject } from '../../../src/apimachinery/object.ts';
+import type { Watcher } from '../../../src/cache/cache-watcher.ts';
+import { ParkedWatchers } from '../../../src/cache/parked-watchers.ts';
 import { WatchCache } from '../../../src/cache/watch-cache.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import { ALL, drain, PODS, pod, seeded, summary } from '../../support/watch-cache-fixtures.ts';
 
 describe('WatchCache fan-out', () => {
-  it('closes a watcher whose buffer is full without affecting the others', async () => {
+  it('without parking (--max-parked-watchers=0), closes a watcher whose buffer is full without affecting the others', async () => {
     let dispatched = 0;
-    let terminated = 0;
+    const terminated: string[] = [];
     const { cache } = seeded({
       watcherBufferEvents: 3,
+      parkedWatchers: new ParkedWatchers(0),
       onEventDispatched: () => dispatched++,
-      onWatcherTerminated: () => terminated++,
+      onWatcherTerminated: (reason) => terminated.push(reason),
     });
     const stalled = cache.watch({ ...ALL, resourceVersion: 10n });
     const reader = cache.watch({ ...ALL, resourceVersion: 10n });
@@ -28,7 +31,7 @@ describe('WatchCache fan-out', () => {
     assert.equal(reader.closed, false);
     assert.equal(cache.stats().watchers, 1);
     assert.equal(dispatched, 50);
-    assert.equal(terminated, 1);
+    assert.deepEqual(terminated, ['unresponsive']);
     assert.equal(cache.stats().terminatedWatchers, 1);
     // Nothing was handed to the stalled stream: it just ends, and its client resumes by RV.
     assert.deepEqual(drain(stalled), []);
@@ -67,11 +70,12 @@ function bigPod(name: string, rv: number): UpstreamObject {
 }
 
 describe('attack: a watcher that never reads is bounded in bytes', () => {
-  it('closes it (overflow) after 16 MiB of queued events, far below 1 000 events', () => {
+  it('without parking, closes it (overflow) after 16 MiB of queued events, far below 1 000 events', () => {
     let terminated = 0;
     const cache = new WatchCache({
       resource: PODS,
       clock: new FakeClock(),
+      parkedWatchers: new ParkedWatchers(0),
       onWatcherTerminated: () => terminated++,
     });
     cache.replace([pod('a', 'p1', 5)], '10');
@@ -87,6 +91,18 @@ describe('attack: a watcher that never reads is bounded in bytes', () => {
     assert.equal(terminated, 1);
     assert.equal(reader.closed, false);
     assert.equal(read, 20);
+  });
+
+  it('with parking, parks it after 16 MiB of queued events: its queue is released', () => {
+    // A history large enough to keep its position in the window (else it ends with a 410).
+    const cache = new WatchCache({ resource: PODS, clock: new FakeClock(), historyMaxBytes: 256 * MiB });
+    cache.replace([pod('a', 'p1', 5)], '10');
+    const stalled = cache.watch({ ...ALL, resourceVersion: 10n }) as Watcher;
+    for (let i = 0; i < 20; i++) cache.update(bigPod('p1', 11 + i));
+    assert.equal(stalled.closed, false);
+    assert.equal(stalled.parked, true);
+    assert.equal(stalled.queued, 0);
+    assert.equal(cache.stats().parkedWatchers, 1);
   });
 
   it('small events still queue up to the event cap', () => {
