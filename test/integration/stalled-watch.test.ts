@@ -1,7 +1,9 @@
 /**
  * A watch client that stops reading, against the real server + real watch cache on loopback,
- * with a FakeClock: once its watcher overflows (closed by the cache), the server cuts the
- * connection at the next stall check (STALLED_CHECK_MS) instead of waiting for a graceful end
+ * with a FakeClock. Parked (the default): when it reads again, the response drains and its
+ * watcher resumes from the history: every event once, in order, no 410. Without parking
+ * (`--max-parked-watchers=0`): once its watcher overflows (closed by the cache), the server cuts
+ * the connection at the next stall check (STALLED_CHECK_MS) instead of waiting for a graceful end
  * the client will never read; a reading client on the same cache gets every event.
  */
 
@@ -11,6 +13,7 @@ import { test } from 'node:test';
 import { request } from 'undici';
 import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
 import { cacheCodec } from '../../src/cache/codec.ts';
+import { ParkedWatchers } from '../../src/cache/parked-watchers.ts';
 import { WatchCache } from '../../src/cache/watch-cache.ts';
 import { buildServer } from '../../src/server/app.ts';
 import { STALLED_CHECK_MS } from '../../src/server/serve-watch.ts';
@@ -30,9 +33,14 @@ const cm = (name: string, rv: number, blob: string) => {
   return { raw: Buffer.from(JSON.stringify(object)), object };
 };
 
-test('a stalled watch is cut once its watcher overflowed; the reading one gets every event', async () => {
+test('without parking, a stalled watch is cut once its watcher overflowed; the reading one gets every event', async () => {
   const clock = new FakeClock();
-  const cache = new WatchCache({ resource: info, clock, watcherBufferEvents: 10 });
+  const cache = new WatchCache({
+    resource: info,
+    clock,
+    watcherBufferEvents: 10,
+    parkedWatchers: new ParkedWatchers(0),
+  });
   cache.replace([], '10');
   const server = buildServer({
     upstream: {
@@ -111,6 +119,105 @@ test('a stalled watch is cut once its watcher overflowed; the reading one gets e
       await new Promise((res) => setTimeout(res, 10));
     }
     assert.ok(bytes > 0 && bytes < N * 64 * 1024, `${bytes} bytes: cut short`);
+  } finally {
+    stalled?.destroy();
+    await server.shutdown();
+  }
+});
+
+/** The events of a raw HTTP/1.1 chunked watch response read from `sock` until `n` object events. */
+async function readEvents(sock: Socket, n: number): Promise<{ type: string; rv: number }[]> {
+  const out: { type: string; rv: number }[] = [];
+  let raw = '';
+  let body = '';
+  let headersDone = false;
+  for await (const c of sock) {
+    raw += (c as Buffer).toString('latin1');
+    if (!headersDone) {
+      const h = raw.indexOf('\r\n\r\n');
+      if (h < 0) continue;
+      headersDone = true;
+      raw = raw.slice(h + 4);
+    }
+    // De-chunk what is complete.
+    for (;;) {
+      const crlf = raw.indexOf('\r\n');
+      if (crlf < 0) break;
+      const size = Number.parseInt(raw.slice(0, crlf), 16);
+      if (raw.length < crlf + 2 + size + 2) break;
+      body += raw.slice(crlf + 2, crlf + 2 + size);
+      raw = raw.slice(crlf + 2 + size + 2);
+    }
+    let i = body.indexOf('\n');
+    while (i >= 0) {
+      const ev = JSON.parse(body.slice(0, i)) as {
+        type: string;
+        object: { metadata: { resourceVersion: string } };
+      };
+      body = body.slice(i + 1);
+      i = body.indexOf('\n');
+      out.push({ type: ev.type, rv: Number(ev.object.metadata.resourceVersion) });
+      if (out.length === n) return out;
+    }
+  }
+  return out;
+}
+
+test('parked: a client that stopped reading gets every event once, in order, when it reads again (no 410)', async () => {
+  const clock = new FakeClock();
+  const cache = new WatchCache({ resource: info, clock, watcherBufferEvents: 10 });
+  cache.replace([], '10');
+  const server = buildServer({
+    upstream: {
+      server: new URL('http://127.0.0.1:9'),
+      dispatcher: undefined as never,
+      longRunningDispatcher: undefined as never,
+      authorization: () => undefined,
+    },
+    caches: [cache],
+    codec: cacheCodec,
+    consistentReads: 'cache',
+    clock,
+    logger: silentLogger,
+  });
+  await server.app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = server.app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const path = '/api/v1/namespaces/ns/configmaps?watch=1&resourceVersion=10&timeoutSeconds=3600';
+  let stalled: Socket | undefined;
+  try {
+    stalled = connect({ host: '127.0.0.1', port });
+    stalled.pause();
+    stalled.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    const deadline = Date.now() + 5_000;
+    while (cache.stats().watchers !== 1) {
+      assert.ok(Date.now() < deadline, 'the watcher registered');
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    // 300 events of 64 KiB: far more than socket buffers + stream + 10 queued events.
+    const N = 300;
+    const blob = 'x'.repeat(64 * 1024);
+    for (let i = 0; i < N; i++) {
+      cache.add(cm(`c${i}`, 11 + i, blob));
+      if (i % 10 === 9) await new Promise((res) => setImmediate(res));
+    }
+    assert.equal(cache.stats().parkedWatchers, 1, 'the stalled watcher was parked');
+    assert.equal(cache.stats().watchers, 1);
+    // Parked is not closed: the stall check leaves the connection open.
+    await clock.step(STALLED_CHECK_MS);
+    stalled.resume();
+    const got = await readEvents(stalled, N);
+    assert.equal(got.length, N);
+    assert.deepEqual(
+      got.map((e) => e.rv),
+      Array.from({ length: N }, (_, i) => 11 + i),
+    );
+    assert.equal(
+      got.every((e) => e.type === 'ADDED'),
+      true,
+    );
+    assert.equal(cache.stats().parkedWatchers, 0, 'caught up');
+    assert.equal(cache.stats().terminatedWatchers, 0);
   } finally {
     stalled?.destroy();
     await server.shutdown();
