@@ -19,6 +19,7 @@ import { buildServer } from '../../src/server/app.ts';
 import { STALLED_CHECK_MS } from '../../src/server/serve-watch.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { FakeClock } from '../support/fake-clock.ts';
+import { openPausedWatch, readWatchEvents } from '../support/raw-watch.ts';
 import { resourceInfo } from '../support/resource-info.ts';
 
 const info: ResourceInfo = resourceInfo('v1', 'configmaps', 'ConfigMap', { verbs: ['list', 'watch'] });
@@ -125,44 +126,6 @@ test('without parking, a stalled watch is cut once its watcher overflowed; the r
   }
 });
 
-/** The events of a raw HTTP/1.1 chunked watch response read from `sock` until `n` object events. */
-async function readEvents(sock: Socket, n: number): Promise<{ type: string; rv: number }[]> {
-  const out: { type: string; rv: number }[] = [];
-  let raw = '';
-  let body = '';
-  let headersDone = false;
-  for await (const c of sock) {
-    raw += (c as Buffer).toString('latin1');
-    if (!headersDone) {
-      const h = raw.indexOf('\r\n\r\n');
-      if (h < 0) continue;
-      headersDone = true;
-      raw = raw.slice(h + 4);
-    }
-    // De-chunk what is complete.
-    for (;;) {
-      const crlf = raw.indexOf('\r\n');
-      if (crlf < 0) break;
-      const size = Number.parseInt(raw.slice(0, crlf), 16);
-      if (raw.length < crlf + 2 + size + 2) break;
-      body += raw.slice(crlf + 2, crlf + 2 + size);
-      raw = raw.slice(crlf + 2 + size + 2);
-    }
-    let i = body.indexOf('\n');
-    while (i >= 0) {
-      const ev = JSON.parse(body.slice(0, i)) as {
-        type: string;
-        object: { metadata: { resourceVersion: string } };
-      };
-      body = body.slice(i + 1);
-      i = body.indexOf('\n');
-      out.push({ type: ev.type, rv: Number(ev.object.metadata.resourceVersion) });
-      if (out.length === n) return out;
-    }
-  }
-  return out;
-}
-
 test('parked: a client that stopped reading gets every event once, in order, when it reads again (no 410)', async () => {
   const clock = new FakeClock();
   const cache = new WatchCache({ resource: info, clock, watcherBufferEvents: 10 });
@@ -186,9 +149,7 @@ test('parked: a client that stopped reading gets every event once, in order, whe
   const path = '/api/v1/namespaces/ns/configmaps?watch=1&resourceVersion=10&timeoutSeconds=3600';
   let stalled: Socket | undefined;
   try {
-    stalled = connect({ host: '127.0.0.1', port });
-    stalled.pause();
-    stalled.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    stalled = openPausedWatch(`http://127.0.0.1:${port}`, path);
     const deadline = Date.now() + 5_000;
     while (cache.stats().watchers !== 1) {
       assert.ok(Date.now() < deadline, 'the watcher registered');
@@ -205,11 +166,10 @@ test('parked: a client that stopped reading gets every event once, in order, whe
     assert.equal(cache.stats().watchers, 1);
     // Parked is not closed: the stall check leaves the connection open.
     await clock.step(STALLED_CHECK_MS);
-    stalled.resume();
-    const got = await readEvents(stalled, N);
+    const got = await readWatchEvents(stalled, N);
     assert.equal(got.length, N);
     assert.deepEqual(
-      got.map((e) => e.rv),
+      got.map((e) => Number(e.object.metadata.resourceVersion)),
       Array.from({ length: N }, (_, i) => 11 + i),
     );
     assert.equal(
