@@ -113,8 +113,20 @@ export interface CacheState {
   resourceVersion(): bigint;
 }
 
+/** What the fan-out reports (the ops layer's counters); each must be cheap. */
+export interface FanOutHooks {
+  /** Called once per change handed to the fan-out, whatever the number of watchers. */
+  onEventDispatched?: (() => void) | undefined;
+  /** Called when the cache ends a watcher for cause (`apiserver_terminated_watchers_total{reason}`). */
+  onWatcherTerminated?: ((reason: TerminationReason) => void) | undefined;
+  /** Called when a watcher is parked (`apiserver_watch_cache_watcher_stalls_total`). */
+  onWatcherParked?: (() => void) | undefined;
+  /** Called when a parked watcher caught up (`apiserver_watch_cache_watcher_catchup_rounds_total`). */
+  onWatcherResumed?: (() => void) | undefined;
+}
+
 /** Construction options of a {@link Cacher}. */
-export interface CacherOptions {
+export interface CacherOptions extends FanOutHooks {
   state: CacheState;
   clock: Clock;
   logger?: Logger | undefined;
@@ -126,14 +138,6 @@ export interface CacherOptions {
   watcherBufferBytes: number;
   /** The bound on parked watchers, shared by every cache (`--max-parked-watchers`); disabled: close. */
   parkedWatchers: ParkedWatchers;
-  /** Called once per change handed to the fan-out, whatever the number of watchers. */
-  onEventDispatched?: (() => void) | undefined;
-  /** Called when the cache ends a watcher for cause (`apiserver_terminated_watchers_total{reason}`). */
-  onWatcherTerminated?: ((reason: TerminationReason) => void) | undefined;
-  /** Called when a watcher is parked (`apiserver_watch_cache_watcher_stalls_total`). */
-  onWatcherParked?: (() => void) | undefined;
-  /** Called when a parked watcher caught up (`apiserver_watch_cache_watcher_catchup_rounds_total`). */
-  onWatcherResumed?: (() => void) | undefined;
 }
 
 /** Reads and watchers of one resource. All calls are synchronous on the event loop. */

@@ -14,8 +14,8 @@ import { groupResourceString, type ResourceInfo } from '../apimachinery/gvr.ts';
 import type { UpstreamObject } from '../apimachinery/object.ts';
 import type { CacheSink } from '../reflector/cache-sink.ts';
 import { type Clock, realClock } from '../util/clock.ts';
-import type { CacheWatcher, TerminationReason } from './cache-watcher.ts';
-import { Cacher, type ListRequest, type WatchRequest } from './cacher.ts';
+import type { CacheWatcher } from './cache-watcher.ts';
+import { Cacher, type FanOutHooks, type ListRequest, type WatchRequest } from './cacher.ts';
 import { CoalescedProbe } from './coalesced-probe.ts';
 import { BookmarkLines, type ListResult } from './encoding.ts';
 import { FreshWaiters } from './fresh-waiters.ts';
@@ -45,8 +45,8 @@ function untilAborted<T>(p: Promise<T>, onAbort: T, signal?: AbortSignal): Promi
   });
 }
 
-/** Construction options of a {@link WatchCache}. */
-export interface WatchCacheOptions {
+/** Construction options of a {@link WatchCache} (and the fan-out's counters, `FanOutHooks`). */
+export interface WatchCacheOptions extends FanOutHooks {
   resource: ResourceInfo;
   /** Injected time source (tests step a FakeClock). Default {@link realClock}. */
   clock?: Clock;
@@ -70,25 +70,10 @@ export interface WatchCacheOptions {
    * 16 MiB, so clients that stop reading cannot pin more than that (each) beyond the history's cap.
    */
   watcherBufferBytes?: number;
-  /**
-   * The bound on parked watchers (`--max-parked-watchers`), shared by every cache of the
-   * process; default: one of this cache's own with the default bound. Disabled (max 0): a
-   * watcher whose queue is full is closed instead of parked.
-   */
+  /** The bound on parked watchers shared by every cache (`--max-parked-watchers`); default: its own. */
   parkedWatchers?: ParkedWatchers;
   /** Period of BOOKMARKs to watchers that allow them. ms, default 60 000 (apiserver `bookmarkFrequency`). */
   bookmarkIntervalMs?: number;
-  /**
-   * Called once per change handed to the fan-out, whatever the number of watchers
-   * (`apiserver_watch_cache_events_dispatched_total`). Must be cheap.
-   */
-  onEventDispatched?: () => void;
-  /** Called when a watcher is ended for cause (`apiserver_terminated_watchers_total{reason}`). */
-  onWatcherTerminated?: (reason: TerminationReason) => void;
-  /** Called when a watcher is parked (`apiserver_watch_cache_watcher_stalls_total`). */
-  onWatcherParked?: () => void;
-  /** Called when a parked watcher caught up (`apiserver_watch_cache_watcher_catchup_rounds_total`). */
-  onWatcherResumed?: () => void;
   /**
    * Asks the upstream whether the resource had no event in an RV range (reflector/gap-proof.ts):
    * with it, a watch resuming below the window may extend it backwards

@@ -100,11 +100,7 @@ export interface Metrics {
    * the fan-out, counted once per event whatever the number of watchers (as the apiserver).
    */
   readonly eventsDispatched: Counter<GR>;
-  /**
-   * `kube_cache_proxy_terminated_watchers_total{group,resource,reason}`: watchers the cache ended
-   * for cause, `reason` one of the apiserver's (KEP-6268): `unresponsive`, `resource_expired`,
-   * `resource_expired_initial`, `stalled_client` (a `TerminationReason`).
-   */
+  /** `kube_cache_proxy_terminated_watchers_total{group,resource,reason}`: `reason` a cache `TerminationReason` (KEP-6268). */
   readonly terminatedWatchers: Counter<GR | 'reason'>;
   /** `kube_cache_proxy_watch_cache_watcher_stalls_total{group,resource}`: watchers parked (queue full). */
   readonly watcherStalls: Counter<GR>;
@@ -223,6 +219,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   const registers = [registry];
   const name = (n: string) => METRIC_PREFIX + n;
   const gr = ['group', 'resource'] as const;
+  const grc = (n: string, help: string) => new Counter({ name: name(n), help, labelNames: gr, registers });
 
   /** A gauge recomputed from the status source on each scrape. */
   const stateGauge = (
@@ -299,11 +296,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     (s, now) => (s.oldestEventTimeMs === null ? undefined : Math.max(0, now - s.oldestEventTimeMs) / 1000),
   );
   stateGauge('registered_watchers', 'Open watchers served from the watch cache.', (s) => s.watchers);
-  stateGauge(
-    'watch_cache_stalled_watchers',
-    'Watchers parked right now: their client stopped reading; they hold only their resourceVersion and filter.',
-    (s) => s.parkedWatchers,
-  );
+  stateGauge('watch_cache_stalled_watchers', 'Watchers parked right now.', (s) => s.parkedWatchers);
   // The scope is a label of its own gauge (an info metric), not of every per-resource series:
   // one value per configured resource, bounded by the configuration.
   new Gauge<GR | 'scope'>({
@@ -392,36 +385,22 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   const metrics: Metrics = {
     registry,
     ...rm,
-    eventsReceived: new Counter({
-      name: name('watch_cache_events_received_total'),
-      help: 'Events received from upstream by the watch cache.',
-      labelNames: gr,
-      registers,
-    }),
-    eventsDispatched: new Counter({
-      name: name('watch_cache_events_dispatched_total'),
-      help: 'Events dispatched to watchers by the watch cache (once per event).',
-      labelNames: gr,
-      registers,
-    }),
+    eventsReceived: grc(
+      'watch_cache_events_received_total',
+      'Events received from upstream by the watch cache.',
+    ),
+    eventsDispatched: grc(
+      'watch_cache_events_dispatched_total',
+      'Events dispatched to watchers by the watch cache (once per event).',
+    ),
     terminatedWatchers: new Counter({
       name: name('terminated_watchers_total'),
       help: 'Watchers the watch cache ended for cause, by reason (unresponsive|resource_expired|resource_expired_initial|stalled_client).',
       labelNames: [...gr, 'reason'],
       registers,
     }),
-    watcherStalls: new Counter({
-      name: name('watch_cache_watcher_stalls_total'),
-      help: 'Watchers parked because their queue was full (their client did not read); they resume from the history window.',
-      labelNames: gr,
-      registers,
-    }),
-    watcherCatchupRounds: new Counter({
-      name: name('watch_cache_watcher_catchup_rounds_total'),
-      help: 'Parked watchers that caught up from the history window and rejoined the live stream.',
-      labelNames: gr,
-      registers,
-    }),
+    watcherStalls: grc('watch_cache_watcher_stalls_total', 'Watchers parked (queue full, not read).'),
+    watcherCatchupRounds: grc('watch_cache_watcher_catchup_rounds_total', 'Parked watchers that caught up.'),
     readWait: new Histogram({
       name: name('watch_cache_read_wait_seconds'),
       help: 'Seconds requests waited for the watch cache to become fresh enough, by result (fresh|timeout).',
