@@ -9,8 +9,11 @@
  * (parked / closed: the proxy's metrics, the apiserver's `apiserver_terminated_watchers_total`),
  * the time until every watcher reached the last write, and the server's RSS at the end of the
  * stall. Starts a private fixture; the proxy runs src/cli.ts pinned to CPU 1, the fixture to 0.
- *   node bench/tools/slow-client.ts [--watchers 10] [--stall-s 30] [--rate 100] [--objects 200] [--kib 3]
- * Prints one JSON line per target, then a Markdown table with ratios to direct.
+ *   node bench/tools/slow-client.ts [--watchers 10] [--stall-s 30] [--rate 100] [--objects 200] [--kib 3] [--writes N]
+ * `--writes N`: the stall lasts until N writes were made (at most twice `--stall-s`), so every
+ * target sleeps through the same number of events on a machine where the writer cannot keep the
+ * rate (the proxy shares its CPU). Prints one JSON line per target, then a Markdown table with
+ * ratios to direct.
  */
 import type { Socket } from 'node:net';
 import { connect as netConnect } from 'node:net';
@@ -30,6 +33,7 @@ const STALL_MS = opt('stall-s', 30) * 1000;
 const RATE = opt('rate', 100);
 const OBJECTS = opt('objects', 200);
 const KIB = opt('kib', 3);
+const WRITES = opt('writes', 0);
 const NS = 'kcp-slow-client';
 const log = (m: string) => process.stderr.write(`${m}\n`);
 
@@ -76,14 +80,19 @@ for (let i = 0; i < OBJECTS; i += 16)
     ),
   );
 
-/** PATCHes the ConfigMaps round-robin at `rate`/s for `ms` (open loop, a tick every 10 ms). */
+/**
+ * PATCHes the ConfigMaps round-robin at `rate`/s for `ms` (open loop, a tick every 10 ms), or
+ * with `WRITES` until that many were sent (at most 2 × `ms`).
+ */
 async function writeFor(ms: number, rate: number): Promise<number> {
   let sent = 0;
   const t0 = performance.now();
   const inflight = new Set<Promise<unknown>>();
-  while (performance.now() - t0 < ms) {
+  const more = () =>
+    WRITES > 0 ? sent < WRITES && performance.now() - t0 < 2 * ms : performance.now() - t0 < ms;
+  while (more()) {
     const due = Math.floor(((performance.now() - t0) / 1000) * rate);
-    while (sent < due && inflight.size < 64) {
+    while (sent < due && inflight.size < 64 && (WRITES === 0 || sent < WRITES)) {
       const i = sent++;
       const p = call(f.server, 'PATCH', `${cms}/cm-${i % OBJECTS}`, { data: { n: String(i) } }).finally(() =>
         inflight.delete(p),
@@ -208,6 +217,7 @@ interface Row {
   duplicates: number;
   parked: number;
   closed: number;
+  stallMs: number;
   catchUpMs: number;
   rssMiB: number;
 }
@@ -232,7 +242,9 @@ async function run(target: 'direct' | 'proxy-parked' | 'proxy-closed'): Promise<
       pausedWatch(base, `${cms}?watch=1&resourceVersion=${from}&timeoutSeconds=600`),
     );
     await new Promise((r) => setTimeout(r, 1000));
+    const s0 = performance.now();
     const writes = await writeFor(STALL_MS, RATE);
+    const stallMs = Math.round(performance.now() - s0);
     const last = BigInt((await call(f.server, 'GET', `${cms}?limit=1`)).json.metadata.resourceVersion);
     const pids = proxy ? [proxy.pid] : apiPids;
     const rss = pids.reduce((s, p) => s + rssBytes(p), 0);
@@ -267,6 +279,7 @@ async function run(target: 'direct' | 'proxy-parked' | 'proxy-closed'): Promise<
       duplicates: clients.reduce((s, c) => s + c.duplicates, 0),
       parked,
       closed,
+      stallMs,
       catchUpMs: Math.round(performance.now() - t0),
       rssMiB: round(rss / 2 ** 20),
     };
@@ -286,11 +299,11 @@ try {
   const d = rows[0]!;
   const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? '1' : '∞') : String(round(a / b, 2)));
   console.log(
-    `\n| target | writes | relists (410) | re-watches | duplicates | parked | closed | catch-up ms (× direct) | server RSS MiB |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |`,
+    `\n| target | writes | stall s | relists (410) | re-watches | duplicates | parked | closed | catch-up ms (× direct) | server RSS MiB (× direct) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |`,
   );
   for (const r of rows)
     console.log(
-      `| ${r.target} | ${r.writes} | ${r.relists} | ${r.rewatches} | ${r.duplicates} | ${r.parked} | ${r.closed} | ${r.catchUpMs} (${ratio(r.catchUpMs, d.catchUpMs)}) | ${r.rssMiB} |`,
+      `| ${r.target} | ${r.writes} | ${round(r.stallMs / 1000)} | ${r.relists} | ${r.rewatches} | ${r.duplicates} | ${r.parked} | ${r.closed} | ${r.catchUpMs} (${ratio(r.catchUpMs, d.catchUpMs)}) | ${r.rssMiB} (${ratio(r.rssMiB, d.rssMiB)}) |`,
     );
 } finally {
   await agent.close();
