@@ -84,8 +84,9 @@ for (let i = 0; i < OBJECTS; i += 16)
  * PATCHes the ConfigMaps round-robin at `rate`/s for `ms` (open loop, a tick every 10 ms), or
  * with `WRITES` until that many were sent (at most 2 × `ms`).
  */
-async function writeFor(ms: number, rate: number): Promise<number> {
+async function writeFor(ms: number, rate: number): Promise<{ sent: number; lastRV: bigint }> {
   let sent = 0;
+  let lastRV = 0n;
   const t0 = performance.now();
   const inflight = new Set<Promise<unknown>>();
   const more = () =>
@@ -94,15 +95,18 @@ async function writeFor(ms: number, rate: number): Promise<number> {
     const due = Math.floor(((performance.now() - t0) / 1000) * rate);
     while (sent < due && inflight.size < 64 && (WRITES === 0 || sent < WRITES)) {
       const i = sent++;
-      const p = call(f.server, 'PATCH', `${cms}/cm-${i % OBJECTS}`, { data: { n: String(i) } }).finally(() =>
-        inflight.delete(p),
-      );
+      const p = call(f.server, 'PATCH', `${cms}/cm-${i % OBJECTS}`, { data: { n: String(i) } })
+        .then((r) => {
+          const rv = r.status === 200 ? BigInt(r.json.metadata.resourceVersion) : 0n;
+          if (rv > lastRV) lastRV = rv;
+        })
+        .finally(() => inflight.delete(p));
       inflight.add(p);
     }
     await new Promise((r) => setTimeout(r, 10));
   }
   await Promise.all(inflight);
-  return sent;
+  return { sent, lastRV };
 }
 
 /** A watch on a paused socket (TLS for the apiserver); nothing is read until `resume`. */
@@ -243,9 +247,9 @@ async function run(target: 'direct' | 'proxy-parked' | 'proxy-closed'): Promise<
     );
     await new Promise((r) => setTimeout(r, 1000));
     const s0 = performance.now();
-    const writes = await writeFor(STALL_MS, RATE);
+    // The last write's RV (a LIST's RV would also count other resources' writes: never reached).
+    const { sent: writes, lastRV: last } = await writeFor(STALL_MS, RATE);
     const stallMs = Math.round(performance.now() - s0);
-    const last = BigInt((await call(f.server, 'GET', `${cms}?limit=1`)).json.metadata.resourceVersion);
     const pids = proxy ? [proxy.pid] : apiPids;
     const rss = pids.reduce((s, p) => s + rssBytes(p), 0);
     let parked = 0;
