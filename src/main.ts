@@ -18,6 +18,7 @@ import type { ReviewUpstream } from './auth/review-client.ts';
 import { SubjectAccessReviewAuthorizer } from './auth/subject-access-review.ts';
 import { TokenReviewAuthenticator } from './auth/token-review.ts';
 import { cacheCodec } from './cache/codec.ts';
+import { ParkedWatchers } from './cache/parked-watchers.ts';
 import { type Config, loadConfig, renderHelp } from './config/config.ts';
 import { onDemandRequestHook } from './on-demand/server-hook.ts';
 import { createOnDemand } from './on-demand/wiring.ts';
@@ -287,7 +288,10 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
   const gr = (m: Metrics) => ({
     eventReceived: (l: { group: string; resource: string }) => m.eventsReceived.inc(l),
     eventDispatched: (l: { group: string; resource: string }) => m.eventsDispatched.inc(l),
-    watcherTerminated: (l: { group: string; resource: string }) => m.terminatedWatchers.inc(l),
+    watcherTerminated: (l: { group: string; resource: string }, reason: string) =>
+      m.terminatedWatchers.inc({ ...l, reason }),
+    watcherParked: (l: { group: string; resource: string }) => m.watcherStalls.inc(l),
+    watcherResumed: (l: { group: string; resource: string }) => m.watcherCatchupRounds.inc(l),
     compactionProbe: (l: { group: string; resource: string }, result: string) =>
       m.compactionProbes.inc({ ...l, result }),
   });
@@ -299,6 +303,8 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     // --namespace: every reflector lists/watches only that namespace (namespace-scoped RBAC).
     ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
     ...(metrics ? { metrics: gr(metrics) } : {}),
+    // One bound for every cache, configured and on demand (--max-parked-watchers).
+    parkedWatchers: new ParkedWatchers(config.maxParkedWatchers),
   });
   // Reviews have their own pool: they must not queue behind pass-through requests.
   const reviews: ReviewUpstream = {

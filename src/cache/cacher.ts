@@ -18,9 +18,16 @@ import { tooOldResourceVersion } from '../apimachinery/status.ts';
 import { eventLine, type WireLine } from '../apimachinery/watch-event.ts';
 import type { Clock } from '../util/clock.ts';
 import { BookmarkTimer } from './bookmark-timer.ts';
-import { type CacheWatcher, type CloseReason, Watcher } from './cache-watcher.ts';
+import {
+  type CacheWatcher,
+  type CloseReason,
+  type ParkingOptions,
+  type TerminationReason,
+  Watcher,
+} from './cache-watcher.ts';
 import type { BookmarkLines, ListResult } from './encoding.ts';
 import type { History, HistoryEvent } from './history.ts';
+import type { ParkedWatchers } from './parked-watchers.ts';
 import type { Ready } from './ready.ts';
 import type { Store, StoreEntry } from './store.ts';
 import {
@@ -106,21 +113,31 @@ export interface CacheState {
   resourceVersion(): bigint;
 }
 
+/** What the fan-out reports (the ops layer's counters); each must be cheap. */
+export interface FanOutHooks {
+  /** Called once per change handed to the fan-out, whatever the number of watchers. */
+  onEventDispatched?: (() => void) | undefined;
+  /** Called when the cache ends a watcher for cause (`apiserver_terminated_watchers_total{reason}`). */
+  onWatcherTerminated?: ((reason: TerminationReason) => void) | undefined;
+  /** Called when a watcher is parked (`apiserver_watch_cache_watcher_stalls_total`). */
+  onWatcherParked?: (() => void) | undefined;
+  /** Called when a parked watcher caught up (`apiserver_watch_cache_watcher_catchup_rounds_total`). */
+  onWatcherResumed?: (() => void) | undefined;
+}
+
 /** Construction options of a {@link Cacher}. */
-export interface CacherOptions {
+export interface CacherOptions extends FanOutHooks {
   state: CacheState;
   clock: Clock;
   logger?: Logger | undefined;
   /** Period of BOOKMARKs, ms. */
   bookmarkIntervalMs: number;
-  /** Live events a watcher may have waiting before it is closed. */
+  /** Live events a watcher may have waiting before it is parked (or closed). */
   watcherBufferEvents: number;
-  /** Bytes of live events a watcher may have waiting before it is closed. */
+  /** Bytes of live events a watcher may have waiting before it is parked (or closed). */
   watcherBufferBytes: number;
-  /** Called once per change handed to the fan-out, whatever the number of watchers. */
-  onEventDispatched?: (() => void) | undefined;
-  /** Called when a watcher is closed for not keeping up. */
-  onWatcherTerminated?: (() => void) | undefined;
+  /** The bound on parked watchers, shared by every cache (`--max-parked-watchers`); disabled: close. */
+  parkedWatchers: ParkedWatchers;
 }
 
 /** Reads and watchers of one resource. All calls are synchronous on the event loop. */
@@ -131,13 +148,22 @@ export class Cacher {
   readonly #bufferEvents: number;
   readonly #bufferBytes: number;
   readonly #onEventDispatched: (() => void) | undefined;
-  readonly #onWatcherTerminated: (() => void) | undefined;
+  readonly #onWatcherTerminated: ((reason: TerminationReason) => void) | undefined;
+  readonly #parkedWatchers: ParkedWatchers;
+  /** This cache's parked watchers (also in the shared {@link ParkedWatchers}). */
+  readonly #parked = new Set<Watcher>();
+  /** How each watcher parks (one object for all: the watcher is an argument). */
+  readonly #parking: ParkingOptions | undefined;
+  /** The window start the parked watchers were last checked against. */
+  #checkedStart = -1n;
   /** Every open watcher; and the same split by the namespace it watches ("" = all). */
   readonly #watchers = new Set<Watcher>();
   readonly #watchersByNs = new Map<string, Set<Watcher>>();
   /** Sorted selections of paginated LISTs, for their next pages. */
   readonly #pages = new PageSnapshots();
   #terminatedWatchers = 0;
+  #parks = 0;
+  #resumes = 0;
 
   constructor(opts: CacherOptions) {
     const state = opts.state;
@@ -147,6 +173,30 @@ export class Cacher {
     this.#bufferBytes = opts.watcherBufferBytes;
     this.#onEventDispatched = opts.onEventDispatched;
     this.#onWatcherTerminated = opts.onWatcherTerminated;
+    this.#parkedWatchers = opts.parkedWatchers;
+    const onParked = opts.onWatcherParked;
+    const onResumed = opts.onWatcherResumed;
+    this.#parking = opts.parkedWatchers.enabled
+      ? {
+          history: state.history,
+          onPark: (w) => {
+            this.#parked.add(w);
+            this.#parks++;
+            onParked?.();
+            this.#logger?.debug(
+              { resource: state.resource.gvr.resource, position: String(w.position) },
+              'watcher parked: buffer full (client too slow), resumes from the history when it reads',
+            );
+            this.#parkedWatchers.park(w);
+          },
+          onResume: (w) => {
+            this.#parked.delete(w);
+            this.#parkedWatchers.unpark(w);
+            this.#resumes++;
+            onResumed?.();
+          },
+        }
+      : undefined;
     this.#timer = new BookmarkTimer({
       clock: opts.clock,
       intervalMs: opts.bookmarkIntervalMs,
@@ -162,9 +212,24 @@ export class Cacher {
     return this.#watchers.size;
   }
 
-  /** Watchers closed so far for not keeping up (buffer full). */
+  /** Watchers the cache ended for cause so far (any {@link TerminationReason}). */
   get terminatedWatchers(): number {
     return this.#terminatedWatchers;
+  }
+
+  /** Watchers parked right now (or catching up from the history). */
+  get parkedWatchers(): number {
+    return this.#parked.size;
+  }
+
+  /** Parks so far. */
+  get parks(): number {
+    return this.#parks;
+  }
+
+  /** Parked watchers that caught up so far. */
+  get resumes(): number {
+    return this.#resumes;
   }
 
   /** See `WatchCache.list`. */
@@ -279,6 +344,7 @@ export class Cacher {
       bufferBytes: this.#bufferBytes,
       onClose: (closed, reason) => this.#unregister(closed, nsKey, reason),
       metadata: q.metadata,
+      parking: this.#parking,
     });
     this.#watchers.add(w);
     let bucket = this.#watchersByNs.get(nsKey);
@@ -300,6 +366,12 @@ export class Cacher {
     if (all) for (const w of all) w.deliver(event);
     const own = event.cur.namespace ? this.#watchersByNs.get(event.cur.namespace) : undefined;
     if (own) for (const w of own) w.deliver(event);
+    // Parked watchers whose position the window just left end now (their slot is freed).
+    const start = this.#state.history.start;
+    if (this.#parked.size > 0 && start !== this.#checkedStart) {
+      this.#checkedStart = start;
+      for (const w of this.#parked) w.checkWindow();
+    }
     this.#pages.prune(this.#state.history);
     this.#onEventDispatched?.();
   }
@@ -316,16 +388,28 @@ export class Cacher {
     const bucket = this.#watchersByNs.get(nsKey);
     bucket?.delete(w);
     if (bucket?.size === 0) this.#watchersByNs.delete(nsKey);
-    if (reason === 'overflow') {
+    this.#parked.delete(w);
+    this.#parkedWatchers.unpark(w);
+    const why = w.terminationReason;
+    if (why) {
       this.#terminatedWatchers++;
-      this.#onWatcherTerminated?.();
+      this.#onWatcherTerminated?.(why);
       this.#logger?.info(
-        { resource: this.#state.resource.gvr.resource },
-        'watcher closed: buffer full (client too slow)',
+        { resource: this.#state.resource.gvr.resource, reason: why, closed: reason },
+        TERMINATION_MESSAGES[why],
       );
     }
   }
 }
+
+/** The log line of each termination reason. */
+const TERMINATION_MESSAGES: Record<TerminationReason, string> = {
+  unresponsive: 'watcher closed: buffer full (client too slow)',
+  resource_expired: 'parked watcher ended with 410: its resourceVersion left the history window',
+  resource_expired_initial:
+    'parked watcher ended with 410 before its initial events were sent: its resourceVersion left the history window',
+  stalled_client: 'parked watcher closed: the bound on parked watchers was reached (parked the longest)',
+};
 
 /** Whether `e` is in the shard `sel` selects (any object without a selector). */
 function inShard(sel: ShardSelector | undefined, e: StoreEntry): boolean {

@@ -292,6 +292,16 @@ export class History {
     }
   }
 
+  /**
+   * The oldest buffered event with RV > `rv`, or undefined when none (O(log n), no copy): a
+   * parked watcher resuming (`cache-watcher.ts`) walks the window one event at a time with it, so
+   * it holds nothing but its RV between two reads and never pins evicted events.
+   */
+  after(rv: bigint): HistoryEvent | undefined {
+    const i = this.#firstAfter(rv);
+    return i < this.#events.length ? this.#events.at(i) : undefined;
+  }
+
   /** The buffered events with RV > `rv`, oldest first (a copy: later evictions do not affect it). */
   since(rv: bigint): HistoryEvent[] {
     return this.#events.sliceFrom(this.#firstAfter(rv));

@@ -15,19 +15,20 @@ import type { UpstreamObject } from '../apimachinery/object.ts';
 import type { CacheSink } from '../reflector/cache-sink.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import type { CacheWatcher } from './cache-watcher.ts';
-import { Cacher, type ListRequest, type WatchRequest } from './cacher.ts';
+import { Cacher, type FanOutHooks, type ListRequest, type WatchRequest } from './cacher.ts';
 import { CoalescedProbe } from './coalesced-probe.ts';
 import type { CompactionFloor, ServedWindow } from './compaction-floor.ts';
 import { BookmarkLines, type ListResult } from './encoding.ts';
 import { FreshWaiters } from './fresh-waiters.ts';
 import { type ChangeType, History, HistoryEvent } from './history.ts';
+import { ParkedWatchers } from './parked-watchers.ts';
 import { Ready } from './ready.ts';
 import { parseRV, Store, StoreEntry } from './store.ts';
 import { untilAborted } from './until-aborted.ts';
 import { type GapProver, WindowExtender } from './window-extension.ts';
 
-/** Construction options of a {@link WatchCache}. */
-export interface WatchCacheOptions {
+/** Construction options of a {@link WatchCache} (and the fan-out's counters, `FanOutHooks`). */
+export interface WatchCacheOptions extends FanOutHooks {
   resource: ResourceInfo;
   /** Injected time source (tests step a FakeClock). Default {@link realClock}. */
   clock?: Clock;
@@ -44,22 +45,17 @@ export interface WatchCacheOptions {
    * resources, 512 MiB limit) stays below its limit under churn (test/integration/memory-churn.test.ts).
    */
   historyMaxBytes?: number;
-  /** Live events a watcher may have waiting before it is closed. Default 1 000. */
+  /** Live events a watcher may have waiting before it is parked (or closed). Default 1 000. */
   watcherBufferEvents?: number;
   /**
-   * Bytes of live events a watcher may have waiting before it is closed. Default 16 MiB, so
-   * clients that stop reading cannot pin more than that (each) beyond the history's cap.
+   * Bytes of live events a watcher may have waiting before it is parked (or closed). Default
+   * 16 MiB, so clients that stop reading cannot pin more than that (each) beyond the history's cap.
    */
   watcherBufferBytes?: number;
+  /** The bound on parked watchers shared by every cache (`--max-parked-watchers`); default: its own. */
+  parkedWatchers?: ParkedWatchers;
   /** Period of BOOKMARKs to watchers that allow them. ms, default 60 000 (apiserver `bookmarkFrequency`). */
   bookmarkIntervalMs?: number;
-  /**
-   * Called once per change handed to the fan-out, whatever the number of watchers
-   * (`apiserver_watch_cache_events_dispatched_total`). Must be cheap.
-   */
-  onEventDispatched?: () => void;
-  /** Called when a watcher is closed for not keeping up (`apiserver_terminated_watchers_total`). */
-  onWatcherTerminated?: () => void;
   /**
    * Asks the upstream whether the resource had no event in an RV range (reflector/gap-proof.ts):
    * with it, a watch resuming below the window may extend it backwards
@@ -101,8 +97,10 @@ export interface WatchCacheStats {
   lastSyncTimeMs: number | null;
   /** When the last event or bookmark arrived, ms since the epoch; null before. */
   lastProgressTimeMs: number | null;
-  /** Watchers closed so far for not keeping up (buffer full). */
+  /** Watchers ended for cause so far (buffer full without parking, fell out of the window, parked bound). */
   terminatedWatchers: number;
+  /** Watchers parked right now (queue full; resumed from the history when their client reads). */
+  parkedWatchers: number;
 }
 
 /**
@@ -181,8 +179,11 @@ export class WatchCache implements CacheSink {
       bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
       watcherBufferEvents: opts.watcherBufferEvents ?? 1000,
       watcherBufferBytes: opts.watcherBufferBytes ?? 16 * 1024 * 1024,
+      parkedWatchers: opts.parkedWatchers ?? new ParkedWatchers(),
       onEventDispatched: opts.onEventDispatched,
       onWatcherTerminated: opts.onWatcherTerminated,
+      onWatcherParked: opts.onWatcherParked,
+      onWatcherResumed: opts.onWatcherResumed,
     });
   }
 
@@ -286,6 +287,7 @@ export class WatchCache implements CacheSink {
       lastSyncTimeMs: this.#lastSyncTimeMs,
       lastProgressTimeMs: this.#lastProgressTimeMs,
       terminatedWatchers: this.#cacher.terminatedWatchers,
+      parkedWatchers: this.#cacher.parkedWatchers,
     };
   }
 

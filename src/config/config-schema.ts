@@ -45,6 +45,8 @@ export interface Config extends AuditConfig {
   maxInflight: number;
   /** Cap on concurrent watches and other long-running requests (429 past it). */
   maxWatchers: number;
+  /** Cap on watchers parked at once, over all caches (`--max-parked-watchers`); 0: close instead of parking. */
+  maxParkedWatchers: number;
   /** PEM serving certificate and key of the main listener (TLS when both are set). */
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
@@ -94,6 +96,8 @@ export interface OptionSpec {
   values?: readonly string[];
   /** A `duration`'s smallest allowed value (Go duration). */
   atLeast?: string;
+  /** An `int` that may be 0. */
+  zero?: boolean;
   default?: unknown;
   description: string;
 }
@@ -223,6 +227,16 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'int',
     default: 1000,
     description: 'Maximum concurrent watches and other long-running requests; more get 429 with Retry-After.',
+  },
+  {
+    key: 'maxParkedWatchers',
+    flag: 'max-parked-watchers',
+    env: 'KCP_MAX_PARKED_WATCHERS',
+    kind: 'int',
+    zero: true,
+    default: 1000,
+    description:
+      'Maximum watchers parked at once, over all cached resources. A watch whose client stops reading (1,000 events or 16 MiB queued) is parked: its queue is released and, when the client reads again, it resumes from the history window with every event once, as the apiserver with WatchCacheStallResume; it ends with a 410 ERROR event only when its resourceVersion left the window. Past this bound the watcher parked the longest is closed. 0: a watch whose queue is full is closed (its client resumes by resourceVersion, or gets 410 and relists).',
   },
   {
     key: 'tlsCertFile',

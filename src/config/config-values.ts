@@ -51,6 +51,8 @@ export interface ValueSpec {
   values?: readonly string[];
   /** A `duration`'s smallest allowed value, as a Go duration (`1s`). */
   atLeast?: string;
+  /** An `int` that may be 0 (default: positive integers only). */
+  zero?: boolean;
 }
 
 /**
@@ -130,8 +132,10 @@ export function convert(
           : typeof raw === 'string' && /^[0-9]+$/.test(raw)
             ? Number(raw)
             : Number.NaN;
-      if (!Number.isSafeInteger(n) || n < 1)
-        throw new ConfigError(`${where}: invalid value ${JSON.stringify(raw)} (want a positive integer)`);
+      if (!Number.isSafeInteger(n) || n < (spec.zero ? 0 : 1))
+        throw new ConfigError(
+          `${where}: invalid value ${JSON.stringify(raw)} (want a ${spec.zero ? 'non-negative' : 'positive'} integer)`,
+        );
       return n;
     }
     case 'count': {

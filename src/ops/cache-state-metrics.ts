@@ -124,6 +124,7 @@ export function registerCacheStateMetrics(o: CacheStateMetricsOptions): void {
     (s, now) => (s.oldestEventTimeMs === null ? undefined : Math.max(0, now - s.oldestEventTimeMs) / 1000),
   );
   stateGauge('registered_watchers', 'Open watchers served from the watch cache.', (s) => s.watchers);
+  stateGauge('watch_cache_stalled_watchers', 'Watchers parked right now.', (s) => s.parkedWatchers);
   // The scope is a label of its own gauge (an info metric), not of every per-resource series:
   // one value per configured resource, bounded by the configuration.
   new Gauge<GR | 'scope'>({

@@ -99,8 +99,12 @@ export interface Metrics extends AuditMetrics {
    * the fan-out, counted once per event whatever the number of watchers (as the apiserver).
    */
   readonly eventsDispatched: Counter<GR>;
-  /** `kube_cache_proxy_terminated_watchers_total{group,resource}`: watchers closed for not keeping up. */
-  readonly terminatedWatchers: Counter<GR>;
+  /** `kube_cache_proxy_terminated_watchers_total{group,resource,reason}`: `reason` a cache `TerminationReason` (KEP-6268). */
+  readonly terminatedWatchers: Counter<GR | 'reason'>;
+  /** `kube_cache_proxy_watch_cache_watcher_stalls_total{group,resource}`: watchers parked (queue full). */
+  readonly watcherStalls: Counter<GR>;
+  /** `kube_cache_proxy_watch_cache_watcher_catchup_rounds_total{group,resource}`: parked watchers that caught up. */
+  readonly watcherCatchupRounds: Counter<GR>;
   /** `kube_cache_proxy_compaction_probes_total{group,resource,result}`: the compaction floor's probes. */
   readonly compactionProbes: Counter<GR | 'result'>;
 
@@ -234,7 +238,19 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     }),
     terminatedWatchers: new Counter({
       name: name('terminated_watchers_total'),
-      help: 'Watchers closed because they did not keep up with the event stream.',
+      help: 'Watchers the watch cache ended for cause, by reason (unresponsive|resource_expired|resource_expired_initial|stalled_client).',
+      labelNames: [...gr, 'reason'],
+      registers,
+    }),
+    watcherStalls: new Counter({
+      name: name('watch_cache_watcher_stalls_total'),
+      help: 'Watchers parked (queue full, not read).',
+      labelNames: gr,
+      registers,
+    }),
+    watcherCatchupRounds: new Counter({
+      name: name('watch_cache_watcher_catchup_rounds_total'),
+      help: 'Parked watchers that caught up.',
       labelNames: gr,
       registers,
     }),

@@ -17,7 +17,9 @@
  */
 import type { ResourceInfo, ResourceScope } from '../apimachinery/gvr.ts';
 import { scopeString } from '../apimachinery/resource-scope.ts';
+import type { TerminationReason } from '../cache/cache-watcher.ts';
 import { CompactionFloor } from '../cache/compaction-floor.ts';
+import type { ParkedWatchers } from '../cache/parked-watchers.ts';
 import { WatchCache } from '../cache/watch-cache.ts';
 import { Backoff } from '../reflector/backoff.ts';
 import { type CacheSink, observedSink } from '../reflector/cache-sink.ts';
@@ -69,8 +71,12 @@ export interface ResourceMetricsHooks {
   eventReceived(gr: { group: string; resource: string }): void;
   /** A change was handed to the fan-out (`apiserver_watch_cache_events_dispatched_total`). */
   eventDispatched(gr: { group: string; resource: string }): void;
-  /** A watcher was closed for not keeping up (`apiserver_terminated_watchers_total`). */
-  watcherTerminated(gr: { group: string; resource: string }): void;
+  /** The cache ended a watcher for cause (`apiserver_terminated_watchers_total{reason}`). */
+  watcherTerminated(gr: { group: string; resource: string }, reason: TerminationReason): void;
+  /** A watcher was parked (`apiserver_watch_cache_watcher_stalls_total`). */
+  watcherParked(gr: { group: string; resource: string }): void;
+  /** A parked watcher caught up (`apiserver_watch_cache_watcher_catchup_rounds_total`). */
+  watcherResumed(gr: { group: string; resource: string }): void;
   /** A compaction probe was answered (`kube_cache_proxy_compaction_probes_total`). */
   compactionProbe?(gr: { group: string; resource: string }, answer: CompactionAnswer): void;
 }
@@ -94,6 +100,8 @@ export interface CachedResourceOptions {
   policy: (resource: CachedResource) => ResourcePolicy;
   serving: Serving;
   metrics?: ResourceMetricsHooks;
+  /** The bound on parked watchers shared by every cache (`--max-parked-watchers`); default: the cache's own. */
+  parkedWatchers?: ParkedWatchers;
   /** Passed to the reflector. */
   reflector?: Partial<Omit<ReflectorOptions, 'info' | 'lw' | 'sink'>>;
   clock?: Clock;
@@ -318,10 +326,13 @@ export class CachedResource {
         // `--consistent-reads=proven`: a LIST of one item at RV="" tells etcd's current revision
         // (the apiserver reads it from etcd before answering, KEP-2340).
         revisionProbe: () => currentRevision(lw),
+        ...(this.#o.parkedWatchers ? { parkedWatchers: this.#o.parkedWatchers } : {}),
         ...(m
           ? {
               onEventDispatched: () => m.eventDispatched(gr),
-              onWatcherTerminated: () => m.watcherTerminated(gr),
+              onWatcherTerminated: (reason: TerminationReason) => m.watcherTerminated(gr, reason),
+              onWatcherParked: () => m.watcherParked(gr),
+              onWatcherResumed: () => m.watcherResumed(gr),
             }
           : {}),
       });

@@ -10,6 +10,7 @@
  */
 import { groupResourceString, type ResourceInfo } from '../apimachinery/gvr.ts';
 import type { ResourceScope, ResourceSpec } from '../apimachinery/resource-scope.ts';
+import type { ParkedWatchers } from '../cache/parked-watchers.ts';
 import type { CacheSink } from '../reflector/cache-sink.ts';
 import type { ListerWatcher } from '../reflector/list-watch.ts';
 import type { Upstream } from '../upstream/connection.ts';
@@ -50,6 +51,8 @@ export interface ResourceSetOptions {
   random?: () => number;
   logger?: Logger;
   metrics?: ResourceMetricsHooks;
+  /** The bound on parked watchers shared by every cache (`--max-parked-watchers`); default: each cache its own. */
+  parkedWatchers?: ParkedWatchers;
   /** Passed to every reflector. */
   reflector?: CachedResourceOptions['reflector'];
   /**
@@ -188,6 +191,7 @@ export class ResourceSet {
       logger: this.#log,
       ...(o.namespace !== undefined ? { namespace: o.namespace } : {}),
       ...(o.metrics ? { metrics: o.metrics } : {}),
+      ...(o.parkedWatchers ? { parkedWatchers: o.parkedWatchers } : {}),
       ...(o.reflector ? { reflector: o.reflector } : {}),
       ...(o.random ? { random: o.random } : {}),
       ...(o.discover ? { discover: o.discover } : {}),

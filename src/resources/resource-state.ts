@@ -108,8 +108,10 @@ export interface ResourceState {
   oldestEventTimeMs: number | null;
   /** Open downstream watchers served from the cache. */
   watchers: number;
-  /** Watchers closed so far for not keeping up (buffer full). Monotonic. */
+  /** Watchers the cache ended for cause so far (too slow, fell out of the window, parked bound). Monotonic. */
   terminatedWatchers: number;
+  /** Watchers parked right now: their client stopped reading; they resume from the history. */
+  parkedWatchers: number;
   /** Last reflector or discovery error, a short sentence without credentials; null when none. */
   lastError: string | null;
   /** Snapshots taken after the first, by reason. Monotonic for the life of the process. */
@@ -159,6 +161,7 @@ export function resourceState(
     oldestEventTimeMs: stats?.oldestEventTimeMs ?? null,
     watchers: stats?.watchers ?? 0,
     terminatedWatchers: stats?.terminatedWatchers ?? 0,
+    parkedWatchers: stats?.parkedWatchers ?? 0,
     lastError: r?.lastError ?? entry.discoveryError,
     relists: { ...(r?.relists ?? {}) },
     watchRestarts: r?.watchRestarts ?? 0,

@@ -3,8 +3,11 @@
  * (`read-your-writes/consistent-read.ts`), a resume below the window proved by the upstream
  * where it can be, a watcher slot of `--max-watchers`, then one JSON line per event, flushed per
  * event, until the watch's timeout, its watcher's end, the client leaving, or shutdown. A client
- * that stops reading is cut once its watcher is closed (the apiserver's `cache_watcher.go`
- * drops a watcher that blocks its dispatch).
+ * that stops reading has its watcher parked (`cache/cache-watcher.ts`): the connection stays
+ * open and the watch resumes from the history when the response drains; it is cut only once its
+ * watcher was closed (parking disabled, or the bound on parked watchers), as the apiserver's
+ * `cache_watcher.go` drops a watcher that blocks its dispatch. A watcher that fell out of the
+ * window is not cut: its backlog and its 410 ERROR event wait for the client until the timeout.
  */
 import type { ServerResponse } from 'node:http';
 import type { ListOptions } from '../apimachinery/list-options.ts';
@@ -25,7 +28,7 @@ import { shardRead } from './shard-support.ts';
 
 /**
  * How often (ms) a watch whose client stopped reading checks whether its watcher was closed
- * meanwhile (buffer overflow, relist, timeout, shutdown).
+ * meanwhile (buffer overflow without parking, the parked bound, relist, timeout, shutdown).
  */
 export const STALLED_CHECK_MS = 1000;
 
@@ -116,14 +119,17 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
   res.writeHead(200, headersFor(cache, { 'transfer-encoding': 'chunked' }));
   res.flushHeaders();
   // A client that stopped reading: the response cannot drain, so the watcher's stream is paused
-  // and its end (overflow, relist, timeout, shutdown) is never read, 'end' never fires and
-  // res.end() never completes. Once the watcher is closed nothing more can reach that client:
+  // (its watcher parks once its queue is full and resumes when 'drain' resumes the stream) and
+  // its end (overflow, parked bound, relist, timeout, shutdown) is never read, 'end' never fires
+  // and res.end() never completes. Once the watcher is closed nothing more can reach that client:
   // cut the connection (it resumes by RV), the only way to free it. The apiserver likewise
-  // drops a watcher that blocks its dispatch (storage/cacher/cache_watcher.go).
+  // drops a watcher that blocks its dispatch (storage/cacher/cache_watcher.go). Not a watcher
+  // that fell out of the window: as the apiserver's drain mode (KEP-6268), its backlog and then
+  // its 410 ERROR event are delivered if the client reads before the watch's timeout.
   let stallTimer: TimerHandle | undefined;
   const checkStalled = () => {
     stallTimer = undefined;
-    if (!w.closed) {
+    if (!w.closed || w.closeReason === 'fell-behind') {
       stallTimer = ctx.clock.setTimeout(checkStalled, STALLED_CHECK_MS);
       return;
     }
@@ -139,7 +145,7 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
     // Dropped for not reading (overflow): the watch ends once its backlog drains, and the
     // connection is closed after it (FIN after the pending bytes) rather than kept alive for a
     // client that is stuck. shouldKeepAlive is fixed when the headers go out, hence socket.end().
-    if (w.closeReason === 'overflow') res.socket?.end();
+    if (w.closeReason === 'overflow' || w.closeReason === 'parked-bound') res.socket?.end();
   };
   const timer = ctx.clock.setTimeout(finish, timeoutMs);
   // At shutdown: end cleanly AND close the connection (not left idle in keep-alive).

@@ -1,7 +1,8 @@
 /**
  * Watches through the whole proxy (issue 4): a client-go reflector recovers when the proxy
- * closes its watch (proxy restarted on the same port while objects change); a watcher that
- * never reads is closed without costing the others a single event; `kubectl get -w` and
+ * closes its watch (proxy restarted on the same port while objects change); without parking
+ * (`--max-parked-watchers=0`; parked watchers: parked-watcher.test.ts) a watcher that never
+ * reads is closed without costing the others a single event; `kubectl get -w` and
  * `kubectl logs` through the proxy behave like direct kubectl.
  */
 import assert from 'node:assert/strict';
@@ -110,10 +111,10 @@ describe('watches through the proxy', () => {
     }
   });
 
-  test('a watcher that never reads is closed; the others get every event of a 2,000-event burst; RSS stays bounded', async () => {
+  test('without parking, a watcher that never reads is closed; the others get every event of a 2,000-event burst; RSS stays bounded', async () => {
     const ns = await f.newNamespace('stall');
     const cms = `/api/v1/namespaces/${ns}/configmaps`;
-    const p = await startProxy(f, { resources: 'configmaps' });
+    const p = await startProxy(f, { resources: 'configmaps', args: ['--max-parked-watchers=0'] });
     try {
       const rv = (await direct('GET', cms)).metadata.resourceVersion;
       const watchPath = `${cms}?watch=1&resourceVersion=${rv}&timeoutSeconds=120`;

@@ -1,7 +1,9 @@
 /**
  * A watch client that stops reading, against the real server + real watch cache on loopback,
- * with a FakeClock: once its watcher overflows (closed by the cache), the server cuts the
- * connection at the next stall check (STALLED_CHECK_MS) instead of waiting for a graceful end
+ * with a FakeClock. Parked (the default): when it reads again, the response drains and its
+ * watcher resumes from the history: every event once, in order, no 410. Without parking
+ * (`--max-parked-watchers=0`): once its watcher overflows (closed by the cache), the server cuts
+ * the connection at the next stall check (STALLED_CHECK_MS) instead of waiting for a graceful end
  * the client will never read; a reading client on the same cache gets every event.
  */
 
@@ -11,11 +13,13 @@ import { test } from 'node:test';
 import { request } from 'undici';
 import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
 import { cacheCodec } from '../../src/cache/codec.ts';
+import { ParkedWatchers } from '../../src/cache/parked-watchers.ts';
 import { WatchCache } from '../../src/cache/watch-cache.ts';
 import { buildServer } from '../../src/server/app.ts';
 import { STALLED_CHECK_MS } from '../../src/server/serve-watch.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { FakeClock } from '../support/fake-clock.ts';
+import { openPausedWatch, readWatchEvents } from '../support/raw-watch.ts';
 import { resourceInfo } from '../support/resource-info.ts';
 
 const info: ResourceInfo = resourceInfo('v1', 'configmaps', 'ConfigMap', { verbs: ['list', 'watch'] });
@@ -30,9 +34,14 @@ const cm = (name: string, rv: number, blob: string) => {
   return { raw: Buffer.from(JSON.stringify(object)), object };
 };
 
-test('a stalled watch is cut once its watcher overflowed; the reading one gets every event', async () => {
+test('without parking, a stalled watch is cut once its watcher overflowed; the reading one gets every event', async () => {
   const clock = new FakeClock();
-  const cache = new WatchCache({ resource: info, clock, watcherBufferEvents: 10 });
+  const cache = new WatchCache({
+    resource: info,
+    clock,
+    watcherBufferEvents: 10,
+    parkedWatchers: new ParkedWatchers(0),
+  });
   cache.replace([], '10');
   const server = buildServer({
     upstream: {
@@ -111,6 +120,64 @@ test('a stalled watch is cut once its watcher overflowed; the reading one gets e
       await new Promise((res) => setTimeout(res, 10));
     }
     assert.ok(bytes > 0 && bytes < N * 64 * 1024, `${bytes} bytes: cut short`);
+  } finally {
+    stalled?.destroy();
+    await server.shutdown();
+  }
+});
+
+test('parked: a client that stopped reading gets every event once, in order, when it reads again (no 410)', async () => {
+  const clock = new FakeClock();
+  const cache = new WatchCache({ resource: info, clock, watcherBufferEvents: 10 });
+  cache.replace([], '10');
+  const server = buildServer({
+    upstream: {
+      server: new URL('http://127.0.0.1:9'),
+      dispatcher: undefined as never,
+      longRunningDispatcher: undefined as never,
+      authorization: () => undefined,
+    },
+    caches: [cache],
+    codec: cacheCodec,
+    consistentReads: 'cache',
+    clock,
+    logger: silentLogger,
+  });
+  await server.app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = server.app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const path = '/api/v1/namespaces/ns/configmaps?watch=1&resourceVersion=10&timeoutSeconds=3600';
+  let stalled: Socket | undefined;
+  try {
+    stalled = openPausedWatch(`http://127.0.0.1:${port}`, path);
+    const deadline = Date.now() + 5_000;
+    while (cache.stats().watchers !== 1) {
+      assert.ok(Date.now() < deadline, 'the watcher registered');
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    // 300 events of 64 KiB: far more than socket buffers + stream + 10 queued events.
+    const N = 300;
+    const blob = 'x'.repeat(64 * 1024);
+    for (let i = 0; i < N; i++) {
+      cache.add(cm(`c${i}`, 11 + i, blob));
+      if (i % 10 === 9) await new Promise((res) => setImmediate(res));
+    }
+    assert.equal(cache.stats().parkedWatchers, 1, 'the stalled watcher was parked');
+    assert.equal(cache.stats().watchers, 1);
+    // Parked is not closed: the stall check leaves the connection open.
+    await clock.step(STALLED_CHECK_MS);
+    const got = await readWatchEvents(stalled, N);
+    assert.equal(got.length, N);
+    assert.deepEqual(
+      got.map((e) => Number(e.object.metadata.resourceVersion)),
+      Array.from({ length: N }, (_, i) => 11 + i),
+    );
+    assert.equal(
+      got.every((e) => e.type === 'ADDED'),
+      true,
+    );
+    assert.equal(cache.stats().parkedWatchers, 0, 'caught up');
+    assert.equal(cache.stats().terminatedWatchers, 0);
   } finally {
     stalled?.destroy();
     await server.shutdown();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { withResourceVersion } from '../../../src/cache/history.ts';
+import { History, HistoryEvent, withResourceVersion } from '../../../src/cache/history.ts';
 import { BUFFER_OVERHEAD, EVENT_OVERHEAD } from '../../../src/cache/memory-size.ts';
 import { Store } from '../../../src/cache/store.ts';
 import { ALL, drain, PODS, pod, seeded, summary } from '../../support/watch-cache-fixtures.ts';
@@ -56,6 +56,24 @@ describe('WatchCache history window', () => {
     const line = '{"type":"MODIFIED","object":'.length + next.raw.length + 2 + BUFFER_OVERHEAD;
     assert.equal(c.stats().historyBytes, EVENT_OVERHEAD + line + p1.size);
     assert.equal(c.stats().bytes, before.bytes - p1.size + new Store(PODS).entry(next).size);
+  });
+});
+
+describe('History.after', () => {
+  it('gives the oldest buffered event above an RV, one at a time, without copying', () => {
+    const store = new Store(PODS);
+    const h = new History({ minAgeMs: 0, minEvents: 0, maxEvents: 3, maxBytes: 1 << 30 });
+    h.reset(10n);
+    for (const rv of [12, 15, 17, 20])
+      h.append(new HistoryEvent('ADDED', store.entry(pod('a', `e${rv}`, rv)), undefined, 0), 0);
+    // 12 was evicted (3 events at most): the window starts at 14.
+    assert.equal(h.start, 14n);
+    assert.equal(h.after(14n)?.rv, 15n);
+    assert.equal(h.after(15n)?.rv, 17n);
+    assert.equal(h.after(16n)?.rv, 17n);
+    assert.equal(h.after(19n)?.rv, 20n);
+    assert.equal(h.after(20n), undefined);
+    assert.equal(h.after(99n), undefined);
   });
 });
 

@@ -123,6 +123,7 @@ describe("WatchCache state and the reflector's sink", () => {
       lastSyncTimeMs: 1_700_000_000_000,
       lastProgressTimeMs: 1_700_000_000_000,
       terminatedWatchers: 0,
+      parkedWatchers: 0,
     });
     const old = cache.watch({ ...ALL, resourceVersion: 11n });
     assert.deepEqual(summary(drain(old)), ['ERROR @undefined']);

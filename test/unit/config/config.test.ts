@@ -55,6 +55,7 @@ describe('config', () => {
       logLevel: 'info',
       maxInflight: 400,
       maxWatchers: 1000,
+      maxParkedWatchers: 1000,
       delegatedAuth: false,
       authenticationTokenWebhookCacheTtl: 10_000,
       authorizationWebhookCacheAuthorizedTtl: 10_000,

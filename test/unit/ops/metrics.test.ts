@@ -53,14 +53,17 @@ describe('createMetrics', () => {
       'kube_cache_proxy_watch_cache_read_wait_seconds histogram',
       'kube_cache_proxy_watch_cache_resource_version gauge',
       'kube_cache_proxy_watch_cache_scope_info gauge',
+      'kube_cache_proxy_watch_cache_stalled_watchers gauge',
       'kube_cache_proxy_watch_cache_started_timestamp_seconds gauge',
+      'kube_cache_proxy_watch_cache_watcher_catchup_rounds_total counter',
+      'kube_cache_proxy_watch_cache_watcher_stalls_total counter',
       'kube_cache_proxy_webhook_cache_requests_total counter',
     ]);
   });
 
   it('computes state gauges from the status source at scrape time', async () => {
     const source = new FakeStatusSource([
-      podsStatus({ scope: '[fieldSelector=spec.nodeName=n1]' }),
+      podsStatus({ scope: '[fieldSelector=spec.nodeName=n1]', parkedWatchers: 1 }),
       deploymentsStatus(),
     ]);
     const m = createMetrics({ processMetrics: false, clock: new FakeClock(NOW), source });
@@ -115,6 +118,10 @@ describe('createMetrics', () => {
       `kube_cache_proxy_registered_watchers{${pods}} 2`,
       `kube_cache_proxy_registered_watchers{${deps}} 0`,
     ]);
+    assert.deepEqual(await samples(m, 'kube_cache_proxy_watch_cache_stalled_watchers'), [
+      `kube_cache_proxy_watch_cache_stalled_watchers{${pods}} 1`,
+      `kube_cache_proxy_watch_cache_stalled_watchers{${deps}} 0`,
+    ]);
   });
 
   it('drops series of resources that left the source and follows setStatusSource', async () => {
@@ -133,7 +140,7 @@ describe('createMetrics', () => {
     const m = createMetrics({ processMetrics: false });
     m.upstreamRequests.inc({ verb: 'LIST', group: '', resource: 'pods', code: '200' });
     m.upstreamRequests.inc({ verb: 'WATCH', group: '', resource: 'pods', code: '<error>' }, 2);
-    m.terminatedWatchers.inc({ group: '', resource: 'pods' });
+    m.terminatedWatchers.inc({ group: '', resource: 'pods', reason: 'resource_expired' });
     m.requests.inc({
       verb: 'LIST',
       group: '',
@@ -149,7 +156,7 @@ describe('createMetrics', () => {
       'kube_cache_proxy_upstream_requests_total{verb="WATCH",group="",resource="pods",code="<error>"} 2',
     ]);
     assert.deepEqual(await samples(m, 'kube_cache_proxy_terminated_watchers_total'), [
-      'kube_cache_proxy_terminated_watchers_total{group="",resource="pods"} 1',
+      'kube_cache_proxy_terminated_watchers_total{group="",resource="pods",reason="resource_expired"} 1',
     ]);
     assert.deepEqual(await samples(m, 'kube_cache_proxy_requests_total'), [
       'kube_cache_proxy_requests_total{verb="LIST",group="",version="v1",resource="pods",subresource="",code="200",served_from="cache",reason=""} 1',

@@ -129,6 +129,8 @@ describe('CachedResource: the compaction floor of its watch cache', () => {
         eventReceived: () => {},
         eventDispatched: () => {},
         watcherTerminated: () => {},
+        watcherParked: () => {},
+        watcherResumed: () => {},
         compactionProbe: (gr, answer) => probes.push(`${gr.group}/${gr.resource} ${answer}`),
       },
     });
