@@ -10,7 +10,7 @@
  * (store, history, RV) triple.
  */
 import type { Logger } from 'pino';
-import { groupResourceString, type ResourceInfo } from '../apimachinery/gvr.ts';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import type { UpstreamObject } from '../apimachinery/object.ts';
 import type { CacheSink } from '../reflector/cache-sink.ts';
 import { type Clock, realClock } from '../util/clock.ts';
@@ -25,7 +25,7 @@ import { ParkedWatchers } from './parked-watchers.ts';
 import { Ready } from './ready.ts';
 import { parseRV, Store, StoreEntry } from './store.ts';
 import { untilAborted } from './until-aborted.ts';
-import { type GapProver, WindowExtender } from './window-extension.ts';
+import { type GapProver, WindowExtender, windowExtensionLog } from './window-extension.ts';
 
 /** Construction options of a {@link WatchCache} (and the fan-out's counters, `FanOutHooks`). */
 export interface WatchCacheOptions extends FanOutHooks {
@@ -145,19 +145,7 @@ export class WatchCache implements CacheSink {
       maxBytes: opts.historyMaxBytes ?? 32 * 1024 * 1024,
     });
     this.#extender = opts.gapProver
-      ? new WindowExtender(opts.gapProver, this.#history, (from, to, proved) =>
-          this.#logger?.info(
-            {
-              resource: groupResourceString(opts.resource.gvr),
-              from: String(from),
-              windowStart: String(to),
-              proved,
-            },
-            proved
-              ? 'a watch resumed below the window: the upstream showed no event since its resourceVersion'
-              : 'a watch below the window gets 410: the upstream did not prove it unchanged since',
-          ),
-        )
+      ? new WindowExtender(opts.gapProver, this.#history, windowExtensionLog(opts.logger, opts.resource))
       : undefined;
     this.#gapProver = opts.gapProver;
     const probe = opts.revisionProbe;
@@ -294,9 +282,8 @@ export class WatchCache implements CacheSink {
   // ---- CacheSink (the Reflector's side) ----
 
   /**
-   * The entry of a snapshot object, built as it arrives (CacheSink.compact): what is handed back
-   * is the entry itself (its bytes and metadata only), so the parsed object dies young; `replace`
-   * stores it as it is. Throws what
+   * The entry of a snapshot object, built as it arrives (CacheSink.compact): the entry itself (bytes
+   * and metadata only), so the parsed object dies young; `replace` stores it as it is. Throws what
    * {@link Store.entry} throws (an RV that is not a uint64), as `replace` would.
    */
   compact(obj: UpstreamObject): UpstreamObject {

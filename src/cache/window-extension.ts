@@ -12,10 +12,26 @@
  * Bounded: one proof in flight per resource (concurrent resumes share it or wait for it), and
  * a failed proof for N refuses every RV ≤ N at once until the next snapshot.
  */
+import type { Logger } from 'pino';
+import { groupResourceString, type ResourceInfo } from '../apimachinery/gvr.ts';
 import type { History } from './history.ts';
 
 /** Proves that the resource had no event in (from, to]; never throws. */
 export type GapProver = (from: bigint, to: bigint, signal?: AbortSignal) => Promise<boolean>;
+
+/** The info line a {@link WindowExtender} of `resource` logs for each resume below its window. */
+export function windowExtensionLog(
+  logger: Logger | undefined,
+  resource: ResourceInfo,
+): (from: bigint, to: bigint, proved: boolean) => void {
+  return (from, to, proved) =>
+    logger?.info(
+      { resource: groupResourceString(resource.gvr), from: String(from), windowStart: String(to), proved },
+      proved
+        ? 'a watch resumed below the window: the upstream showed no event since its resourceVersion'
+        : 'a watch below the window gets 410: the upstream did not prove it unchanged since',
+    );
+}
 
 /** One resource's window extension (see the module docstring). */
 export class WindowExtender {
