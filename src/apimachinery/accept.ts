@@ -61,14 +61,24 @@ function parseAccept(header: string): Clause[] {
     }
     out.push({ type, subtype, q, params });
   }
-  // Go's sort.Sort is an insertion sort up to 12 elements; beyond, a stable sort is close enough.
-  if (out.length > 12) return out.sort((a, b) => (less(a, b) ? -1 : less(b, a) ? 1 : 0));
-  for (let i = 1; i < out.length; i++) {
-    for (let j = i; j > 0 && less(out[j]!, out[j - 1]!); j--) {
-      [out[j], out[j - 1]] = [out[j - 1]!, out[j]!];
+  return sortLikeGo(out, less);
+}
+
+/**
+ * Go's `sort.Sort` as goautoneg calls it, in place: an insertion sort up to 12 elements (the
+ * order Go gives even with a non-strict `less`); beyond, V8's stable `Array.prototype.sort`
+ * (TimSort: O(n log n) calls of `less`, where an insertion sort of a hostile header of n clauses
+ * makes n²/2; Go's pdqsort may order equal clauses differently, which no client depends on).
+ * Returns `xs`, sorted in place.
+ */
+export function sortLikeGo<T>(xs: T[], lessFn: (a: T, b: T) => boolean): T[] {
+  if (xs.length > 12) return xs.sort((a, b) => (lessFn(a, b) ? -1 : lessFn(b, a) ? 1 : 0));
+  for (let i = 1; i < xs.length; i++) {
+    for (let j = i; j > 0 && lessFn(xs[j]!, xs[j - 1]!); j--) {
+      [xs[j], xs[j - 1]] = [xs[j - 1]!, xs[j]!];
     }
   }
-  return out;
+  return xs;
 }
 
 /** `NegotiateMediaTypeOptions`' match of a clause and a serializer. */

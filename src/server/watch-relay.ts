@@ -18,6 +18,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { EventBoundary, type WatchFraming } from '../apimachinery/watch-framing.ts';
+import { type Clock, realClock, type TimerHandle } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 
 /** How long a handover waits for the event in flight to complete before ending anyway (ms). */
@@ -40,9 +41,12 @@ export interface WatchRelayOptions {
   waitMs?: number;
   /** Default {@link MIN_WATCH_MS}. */
   minWatchMs?: number;
-  /** Monotonic clock (ms); default `performance.now`. */
-  now?: () => number;
+  /** Time and timers (ms); default {@link MONOTONIC_CLOCK}. Tests step a fake one. */
+  clock?: Clock;
 }
+
+/** The real timers with `performance.now()` as `now` (monotonic: a wall-clock step cannot end a watch early). */
+const MONOTONIC_CLOCK: Clock = { ...realClock, now: () => performance.now() };
 
 /**
  * One relayed watch answer. Call {@link start} once its head is written, then {@link pump}
@@ -51,7 +55,7 @@ export interface WatchRelayOptions {
 export class WatchRelay {
   readonly #res: ServerResponse;
   readonly #o: WatchRelayOptions;
-  readonly #now: () => number;
+  readonly #clock: Clock;
   #boundary: EventBoundary | undefined;
   #started = false;
   #handoverAsked = false;
@@ -61,15 +65,15 @@ export class WatchRelay {
   /** Whether an event other than a BOOKMARK was relayed since {@link #since}. */
   #eventSince = false;
   /** Waits for {@link MIN_WATCH_MS} to pass (a handover asked too soon). */
-  #minTimer: NodeJS.Timeout | undefined;
+  #minTimer: TimerHandle | undefined;
   /** Bounds the wait for the event in flight ({@link HANDOVER_WAIT_MS}). */
-  #cutTimer: NodeJS.Timeout | undefined;
+  #cutTimer: TimerHandle | undefined;
 
   constructor(res: ServerResponse, o: WatchRelayOptions) {
     this.#res = res;
     this.#o = o;
-    this.#now = o.now ?? (() => performance.now());
-    this.#since = this.#now();
+    this.#clock = o.clock ?? MONOTONIC_CLOCK;
+    this.#since = this.#clock.now();
   }
 
   /** Whether the relay ended the response (a handover): the caller must not end it again. */
@@ -116,7 +120,7 @@ export class WatchRelay {
   #tooSoonMs(): number {
     if (this.#eventSince) return 0;
     const min = this.#o.minWatchMs ?? MIN_WATCH_MS;
-    return Math.max(0, this.#since + min - this.#now());
+    return Math.max(0, this.#since + min - this.#clock.now());
   }
 
   /** A handover is asked: ends the watch now when it may, else arms the timer it waits on. */
@@ -127,31 +131,29 @@ export class WatchRelay {
     const wait = this.#tooSoonMs();
     if (wait > 0) {
       // Too soon (again, after a BOOKMARK): wait; the event in flight is not the reason.
-      if (this.#cutTimer) clearTimeout(this.#cutTimer);
+      if (this.#cutTimer) this.#clock.clearTimeout(this.#cutTimer);
       this.#cutTimer = undefined;
-      if (this.#minTimer) clearTimeout(this.#minTimer);
-      this.#minTimer = setTimeout(() => {
+      if (this.#minTimer) this.#clock.clearTimeout(this.#minTimer);
+      this.#minTimer = this.#clock.setTimeout(() => {
         this.#minTimer = undefined;
         this.#check();
       }, wait);
-      this.#minTimer.unref();
       return;
     }
-    if (this.#minTimer) clearTimeout(this.#minTimer);
+    if (this.#minTimer) this.#clock.clearTimeout(this.#minTimer);
     this.#minTimer = undefined;
     if (b.atBoundary) {
       this.#finish();
       return;
     }
     if (this.#cutTimer) return;
-    this.#cutTimer = setTimeout(() => {
+    this.#cutTimer = this.#clock.setTimeout(() => {
       this.#o.log.warn(
         { url: this.#o.url, waitMs: this.#o.waitMs ?? HANDOVER_WAIT_MS },
         'handover: the watch event in flight did not complete in time; the watch is ended inside it',
       );
       this.#finish();
     }, this.#o.waitMs ?? HANDOVER_WAIT_MS);
-    this.#cutTimer.unref();
   }
 
   /**
@@ -169,7 +171,7 @@ export class WatchRelay {
         if (n < 0) break;
         off += n;
         if (b.lastWasBookmark) {
-          this.#since = this.#now();
+          this.#since = this.#clock.now();
           this.#eventSince = false;
         } else this.#eventSince = true;
         if (!this.#handoverAsked) continue;
@@ -194,8 +196,8 @@ export class WatchRelay {
   }
 
   #clearTimers(): void {
-    if (this.#minTimer) clearTimeout(this.#minTimer);
-    if (this.#cutTimer) clearTimeout(this.#cutTimer);
+    if (this.#minTimer) this.#clock.clearTimeout(this.#minTimer);
+    if (this.#cutTimer) this.#clock.clearTimeout(this.#cutTimer);
     this.#minTimer = undefined;
     this.#cutTimer = undefined;
   }

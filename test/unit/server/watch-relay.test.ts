@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { WatchFraming } from '../../../src/apimachinery/watch-framing.ts';
 import { WatchRelay } from '../../../src/server/watch-relay.ts';
 import { createLogger } from '../../../src/util/logger.ts';
+import { FakeClock } from '../../support/fake-clock.ts';
 
 /** An upstream body the test feeds chunk by chunk. */
 class Feed implements AsyncIterable<Uint8Array> {
@@ -63,6 +64,8 @@ describe('WatchRelay: the on-demand handover ends a watch at an event boundary',
   let waitMs = 5_000;
   /** 0 for the tests of the event boundary; the short-watch tests set it. */
   let minWatchMs = 0;
+  /** The relays' time: the waits are stepped, never slept. */
+  let clock = new FakeClock();
 
   before(async () => {
     server = createServer((_req, res) => {
@@ -75,6 +78,7 @@ describe('WatchRelay: the on-demand handover ends a watch at an event boundary',
         url: '/w',
         waitMs,
         minWatchMs,
+        clock,
       });
       next(relay);
       relay.start(framing);
@@ -93,6 +97,7 @@ describe('WatchRelay: the on-demand handover ends a watch at an event boundary',
   /** Opens a watch relayed with `f` (framing, optional handover before the head). */
   async function open(f: WatchFraming | undefined, early = false): Promise<Case> {
     framing = f;
+    clock = new FakeClock();
     feed = new Feed();
     const relay = await new Promise<WatchRelay>((resolve) => {
       next = (r) => {
@@ -166,10 +171,12 @@ describe('WatchRelay: the on-demand handover ends a watch at an event boundary',
       const c = await open('json-lines');
       c.feed.push(e1 + e2.slice(0, 12));
       await c.received(e1.length + 12);
-      const t0 = Date.now();
       c.relay.handover();
+      await clock.step(149);
+      assert.equal(c.relay.ended, false, 'still waiting for the event in flight');
+      await clock.step(1);
+      assert.equal(c.relay.ended, true);
       assert.equal(await c.body, e1 + e2.slice(0, 12));
-      assert.ok(Date.now() - t0 >= 140, 'waited');
       assert.ok(logs.some((l) => l.includes('did not complete in time') && l.includes('"waitMs":150')));
     } finally {
       waitMs = 5_000;
@@ -243,11 +250,13 @@ describe('WatchRelay: the on-demand handover ends a watch at an event boundary',
     });
 
     it('a handover right after the watch opened, no event: ends only MIN ms after the open, empty', async () => {
-      const t0 = performance.now();
       const c = await open('json-lines', true);
       assert.equal(c.relay.ended, false, 'too soon');
+      await clock.step(MIN - 1);
+      assert.equal(c.relay.ended, false, 'still too soon');
+      await clock.step(1);
+      assert.equal(c.relay.ended, true);
       assert.equal(await c.body, '');
-      assert.ok(performance.now() - t0 >= MIN - 5, `${performance.now() - t0} ms`);
       assert.equal(c.feed.aborted, true);
     });
 
@@ -255,38 +264,37 @@ describe('WatchRelay: the on-demand handover ends a watch at an event boundary',
       const c = await open('json-lines');
       c.feed.push(e1);
       await c.received(e1.length);
-      const t0 = performance.now();
       c.relay.handover();
-      assert.equal(c.relay.ended, true);
+      assert.equal(c.relay.ended, true, 'at once: no time passed');
       assert.equal(await c.body, e1);
-      assert.ok(performance.now() - t0 < MIN / 2);
     });
 
     it('watch-list: initial events, then the initial-events-end BOOKMARK: ends MIN ms after the bookmark', async () => {
       const c = await open('json-lines');
       c.feed.push(e1 + e2);
       await c.received((e1 + e2).length);
-      await new Promise((r) => setTimeout(r, MIN + 50)); // the open is long past
+      await clock.step(MIN + 50); // the open is long past
       c.feed.push(bookmark);
       await c.received((e1 + e2 + bookmark).length);
-      const t0 = performance.now();
       c.relay.handover();
       assert.equal(c.relay.ended, false, 'right after the bookmark: too soon');
+      await clock.step(MIN - 1);
+      assert.equal(c.relay.ended, false, 'still too soon');
+      await clock.step(1);
+      assert.equal(c.relay.ended, true, 'MIN ms after the bookmark');
       assert.equal(await c.body, e1 + e2 + bookmark);
-      const waited = performance.now() - t0;
-      assert.ok(waited >= MIN - 60 && waited < MIN + 300, `${waited} ms`);
     });
 
     it('an event relayed during the wait ends the watch right after it, at its boundary', async () => {
       const c = await open('json-lines');
       c.feed.push(bookmark);
       await c.received(bookmark.length);
-      const t0 = performance.now();
       c.relay.handover();
       c.feed.push(e1.slice(0, 10));
       c.feed.push(`${e1.slice(10)}${e2.slice(0, 7)}`);
+      // The clock never moves: the event, not the wait, ended the watch.
       assert.equal(await c.body, bookmark + e1);
-      assert.ok(performance.now() - t0 < MIN / 2, 'did not wait');
+      assert.equal(clock.pending(), 0, 'the wait was cancelled');
     });
 
     it('a BOOKMARK completing while the handover waits for the event in flight: waits MIN ms more', async () => {
@@ -294,10 +302,13 @@ describe('WatchRelay: the on-demand handover ends a watch at an event boundary',
       c.feed.push(e1 + bookmark.slice(0, 20));
       await c.received(e1.length + 20);
       c.relay.handover(); // an event came since the open: may end, at the next boundary
-      const t0 = performance.now();
       c.feed.push(bookmark.slice(20));
+      await c.received((e1 + bookmark).length);
+      assert.equal(c.relay.ended, false, 'that boundary follows a bookmark: waits');
+      assert.deepEqual(clock.pendingDelays(), [MIN], 'the MIN wait, the cut timer replaced');
+      await clock.step(MIN);
+      assert.equal(c.relay.ended, true);
       assert.equal(await c.body, e1 + bookmark);
-      assert.ok(performance.now() - t0 >= MIN - 60, 'that boundary follows a bookmark: waited');
     });
 
     it('protobuf: a BOOKMARK frame (0x0a 0x08 "BOOKMARK") restarts the wait, an ADDED frame ends it', async () => {
@@ -307,7 +318,7 @@ describe('WatchRelay: the on-demand handover ends a watch at an event boundary',
       c.feed.push(bm);
       await c.received(bm.length);
       c.relay.handover();
-      await new Promise((r) => setTimeout(r, 100));
+      await clock.step(MIN - 1);
       assert.equal(c.relay.ended, false, 'after a bookmark: too soon');
       c.feed.push(Buffer.concat([ad, bm]));
       assert.deepEqual(Buffer.from(await c.body, 'latin1'), Buffer.concat([bm, ad]));
