@@ -232,8 +232,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     key: 'maxParkedWatchers',
     flag: 'max-parked-watchers',
     env: 'KCP_MAX_PARKED_WATCHERS',
-    kind: 'int',
-    zero: true,
+    kind: 'count',
     default: 1000,
     description:
       'Maximum watchers parked at once, over all cached resources. A watch whose client stops reading (1,000 events or 16 MiB queued) is parked: its queue is released and, when the client reads again, it resumes from the history window with every event once, as the apiserver with WatchCacheStallResume; it ends with a 410 ERROR event only when its resourceVersion left the window. Past this bound the watcher parked the longest is closed. 0: a watch whose queue is full is closed (its client resumes by resourceVersion, or gets 410 and relists).',

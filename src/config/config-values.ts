@@ -36,6 +36,7 @@ function parseAddress(where: string, v: string): ListenAddress {
 
 /** The part of a setting's spec (`OptionSpec` of `config.ts`) that conversion reads. */
 export interface ValueSpec {
+  /** `int`: a positive integer; `count`: 0 or a positive integer (decimal digits, or a YAML number). */
   kind:
     | 'string'
     | 'resources'
@@ -51,8 +52,6 @@ export interface ValueSpec {
   values?: readonly string[];
   /** A `duration`'s smallest allowed value, as a Go duration (`1s`). */
   atLeast?: string;
-  /** An `int` that may be 0 (default: positive integers only). */
-  zero?: boolean;
 }
 
 /**
@@ -125,19 +124,7 @@ export function convert(
       }
       return out;
     }
-    case 'int': {
-      const n =
-        typeof raw === 'number'
-          ? raw
-          : typeof raw === 'string' && /^[0-9]+$/.test(raw)
-            ? Number(raw)
-            : Number.NaN;
-      if (!Number.isSafeInteger(n) || n < (spec.zero ? 0 : 1))
-        throw new ConfigError(
-          `${where}: invalid value ${JSON.stringify(raw)} (want a ${spec.zero ? 'non-negative' : 'positive'} integer)`,
-        );
-      return n;
-    }
+    case 'int':
     case 'count': {
       const n =
         typeof raw === 'number'
@@ -145,9 +132,10 @@ export function convert(
           : typeof raw === 'string' && /^[0-9]+$/.test(raw)
             ? Number(raw)
             : Number.NaN;
-      if (!Number.isSafeInteger(n) || n < 0)
+      const least = spec.kind === 'count' ? 0 : 1;
+      if (!Number.isSafeInteger(n) || n < least)
         throw new ConfigError(
-          `${where}: invalid value ${JSON.stringify(raw)} (want 0 or a positive integer)`,
+          `${where}: invalid value ${JSON.stringify(raw)} (want ${least === 0 ? '0 or ' : ''}a positive integer)`,
         );
       return n;
     }

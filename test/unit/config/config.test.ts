@@ -295,6 +295,14 @@ describe('config', () => {
       KCP_CONSISTENT_READS: 'maybe',
     });
     fails(['--max-inflight', '0'], '--max-inflight: invalid value "0" (want a positive integer)');
+    // A count may be 0; both kinds take decimal digits only.
+    assert.equal(cfg(['--max-parked-watchers', '0']).maxParkedWatchers, 0);
+    assert.equal(cfg([], { KCP_MAX_PARKED_WATCHERS: '7' }).maxParkedWatchers, 7);
+    fails(
+      ['--max-parked-watchers=-1'],
+      '--max-parked-watchers: invalid value "-1" (want 0 or a positive integer)',
+    );
+    fails(['--max-watchers', '1e3'], '--max-watchers: invalid value "1e3" (want a positive integer)');
     fails(['--resources', 'Pods'], '--resources: invalid resource "Pods" (want resource[.group])');
     fails(['--config', '/x.yaml'], '--config /x.yaml: cannot read: ENOENT');
     fails(
