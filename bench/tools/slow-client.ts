@@ -16,10 +16,14 @@
  * ratios to direct.
  */
 import type { Socket } from 'node:net';
-import { connect as netConnect } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
 import { Agent, request } from 'undici';
 import { startFixture } from '../../test/fixture/index.ts';
+import {
+  openPausedWatch,
+  type RawWatchEvent,
+  RawWatchStatusError,
+  rawWatchEvents,
+} from '../../test/support/raw-watch.ts';
 import { pin, round, rssBytes } from '../support/proc.ts';
 import { startProxy } from '../support/proxy-process.ts';
 
@@ -43,12 +47,6 @@ const apiPids = Object.values(f.pids());
 for (const p of apiPids) pin(p, '0');
 const agent = new Agent({ connect: { ca: f.caPem }, connections: 64 });
 const auth = { authorization: `Bearer ${f.tokens.admin}` };
-
-/** One watch event, as far as the client reads it. */
-interface WatchEvent {
-  type: string;
-  object: { code?: number; metadata: { resourceVersion: string } };
-}
 
 async function call(
   base: string,
@@ -109,57 +107,21 @@ async function writeFor(ms: number, rate: number): Promise<{ sent: number; lastR
   return { sent, lastRV };
 }
 
-/** A watch on a paused socket (TLS for the apiserver); nothing is read until `resume`. */
+/** A watch on a paused socket (TLS for the apiserver); nothing is read until it is read. */
 function pausedWatch(base: string, path: string): Socket {
-  const url = new URL(base);
-  const port = Number(url.port);
-  const sock: Socket =
-    url.protocol === 'https:'
-      ? tlsConnect({ host: url.hostname, port, ca: f.caPem, servername: 'localhost' })
-      : netConnect({ host: url.hostname, port });
-  sock.pause();
-  sock.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${auth.authorization}\r\n\r\n`);
-  return sock;
+  return openPausedWatch(base, path, auth, f.caPem);
 }
 
-/** Reads a chunked watch response; calls `onEvent` per event; resolves 'end' or 'stop' (onEvent true). */
+/** Reads a chunked watch response; calls `onEvent` per event; resolves 'end' or 'stop' (onEvent true), or a status other than 200. */
 async function readWatch(
   sock: Socket,
-  onEvent: (e: WatchEvent) => boolean,
+  onEvent: (e: RawWatchEvent) => boolean,
 ): Promise<'end' | 'stop' | number> {
-  let raw = Buffer.alloc(0);
-  let body = Buffer.alloc(0);
-  let headers = false;
   try {
-    for await (const c of sock) {
-      raw = Buffer.concat([raw, c as Buffer]);
-      if (!headers) {
-        const h = raw.indexOf('\r\n\r\n');
-        if (h < 0) continue;
-        const status = Number(raw.subarray(9, 12).toString());
-        if (status !== 200) return status;
-        headers = true;
-        raw = raw.subarray(h + 4);
-      }
-      for (;;) {
-        const crlf = raw.indexOf('\r\n');
-        if (crlf < 0) break;
-        const size = Number.parseInt(raw.subarray(0, crlf).toString(), 16);
-        if (raw.length < crlf + 2 + size + 2) break;
-        body = Buffer.concat([body, raw.subarray(crlf + 2, crlf + 2 + size)]);
-        raw = raw.subarray(crlf + 2 + size + 2);
-        if (size === 0) return 'end';
-      }
-      let i = body.indexOf(10);
-      while (i >= 0) {
-        const e = JSON.parse(body.subarray(0, i).toString()) as WatchEvent;
-        body = body.subarray(i + 1);
-        i = body.indexOf(10);
-        if (onEvent(e)) return 'stop';
-      }
-    }
-  } catch {
-    // reset by the server
+    for await (const e of rawWatchEvents(sock)) if (onEvent(e)) return 'stop';
+  } catch (err) {
+    if (err instanceof RawWatchStatusError) return err.status;
+    // else reset by the server
   }
   return 'end';
 }
@@ -183,7 +145,7 @@ async function follow(base: string, first: Socket, from: bigint, last: bigint): 
         if (e.object?.code === 410) expired = true;
         return true;
       }
-      const erv = BigInt(e.object.metadata.resourceVersion);
+      const erv = BigInt(e.object.metadata.resourceVersion!);
       if (e.type !== 'BOOKMARK') {
         if (erv <= rv) c.duplicates++;
         c.events++;

@@ -7,13 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { startProbe } from '../support/informer-probe.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
+import { openPausedWatch } from '../support/raw-watch.ts';
 
 const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 
@@ -119,16 +119,11 @@ describe('watches through the proxy', () => {
       const rv = (await direct('GET', cms)).metadata.resourceVersion;
       const watchPath = `${cms}?watch=1&resourceVersion=${rv}&timeoutSeconds=120`;
       // The stalled client: sends its request and never reads a byte.
-      const url = new URL(p.url);
-      const stalled = connect({ host: url.hostname, port: Number(url.port) });
-      stalled.pause();
+      const stalled = openPausedWatch(p.url, watchPath, auth);
       let stalledClosed = false;
       stalled.on('close', () => {
         stalledClosed = true;
       });
-      stalled.write(
-        `GET ${watchPath} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${auth.authorization}\r\n\r\n`,
-      );
 
       // Three readers count every event.
       const N = 1000;

@@ -8,7 +8,7 @@
  */
 
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { test } from 'node:test';
 import { request } from 'undici';
 import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
@@ -18,6 +18,7 @@ import { WatchCache } from '../../src/cache/watch-cache.ts';
 import { buildServer } from '../../src/server/app.ts';
 import { STALLED_CHECK_MS } from '../../src/server/serve-watch.ts';
 import { silentLogger } from '../../src/util/logger.ts';
+import { until } from '../support/eventually.ts';
 import { FakeClock } from '../support/fake-clock.ts';
 import { openPausedWatch, readWatchEvents } from '../support/raw-watch.ts';
 import { resourceInfo } from '../support/resource-info.ts';
@@ -62,16 +63,10 @@ test('without parking, a stalled watch is cut once its watcher overflowed; the r
   const path = '/api/v1/namespaces/ns/configmaps?watch=1&resourceVersion=10&timeoutSeconds=3600';
   let stalled: Socket | undefined;
   try {
-    stalled = connect({ host: '127.0.0.1', port });
-    stalled.pause();
-    stalled.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    stalled = openPausedWatch(`http://127.0.0.1:${port}`, path);
     const r = await request(`http://127.0.0.1:${port}${path}`);
     assert.equal(r.statusCode, 200);
-    const deadline = Date.now() + 5_000;
-    while (cache.stats().watchers !== 2) {
-      assert.ok(Date.now() < deadline, 'both watchers registered');
-      await new Promise((res) => setTimeout(res, 10));
-    }
+    await until('both watchers registered', () => cache.stats().watchers === 2);
     // 300 events of 64 KiB: far more than socket buffers + stream + 10 queued events.
     const N = 300;
     const blob = 'x'.repeat(64 * 1024);
@@ -114,11 +109,7 @@ test('without parking, a stalled watch is cut once its watcher overflowed; the r
     });
     await clock.step(STALLED_CHECK_MS);
     stalled.resume();
-    const until = Date.now() + 5_000;
-    while (!eof) {
-      assert.ok(Date.now() < until, 'the stalled connection was not closed');
-      await new Promise((res) => setTimeout(res, 10));
-    }
+    await until('the stalled connection closed', () => eof);
     assert.ok(bytes > 0 && bytes < N * 64 * 1024, `${bytes} bytes: cut short`);
   } finally {
     stalled?.destroy();
