@@ -18,25 +18,19 @@
 import { request } from 'undici';
 import { createUpstream } from '../../src/upstream/connection.ts';
 import { startFixture } from '../../test/fixture/index.ts';
+import { toolArgs, words } from '../support/args.ts';
 import { pin, round } from '../support/proc.ts';
 import { startProxy } from '../support/proxy-process.ts';
 
-const argv = process.argv.slice(2);
-const opt = (name: string, d: number) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(argv[i + 1]) : d;
-};
-const extraArgs = argv.flatMap((a, i) =>
-  a === '--extra-args' ? argv[i + 1]!.split(' ').filter(Boolean) : [],
-);
-const n = opt('n', 200);
-const churn = argv.includes('--churn');
-const strOpt = (name: string) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const kinds = (strOpt('kinds') ?? 'list,get,watch-list').split(',') as Kind[];
-const cli = strOpt('cli');
+const args = toolArgs({
+  numbers: { n: 200 },
+  strings: { kinds: 'list,get,watch-list', cli: undefined },
+  lists: ['extra-args'],
+  flags: ['churn'],
+});
+const extraArgs = words(args['extra-args']);
+const { n, churn, cli } = args;
+const kinds = args.kinds!.split(',') as Kind[];
 const log = (m: string) => process.stderr.write(`${m}\n`);
 const NS = 'kcp-consistent';
 

@@ -23,11 +23,13 @@ import { encodeList } from '../../src/cache/encoding.ts';
 import { Store, type StoreEntry } from '../../src/cache/store.ts';
 import { writeGzip } from '../../src/server/compress.ts';
 import { resourceInfo } from '../../test/support/resource-info.ts';
+import { toolArgs } from '../support/args.ts';
 import { runLoad } from '../support/load.ts';
 import { fillerText, nodeName, nsName, podName } from '../support/seed.ts';
 
-const N = Number(process.argv[2] ?? 10000);
-const SECONDS = Number(process.argv[3] ?? 5);
+const [podsArg = '10000', secondsArg = '5'] = toolArgs({}).positionals;
+const N = Number(podsArg);
+const SECONDS = Number(secondsArg);
 const PODS = resourceInfo('v1', 'pods', 'Pod');
 
 /** A pod about as the apiserver returns the bench's (defaults, managedFields): ~5.4 KB. */

@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { HeapClasses } from '../report/results.ts';
+import { toolArgs } from '../support/args.ts';
 
 interface Snapshot {
   snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
@@ -46,7 +47,7 @@ export function heapClasses(s: Snapshot, top = 15): HeapClasses {
 }
 
 if (import.meta.main) {
-  const [file, top] = process.argv.slice(2);
+  const [file, top] = toolArgs({}).positionals;
   if (!file) throw new Error('usage: heap-classes.ts FILE.heapsnapshot [top]');
   const s = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
   process.stdout.write(`${JSON.stringify(heapClasses(s, top ? Number(top) : 15))}\n`);

@@ -11,6 +11,7 @@ import { request } from 'undici';
 import { createUpstream } from '../../src/upstream/connection.ts';
 import { startFixture } from '../../test/fixture/index.ts';
 import type { MemoryRow } from '../report/results.ts';
+import { toolArgs } from '../support/args.ts';
 import { clientHeaders, type LoadResult, runLoad } from '../support/load.ts';
 import { listSize, measureProxy, memoryRow, seedWidgets, WIDGETS } from '../support/memory.ts';
 import { cpuSeconds } from '../support/proc.ts';
@@ -18,8 +19,9 @@ import { buildDist, DIST_CLI, startProxy } from '../support/proxy-process.ts';
 import { nsName, podName, seedPods } from '../support/seed.ts';
 import { seedConfigMaps } from '../support/sync-support.ts';
 
-const [pods = 10_000, configMaps = 0, widgets = 2000] = process.argv.slice(2, 5).map(Number);
-const variants = (process.argv[5] ?? 'default,semi2').split(',');
+const positionals = toolArgs({}).positionals;
+const [pods = 10_000, configMaps = 0, widgets = 2000] = positionals.slice(0, 3).map(Number);
+const variants = (positionals[3] ?? 'default,semi2').split(',');
 const VARIANTS: Record<string, { nodeArgs?: string[]; env?: NodeJS.ProcessEnv }> = {
   /** No V8 flags (`node dist/src/cli.js` before issue 12). */
   default: { nodeArgs: [] },

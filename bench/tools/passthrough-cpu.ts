@@ -14,20 +14,20 @@ import { request } from 'undici';
 import { createUpstream } from '../../src/upstream/connection.ts';
 import { startFixture } from '../../test/fixture/index.ts';
 import { median } from '../scenarios/passthrough.ts';
+import { toolArgs, words } from '../support/args.ts';
 import { clientHeaders, runLoad } from '../support/load.ts';
 import { cpuSeconds, pin, round } from '../support/proc.ts';
 import { startProxy } from '../support/proxy-process.ts';
 import { nsName, podName, seedPods } from '../support/seed.ts';
 
-const argv = process.argv.slice(2);
-const opt = (name: string, d: number) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(argv[i + 1]) : d;
-};
-const clis = argv.flatMap((a, i) => (a === '--cli' ? [argv[i + 1]!] : []));
-const extraArgs = argv.flatMap((a, i) => (a === '--extra-args' ? argv[i + 1]!.split(' ') : []));
-const reps = opt('reps', 3);
-const seconds = opt('seconds', 3);
+const args = toolArgs({
+  numbers: { reps: 3, seconds: 3 },
+  lists: ['cli', 'extra-args'],
+  flags: ['watch-only'],
+});
+const clis = args.cli;
+const extraArgs = words(args['extra-args']);
+const { reps, seconds } = args;
 const log = (m: string) => process.stderr.write(`${m}\n`);
 
 pin(process.pid, '1');
@@ -64,7 +64,7 @@ try {
       // A LIST the proxy answers from its pods cache (the serving path, not the pass-through hop).
       ['LIST cached', `/api/v1/namespaces/${nsName(0)}/pods?resourceVersion=0`, false],
       ['PATCH', podPath, false],
-      ...(argv.includes('--watch-only') ? [['PATCH direct (proxy watches)', podPath, true] as const] : []),
+      ...(args['watch-only'] ? [['PATCH direct (proxy watches)', podPath, true] as const] : []),
     ] as const) {
       for (let rep = 1; rep <= reps; rep++) {
         for (const { cli, p } of proxies) {

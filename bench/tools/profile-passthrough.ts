@@ -14,18 +14,15 @@ import { fileURLToPath } from 'node:url';
 import { createUpstream } from '../../src/upstream/connection.ts';
 import { startFixture } from '../../test/fixture/index.ts';
 import { passthroughScenario, startKubectlProxy } from '../scenarios/passthrough.ts';
+import { toolArgs } from '../support/args.ts';
 import { pin } from '../support/proc.ts';
 import { startProxy } from '../support/proxy-process.ts';
 import { RowFailures } from '../support/rows.ts';
 import { nsName, podName, seedPods } from '../support/seed.ts';
 
-const argv = process.argv.slice(2);
-const opt = (name: string, d: number) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(argv[i + 1]) : d;
-};
+const args = toolArgs({ numbers: { connections: 1, seconds: 2, reps: 3 }, flags: ['no-prof'] });
 const log = (m: string) => process.stderr.write(`${m}\n`);
-const prof = !argv.includes('--no-prof');
+const prof = !args['no-prof'];
 const profDir = mkdtempSync(join(tmpdir(), 'kcp-pass-prof-'));
 if (prof) process.env.KCP_BENCH_CPU_PROF = profDir;
 
@@ -48,9 +45,9 @@ try {
       configMapPath: `/api/v1/namespaces/${nsName(0)}/configmaps/bench-passthrough`,
       podPath: `/api/v1/namespaces/${nsName(0)}/pods/${podName(0)}`,
       cpu: '1',
-      connections: opt('connections', 1),
-      durationS: opt('seconds', 2),
-      reps: opt('reps', 3),
+      connections: args.connections,
+      durationS: args.seconds,
+      reps: args.reps,
       log,
       failures,
     });

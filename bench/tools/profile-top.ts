@@ -4,6 +4,7 @@
  *   node bench/tools/profile-top.ts FILE.cpuprofile [N=20]
  */
 import { readFileSync } from 'node:fs';
+import { toolArgs } from '../support/args.ts';
 
 interface ProfileNode {
   id: number;
@@ -16,7 +17,7 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const [file, n = '20'] = process.argv.slice(2);
+const [file, n = '20'] = toolArgs({}).positionals;
 if (!file) throw new Error('usage: profile-top.ts FILE.cpuprofile [N]');
 const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(p.nodes.map((x) => [x.id, x]));

@@ -15,23 +15,17 @@ import { Agent, request } from 'undici';
 import { startFixture } from '../../test/fixture/index.ts';
 import { prng } from '../../test/support/prng.ts';
 import { randomResourcePath } from '../../test/support/random-paths.ts';
+import { toolArgs, words } from '../support/args.ts';
 import { pin, rssBytes } from '../support/proc.ts';
 import { startProxy } from '../support/proxy-process.ts';
 
-const argv = process.argv.slice(2);
-const opt = (name: string, d: number) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(argv[i + 1]) : d;
-};
-const extraArgs = argv.flatMap((a, i) =>
-  a === '--extra-args' ? argv[i + 1]!.split(' ').filter(Boolean) : [],
-);
-const env = Object.fromEntries(
-  argv.flatMap((a, i) => (a === '--env' ? [argv[i + 1]!.split('=', 2) as [string, string]] : [])),
-);
-const n = opt('n', 45_000);
-const every = opt('every', 5_000);
-const concurrency = opt('concurrency', 32);
+const args = toolArgs({
+  numbers: { n: 45_000, every: 5_000, concurrency: 32 },
+  lists: ['extra-args', 'env'],
+});
+const extraArgs = words(args['extra-args']);
+const env = Object.fromEntries(args.env.map((kv) => kv.split('=', 2) as [string, string]));
+const { n, every, concurrency } = args;
 const MB = 1024 * 1024;
 const mb = (b: number) => (b / MB).toFixed(1);
 

@@ -24,20 +24,19 @@ import {
   RawWatchStatusError,
   rawWatchEvents,
 } from '../../test/support/raw-watch.ts';
+import { toolArgs } from '../support/args.ts';
 import { pin, round, rssBytes } from '../support/proc.ts';
 import { startProxy } from '../support/proxy-process.ts';
 
-const argv = process.argv.slice(2);
-const opt = (name: string, d: number) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(argv[i + 1]) : d;
-};
-const WATCHERS = opt('watchers', 10);
-const STALL_MS = opt('stall-s', 30) * 1000;
-const RATE = opt('rate', 100);
-const OBJECTS = opt('objects', 200);
-const KIB = opt('kib', 3);
-const WRITES = opt('writes', 0);
+const args = toolArgs({
+  numbers: { watchers: 10, 'stall-s': 30, rate: 100, objects: 200, kib: 3, writes: 0 },
+});
+const WATCHERS = args.watchers;
+const STALL_MS = args['stall-s'] * 1000;
+const RATE = args.rate;
+const OBJECTS = args.objects;
+const KIB = args.kib;
+const WRITES = args.writes;
 const NS = 'kcp-slow-client';
 const log = (m: string) => process.stderr.write(`${m}\n`);
 

@@ -20,19 +20,13 @@
 import { request } from 'undici';
 import { createUpstream } from '../../src/upstream/connection.ts';
 import { startFixture } from '../../test/fixture/index.ts';
+import { toolArgs, words } from '../support/args.ts';
 import { pin, round } from '../support/proc.ts';
 import { startProxy } from '../support/proxy-process.ts';
 
-const argv = process.argv.slice(2);
-const opt = (name: string, d: number) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(argv[i + 1]) : d;
-};
-const extraArgs = argv.flatMap((a, i) =>
-  a === '--extra-args' ? argv[i + 1]!.split(' ').filter(Boolean) : [],
-);
-const n = opt('n', 10);
-const k = opt('informers', 4);
+const args = toolArgs({ numbers: { n: 10, informers: 4 }, lists: ['extra-args'] });
+const extraArgs = words(args['extra-args']);
+const { n, informers: k } = args;
 /** Give up on one write after this long, ms (the apiserver's bookmark period is about a minute). */
 const WAIT_LIMIT_MS = 130_000;
 /** The apiserver's bookmark period (`cacher.go` `defaultBookmarkFrequency`), ms. */

@@ -19,6 +19,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startFixture } from '../../test/fixture/index.ts';
 import { median } from '../scenarios/passthrough.ts';
+import { toolArgs, words } from '../support/args.ts';
 import { measureProxy } from '../support/memory.ts';
 import { round } from '../support/proc.ts';
 import { DIST_CLI, DIST_MODULES_CLI } from '../support/proxy-process.ts';
@@ -168,25 +169,27 @@ export async function idleRss(
 }
 
 if (import.meta.main) {
-  const argv = process.argv.slice(2);
-  const i = argv.indexOf('--runs');
-  const runs = i >= 0 ? Number(argv[i + 1]) : 3;
-  const rows = await startupRss(runs);
-  if (argv.includes('--idle')) {
-    const j = argv.indexOf('--node-options');
+  const args = toolArgs({
+    numbers: { runs: 3 },
     // --cpu LIST: the CLI's taskset (default both cores; the bench's memory rows pin it to one).
-    const k = argv.indexOf('--cpu');
-    const nodeOptions = j >= 0 ? argv[j + 1]!.split(' ').filter(Boolean) : [];
+    strings: { cpu: '0-1' },
+    lists: ['node-options'],
+    flags: ['idle', 'modules', 'json'],
+  });
+  const { runs } = args;
+  const rows = await startupRss(runs);
+  if (args.idle) {
+    const nodeOptions = words(args['node-options']);
     // --modules: also the unbundled tree (dist/src/cli.js), interleaved with the bundle.
-    const clis = argv.includes('--modules') ? [DIST_MODULES_CLI, DIST_CLI] : [DIST_CLI];
+    const clis = args.modules ? [DIST_MODULES_CLI, DIST_CLI] : [DIST_CLI];
     const linked = rows.at(-1)!.rssMiB;
     for (const cli of clis) {
-      const idle = await idleRss(runs, nodeOptions, cli, k >= 0 ? argv[k + 1]! : '0-1');
+      const idle = await idleRss(runs, nodeOptions, cli, args.cpu!);
       idle.deltaMiB = round(idle.rssMiB - linked, 1);
       rows.push(idle);
     }
   }
-  if (argv.includes('--json')) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+  if (args.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else {
     process.stdout.write(
       '| stage | RSS MiB (2 s) | + MiB | heapUsed MiB | RSS after GC | heapUsed after GC |\n',

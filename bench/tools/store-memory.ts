@@ -18,12 +18,13 @@ import type { KubeObject } from '../../src/apimachinery/object.ts';
 import { everythingFields, everythingLabels } from '../../src/apimachinery/selectors.ts';
 import { encodeList } from '../../src/cache/encoding.ts';
 import { WatchCache } from '../../src/cache/watch-cache.ts';
+import { toolArgs } from '../support/args.ts';
 import { heapClasses } from './heap-classes.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-const [kind = 'configmaps', nArg = '100000', snapshot] = process.argv.slice(2);
+const [kind = 'configmaps', nArg = '100000', snapshot] = toolArgs({}).positionals;
 const n = Number(nArg);
 const NS = 'bench-cm-k2x7q';
 

@@ -11,11 +11,11 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createUpstream } from '../../src/upstream/connection.ts';
 import { startFixture } from '../../test/fixture/index.ts';
+import { toolArgs } from '../support/args.ts';
 import { seedConfigMaps } from '../support/sync-support.ts';
 
-const ns = process.argv
-  .slice(2)
-  .map(Number)
+const ns = toolArgs({})
+  .positionals.map(Number)
   .filter((n) => n > 0);
 const sizes = ns.length > 0 ? ns : [5000];
 const modes = ['watch-list', 'list', 'list-etcd'] as const;
