@@ -8,19 +8,17 @@
  * of that CA.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { connect } from 'node:tls';
-import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
+import { type CertFiles, mintCa, signCertificate } from '../fixture/certs.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { type CliProcess, spawnProxyCli } from '../support/proxy.ts';
-
-const run = promisify(execFile);
+import { SecretVolume } from '../support/secret-volume.ts';
 
 describe('certificate rotation (--tls-cert-file, --tls-private-key-file, --client-ca-file)', () => {
   let f: Fixture;
@@ -29,51 +27,21 @@ describe('certificate rotation (--tls-cert-file, --tls-private-key-file, --clien
   let url: URL;
   let ops: string;
   let agent: Agent;
-  let version = 0;
+  /** The mounted Secret the proxy reads its certificates from. */
+  let mount: SecretVolume;
+  /** The fixture's CA, which signs the rotated pairs. */
+  const fixtureCa = (): CertFiles => ({ cert: join(f.dir, 'ca.crt'), key: join(f.dir, 'ca.key') });
 
-  const openssl = (args: string[]) => run('openssl', args, { cwd: dir });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-
-  /** A serving pair signed by the fixture CA (SAN 127.0.0.1, localhost), valid `days`. */
-  async function servingPair(name: string, days: number): Promise<{ cert: string; key: string }> {
-    await writeFile(
-      join(dir, `${name}.ext`),
-      'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n',
-    );
-    await openssl(['req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`]);
-    await openssl([
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      join(f.dir, 'ca.crt'),
-      '-CAkey',
-      join(f.dir, 'ca.key'),
-      '-CAcreateserial',
-      '-CAserial',
-      join(dir, 'ca.srl'),
-      '-out',
-      `${name}.crt`,
-      '-days',
-      String(days),
-      '-extfile',
-      `${name}.ext`,
-    ]);
-    return {
-      cert: await readFile(join(dir, `${name}.crt`), 'utf8'),
-      key: await readFile(join(dir, `${name}.key`), 'utf8'),
-    };
-  }
-
-  /** Publishes files as kubelet does for a Secret volume: a new `..data` directory, swapped atomically. */
-  async function publish(files: Record<string, string>): Promise<void> {
-    version++;
-    const v = join(dir, 'mount', `..v${version}`);
-    await mkdir(v, { recursive: true });
-    for (const [name, content] of Object.entries(files)) await writeFile(join(v, name), content);
-    await symlink(`..v${version}`, join(dir, 'mount', '..data_tmp'));
-    await rename(join(dir, 'mount', '..data_tmp'), join(dir, 'mount', '..data'));
+  /** A pair signed by `ca` (default the fixture CA), valid `days`, as PEM text. */
+  async function pair(
+    name: string,
+    usage: 'server' | 'client',
+    days: number,
+    ca = fixtureCa(),
+  ): Promise<{ cert: string; key: string }> {
+    const subject = usage === 'server' ? `/CN=${name}` : `/O=system:masters/CN=${name}`;
+    const p = await signCertificate(dir, { name, subject, ca, usage, days });
+    return { cert: await readFile(p.cert, 'utf8'), key: await readFile(p.key, 'utf8') };
   }
 
   /** CN of the certificate a NEW TLS connection to the proxy gets. */
@@ -95,12 +63,11 @@ describe('certificate rotation (--tls-cert-file, --tls-private-key-file, --clien
   before(async () => {
     f = await sharedFixture();
     dir = await mkdtemp(join(tmpdir(), 'kcp-rotation-'));
-    const first = await servingPair('kcp-serving-1', 3650);
+    const first = await pair('kcp-serving-1', 'server', 3650);
     files = { 'tls.crt': first.cert, 'tls.key': first.key, 'ca.crt': f.caPem };
-    await mkdir(join(dir, 'mount'));
-    await publish(files);
-    for (const n of ['tls.crt', 'tls.key', 'ca.crt']) await symlink(join('..data', n), join(dir, 'mount', n));
-    const m = (n: string) => join(dir, 'mount', n);
+    mount = new SecretVolume(join(dir, 'mount'));
+    await mount.publish(files);
+    const m = (n: string) => mount.path(n);
     proxy = spawnProxyCli([
       '--kubeconfig',
       f.kubeconfigs.adminToken,
@@ -166,8 +133,8 @@ describe('certificate rotation (--tls-cert-file, --tls-private-key-file, --clien
       for await (const chunk of watch.body) seen += String(chunk);
     })().catch(() => {});
 
-    const second = await servingPair('kcp-serving-2', 30);
-    await publish({ ...files, 'tls.crt': second.cert, 'tls.key': second.key });
+    const second = await pair('kcp-serving-2', 'server', 30);
+    await mount.publish({ ...files, 'tls.crt': second.cert, 'tls.key': second.key });
     await eventually('a new connection gets the rotated certificate', 20_000, async () =>
       (await servedCN()) === 'kcp-serving-2' ? true : undefined,
     );
@@ -190,10 +157,10 @@ describe('certificate rotation (--tls-cert-file, --tls-private-key-file, --clien
 
   test('a malformed new pair keeps the one in use and logs why, naming the file', async () => {
     const before = await servedCN();
-    const third = await servingPair('kcp-serving-3', 30);
+    const third = await pair('kcp-serving-3', 'server', 30);
     // A key of another pair: both files parse, they do not match.
-    await publish({ ...files, 'tls.crt': third.cert });
-    const keyFile = join(dir, 'mount', 'tls.key');
+    await mount.publish({ ...files, 'tls.crt': third.cert });
+    const keyFile = mount.path('tls.key');
     await eventually('the refusal is logged', 20_000, async () =>
       proxy
         .logs()
@@ -202,12 +169,12 @@ describe('certificate rotation (--tls-cert-file, --tls-private-key-file, --clien
             typeof l.msg === 'string' &&
             l.msg.startsWith('serving certificate not reloaded, the one in use is kept:') &&
             l.msg.includes(
-              `${keyFile}: private key does not match the certificate in ${join(dir, 'mount', 'tls.crt')}`,
+              `${keyFile}: private key does not match the certificate in ${mount.path('tls.crt')}`,
             ),
         ),
     );
     assert.equal(await servedCN(), before);
-    await publish({
+    await mount.publish({
       ...files,
       'tls.crt': '-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n',
     });
@@ -217,7 +184,7 @@ describe('certificate rotation (--tls-cert-file, --tls-private-key-file, --clien
         .find(
           (l) =>
             typeof l.msg === 'string' &&
-            l.msg.includes(`${join(dir, 'mount', 'tls.crt')}: certificate 1 does not parse`),
+            l.msg.includes(`${mount.path('tls.crt')}: certificate 1 does not parse`),
         ),
     );
     assert.equal(await servedCN(), before);
@@ -225,57 +192,24 @@ describe('certificate rotation (--tls-cert-file, --tls-private-key-file, --clien
       .logs()
       .filter((l) => typeof l.msg === 'string' && l.msg.startsWith('serving certificate not reloaded'));
     assert.equal(warnLines.length, 2, 'each bad state logged once, not every re-read');
-    await publish(files);
+    await mount.publish(files);
   });
 
   test('a client CA bundle that gains a CA admits a client certificate of that CA', async () => {
-    await openssl([
-      'req',
-      '-x509',
-      ...ec,
-      '-keyout',
-      'ca2.key',
-      '-out',
-      'ca2.crt',
-      '-days',
-      '30',
-      '-subj',
-      '/CN=kcp-rotated-ca',
-    ]);
-    await writeFile(join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
-    await openssl([
-      'req',
-      ...ec,
-      '-keyout',
-      'user2.key',
-      '-out',
-      'user2.csr',
-      '-subj',
-      '/O=system:masters/CN=kcp-rotated-user',
-    ]);
-    await openssl([
-      'x509',
-      '-req',
-      '-in',
-      'user2.csr',
-      '-CA',
-      'ca2.crt',
-      '-CAkey',
-      'ca2.key',
-      '-CAcreateserial',
-      '-out',
-      'user2.crt',
-      '-days',
-      '30',
-      '-extfile',
-      'client.ext',
-    ]);
+    const ca2 = await mintCa(dir, 'ca2', '/CN=kcp-rotated-ca', 30);
+    const user2 = await signCertificate(dir, {
+      name: 'user2',
+      subject: '/O=system:masters/CN=kcp-rotated-user',
+      ca: ca2,
+      usage: 'client',
+      days: 30,
+    });
     const clientAgent = new Agent({
       connect: {
         ca: f.caPem,
         servername: 'localhost',
-        cert: await readFile(join(dir, 'user2.crt')),
-        key: await readFile(join(dir, 'user2.key')),
+        cert: await readFile(user2.cert),
+        key: await readFile(user2.key),
       },
       // A new TLS handshake per request: the CA is checked at the handshake.
       pipelining: 0,
@@ -290,9 +224,9 @@ describe('certificate rotation (--tls-cert-file, --tls-private-key-file, --clien
         return r.statusCode;
       };
       assert.equal(await get(), 401, 'a certificate of an unknown CA is not authenticated');
-      await publish({
+      await mount.publish({
         ...files,
-        'ca.crt': `${f.caPem.trimEnd()}\n${await readFile(join(dir, 'ca2.crt'), 'utf8')}`,
+        'ca.crt': `${f.caPem.trimEnd()}\n${await readFile(ca2.cert, 'utf8')}`,
       });
       await eventually('the new CA admits its client certificate', 20_000, async () =>
         (await get()) === 200 ? true : undefined,
@@ -303,43 +237,11 @@ describe('certificate rotation (--tls-cert-file, --tls-private-key-file, --clien
   });
   test("the proxy's own upstream client certificate files: new connections present the rotated one, the cache keeps streaming", async () => {
     const clientPair = async (name: string) => {
-      await writeFile(join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
-      await openssl([
-        'req',
-        ...ec,
-        '-keyout',
-        `${name}.key`,
-        '-out',
-        `${name}.csr`,
-        '-subj',
-        `/O=system:masters/CN=${name}`,
-      ]);
-      await openssl([
-        'x509',
-        '-req',
-        '-in',
-        `${name}.csr`,
-        '-CA',
-        join(f.dir, 'ca.crt'),
-        '-CAkey',
-        join(f.dir, 'ca.key'),
-        '-CAserial',
-        join(dir, 'ca.srl'),
-        '-out',
-        `${name}.crt`,
-        '-days',
-        '30',
-        '-extfile',
-        'client.ext',
-      ]);
-      return {
-        'client.crt': await readFile(join(dir, `${name}.crt`), 'utf8'),
-        'client.key': await readFile(join(dir, `${name}.key`), 'utf8'),
-      };
+      const p = await pair(name, 'client', 30);
+      return { 'client.crt': p.cert, 'client.key': p.key };
     };
     files = { ...files, ...(await clientPair('kcp-upstream-1')) };
-    await publish(files);
-    for (const n of ['client.crt', 'client.key']) await symlink(join('..data', n), join(dir, 'mount', n));
+    await mount.publish(files);
     const kc = join(dir, 'client-cert.kubeconfig');
     await writeFile(
       kc,
@@ -353,8 +255,8 @@ describe('certificate rotation (--tls-cert-file, --tls-private-key-file, --clien
           {
             name: 'u',
             user: {
-              'client-certificate': join(dir, 'mount', 'client.crt'),
-              'client-key': join(dir, 'mount', 'client.key'),
+              'client-certificate': mount.path('client.crt'),
+              'client-key': mount.path('client.key'),
             },
           },
         ],
@@ -394,7 +296,7 @@ describe('certificate rotation (--tls-cert-file, --tls-private-key-file, --clien
       );
       assert.equal(await whoami(), 'kcp-upstream-1');
       files = { ...files, ...(await clientPair('kcp-upstream-2')) };
-      await publish(files);
+      await mount.publish(files);
       await eventually('new connections present the rotated certificate', 20_000, async () =>
         (await whoami()) === 'kcp-upstream-2' ? true : undefined,
       );

@@ -6,7 +6,6 @@
  * the ServiceAccount).
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -14,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { parse, parseAllDocuments, stringify } from 'yaml';
+import { mintCa, signCertificate } from '../fixture/certs.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { spawnProxyCli } from '../support/proxy.ts';
@@ -39,42 +39,17 @@ interface Rendered {
  * A serving CA and certificate the way an operator (or cert-manager) makes them, distinct from the
  * cluster's CA: files `ca.crt`, `tls.crt` (SAN IP:127.0.0.1, DNS:localhost), `tls.key` in `dir`.
  */
-function mintServingCert(dir: string): void {
+async function mintServingCert(dir: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
-  const ssl = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  ssl([
-    'req',
-    '-x509',
-    ...ec,
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=node-local-ca',
-  ]);
-  writeFileSync(join(dir, 'ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  ssl(['req', ...ec, '-keyout', 'tls.key', '-out', 'tls.csr', '-subj', '/CN=kube-cache-proxy-node-local']);
-  ssl([
-    'x509',
-    '-req',
-    '-in',
-    'tls.csr',
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'tls.crt',
-    '-days',
-    '1',
-    '-extfile',
-    'ext',
-  ]);
+  const ca = await mintCa(dir, 'ca', '/CN=node-local-ca', 1);
+  const tls = await signCertificate(dir, {
+    name: 'tls',
+    subject: '/CN=kube-cache-proxy-node-local',
+    ca,
+    usage: 'server',
+    days: 1,
+  });
+  assert.equal(tls.cert, join(dir, 'tls.crt'));
 }
 
 /** Expands `$(VAR)` the way the kubelet expands container args (`$$` is a literal `$`). */
@@ -419,7 +394,7 @@ describe('deploy/ manifests against the fixture apiserver', () => {
   it("node-local overlay: server-side dry-run clean with the operator's kubernetes.io/tls Secret; a Secret without tls.key is refused", async () => {
     const m = await render('overlays/node-local');
     const certs = join(mkdtempSync(join(tmp, 'certs-')), 'tls');
-    mintServingCert(certs);
+    await mintServingCert(certs);
     const secret = await tlsSecret(m.namespace, certs);
     assert.equal(secret.code, 0, secret.stderr);
     const dry = await dryRun(m, `${m.yaml}---\n${secret.stdout}`);
@@ -514,7 +489,7 @@ describe('deploy/ manifests against the fixture apiserver', () => {
     // The pod's files: the Secret's keys at the mount path, the proxy's ServiceAccount token.
     const root = mkdtempSync(join(tmp, 'node-'));
     const tlsDir = join(root, 'etc/kube-cache-proxy-tls');
-    mintServingCert(tlsDir);
+    await mintServingCert(tlsDir);
     const proxyKubeconfig = join(root, 'proxy.kubeconfig');
     writeFileSync(
       proxyKubeconfig,
