@@ -32,23 +32,11 @@ import { createLogger } from '../src/util/logger.ts';
 import { type Fixture, startFixture, writeKubeconfig } from '../test/fixture/index.ts';
 import { onParentExit } from '../test/fixture/parent-watch.ts';
 import { KWOK_NODE, type PodsFixture, startPodsFixture } from '../test/fixture/pods-fixture.ts';
+import { peopleFlags } from '../test/fixture/proxy-flags.ts';
 import { busyListenAddress } from './free-ports.ts';
 
 /** Proxy defaults of `npm start`; any of them can be overridden by an extra argument. */
 export const START_DEFAULTS = ['--resources', 'auto'];
-
-/** The flags of the mode for people (docs/design.md §4) on fixture `f`: TLS and `--delegated-auth`. */
-export function peopleFlags(f: Pick<Fixture, 'proxyTls' | 'clientCaFile'>): string[] {
-  return [
-    '--tls-cert-file',
-    f.proxyTls.certFile,
-    '--tls-private-key-file',
-    f.proxyTls.keyFile,
-    '--client-ca-file',
-    f.clientCaFile,
-    '--delegated-auth',
-  ];
-}
 
 /** `--pods`: the pods fixture (not a proxy flag). */
 export const PODS_FLAG = '--pods';

@@ -30,6 +30,7 @@ import { createParts, type ProxyParts, type RunningProxy, runProxy } from '../..
 import { buildServer } from '../../src/server/app.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { type Fixture, writeKubeconfig } from '../fixture/index.ts';
+import { peopleFlags, servingTlsFlags } from '../fixture/proxy-flags.ts';
 import { resourceInfo } from './resource-info.ts';
 
 const cliPath = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
@@ -88,18 +89,10 @@ export interface ProxyFlags {
   args?: string[];
 }
 
-/** The TLS and delegated-auth flags of `o` for fixture `f` (see {@link ProxyFlags.tls}). */
+/** The TLS and delegated-auth flags of `o` for fixture `f` (see {@link ProxyFlags.tls}); with both, `npm start`'s mode for people. */
 export function authFlags(f: Fixture, o: Pick<ProxyFlags, 'tls' | 'delegatedAuth'>): string[] {
-  if (!o.tls && !o.delegatedAuth) return [];
-  return [
-    '--tls-cert-file',
-    f.proxyTls.certFile,
-    '--tls-private-key-file',
-    f.proxyTls.keyFile,
-    '--client-ca-file',
-    f.clientCaFile,
-    ...(o.delegatedAuth ? ['--delegated-auth'] : []),
-  ];
+  if (o.delegatedAuth) return peopleFlags(f);
+  return o.tls ? servingTlsFlags(f) : [];
 }
 
 /** `run: 'in-process'` (the default). */
