@@ -23,7 +23,8 @@ describe('deploy/base', () => {
     assert.ok(sidecar.args.includes('--ops-listen=0.0.0.0:8081'));
     assert.deepEqual(sidecar.ports, [{ name: 'ops', containerPort: 8081 }]);
     assert.equal(sidecar.livenessProbe.httpGet.path, '/livez');
-    assert.equal(sidecar.readinessProbe.httpGet.path, '/readyz');
+    // Startup waits for the apiserver; readiness does not follow its outages (docs/operations.md).
+    assert.equal(sidecar.readinessProbe.httpGet.path, '/readyz?exclude=upstream');
     assert.equal(sidecar.startupProbe.httpGet.path, '/readyz');
     for (const p of ['livenessProbe', 'readinessProbe', 'startupProbe'])
       assert.equal(sidecar[p].httpGet.port, 'ops');
@@ -131,7 +132,7 @@ describe('deploy/overlays/node-local', () => {
       { name: 'ops', containerPort: 6447 },
     ]);
     assert.equal(proxy.livenessProbe.httpGet.path, '/livez');
-    assert.equal(proxy.readinessProbe.httpGet.path, '/readyz');
+    assert.equal(proxy.readinessProbe.httpGet.path, '/readyz?exclude=upstream');
     assert.equal(proxy.startupProbe.httpGet.path, '/readyz');
     for (const p of ['livenessProbe', 'readinessProbe', 'startupProbe'])
       assert.equal(proxy[p].httpGet.port, 'ops');
@@ -231,6 +232,11 @@ describe('deploy/overlays/pool and deploy/helm/kube-cache-proxy', () => {
       load('overlays/pool/service.yaml').spec.selector['app.kubernetes.io/name'],
       'kube-cache-proxy-pool',
     );
+    // An apiserver outage is every replica's: it must not empty the Service (docs/operations.md).
+    const pool = d.spec.template.spec.containers[0];
+    assert.equal(pool.startupProbe.httpGet.path, '/readyz');
+    assert.equal(pool.readinessProbe.httpGet.path, '/readyz?exclude=upstream');
+    assert.equal(pool.livenessProbe.httpGet.path, '/livez');
   });
 
   it("the chart's version and appVersion are the package's, and its default image tag the kustomizations'", () => {

@@ -74,7 +74,11 @@ securityContext:
     drop: ["ALL"]
 {{- end -}}
 
-{{/* The proxy's probes on the ops port: startup and readiness /readyz, liveness /livez. */}}
+{{/*
+The proxy's probes on the ops port: startup /readyz (synced, and the apiserver reachable with the
+proxy's credentials), readiness /readyz?exclude=upstream (an apiserver outage, shared by every
+replica, does not take the pods out of their Services while the cache answers), liveness /livez.
+*/}}
 {{- define "kcp.probes" -}}
 startupProbe:
   httpGet:
@@ -91,7 +95,7 @@ livenessProbe:
   failureThreshold: 3
 readinessProbe:
   httpGet:
-    path: /readyz
+    path: /readyz?exclude=upstream
     port: ops
   periodSeconds: 5
   failureThreshold: 2
