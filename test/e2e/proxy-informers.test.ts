@@ -218,12 +218,12 @@ describe('client-go informers through the proxy vs direct', () => {
       await proxy.stop();
       proxyStopped = true;
       // Stopping the proxy ends its one watch: the completed-WATCH counter moves by exactly 1.
-      let m4 = '';
-      for (let i = 0; i < 100; i++) {
-        m4 = await metrics();
-        if (open(m4) === open(m0)) break;
-        await new Promise((res) => setTimeout(res, 50));
-      }
+      // The apiserver counts it once it saw the connection close: wait for that (this polled for
+      // a fixed 5 s, short on a loaded machine), then compare.
+      const m4 = await eventually('the proxy watch ended at the apiserver', 60_000, async () => {
+        const m = await metrics();
+        return open(m) === open(m0) ? m : undefined;
+      });
       assert.equal(open(m4) - open(m0), 0);
       assert.equal(done(m4, 'WATCH') - done(m0, 'WATCH'), 1);
     } finally {
