@@ -5,7 +5,7 @@
  */
 import { type Difference, differences, passed, type Row, rows } from './compare.ts';
 import type { SpecResult } from './junit.ts';
-import { MODES, type Mode } from './runner.ts';
+import { LISTED_RESOURCES, MODES, type Mode } from './runner.ts';
 import type { SkipFamily } from './skips.ts';
 
 /** What a report page says about how its runs were made. */
@@ -14,6 +14,8 @@ export interface ReportMeta {
   version: string;
   seed: number;
   focus: string;
+  /** Shown instead of the focus expression when set (a named list, whose specs the table lists). */
+  focusLabel?: string;
   /** The `--ginkgo.skip` given besides the families (or ''). */
   extraSkip: string;
   /** ISO date of the run. */
@@ -68,7 +70,7 @@ function totals(
     const res =
       m === 'direct' ? '—' : String(diffs.filter((d) => d.mode === m && d.kind === 'result').length);
     const slow = m === 'direct' ? '—' : String(diffs.filter((d) => d.mode === m && d.kind === 'time').length);
-    const how = MODES[m].describe.replace('$LISTED', 'the `listed` list');
+    const how = MODES[m].describe.replace('$LISTED', LISTED_RESOURCES);
     out.push(
       `| ${m} | ${how} | ${cells.length} | ${ok} | ${failed} | ${res} | ${slow} | ${health[m] ?? '—'} |`,
     );
@@ -118,7 +120,7 @@ export function renderReport(
     `| date | ${meta.date} |`,
     `| commit | ${meta.commit} |`,
     `| seed | ${meta.seed} |`,
-    `| focus | \`${esc(meta.focus)}\` |`,
+    `| focus | ${meta.focusLabel ?? `\`${esc(meta.focus)}\``} |`,
     `| skip | the families below${meta.extraSkip ? `, and \`${esc(meta.extraSkip)}\`` : ''} |`,
     `| feature gates | ${meta.featureGates || `the defaults of kube-apiserver ${meta.version} (none set)`} |`,
     `| runs per mode | ${meta.repeat} (durations are medians) |`,
