@@ -337,6 +337,9 @@ export class CachedResource {
           : {}),
       });
       this.#cache = cache;
+      // Served BEFORE its reflector lists (`#run` builds the sink first): read-your-writes
+      // tracks a write answered from now on (`tracked-answers.ts`), and one answered before is
+      // in the first snapshot, so a read right after a write never sees the cache without it.
       if (!this.#ac.signal.aborted) {
         this.#served = true;
         this.#o.serving.serve(cache);

@@ -4,8 +4,10 @@
  * {@link AnswerTee} (`TeeDispatchOptions.answerTee`) has its successful (2xx) answer's first
  * bytes held back and handed to the tee BEFORE the handler below sees any of them, so what the
  * tee records (a write's RV, the RV a read showed its client) holds when the client reads on.
- * Requests without a tee pass untouched; a tee that throws fails the request (the handler sees
- * the error as `onResponseError`).
+ * Whether the answer is wanted at all is asked when its status line arrives
+ * ({@link AnswerTee.wanted}), not when the request was sent: a cache may start serving the
+ * resource in between. Requests without a tee, and answers not wanted, pass untouched; a tee
+ * that throws fails the request (the handler sees the error as `onResponseError`).
  */
 import type { Dispatcher } from 'undici';
 import type { AnswerHeaders } from './answer-meta.ts';
@@ -20,6 +22,12 @@ export const READ_PREFIX_BYTES = 64 * 1024;
 export interface AnswerTee {
   /** How many bytes to hold back at most. */
   maxBytes: number;
+  /**
+   * Asked once, when a 2xx answer's status line arrives (the upstream has done the request by
+   * then): false lets the answer pass untouched, nothing held and {@link onAnswer} not called.
+   * Absent: always wanted.
+   */
+  wanted?(): boolean;
   /** `complete`: `body` is the whole answer (else its first `maxBytes` or more). May throw. */
   onAnswer(body: Buffer, complete: boolean, headers: AnswerHeaders): void;
 }
@@ -92,7 +100,7 @@ class TeeHandler implements Dispatcher.DispatchHandler {
     message: string,
   ): void {
     // Interim 1xx answers are not the response.
-    if (status >= 200 && status < 300) {
+    if (status >= 200 && status < 300 && (this.#tee.wanted?.() ?? true)) {
       this.#holding = true;
       this.#headers = {
         contentType: headerValue(headers['content-type']),

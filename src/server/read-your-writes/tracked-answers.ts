@@ -31,10 +31,16 @@ export interface TrackedRequest {
 
 /**
  * The tee of a request passed upstream (`answer-tee.ts`), for writes and short reads of a
- * resource whose writes the cache can see (`CacheRegistry.tracksWritesTo`); undefined for any
- * other request. A write's answer records its effect (its RV, or a delete to see gone); a
- * read's answer the RV its client was shown, or makes the resource blind when that cannot be
- * read (`write-tracker.ts`).
+ * resource path; undefined for any other request. Its answer is read only when, as the answer
+ * arrives, a cache can see the resource's writes (`CacheRegistry.tracksWritesTo`, the tee's
+ * `wanted`): a cache started while the request was in flight (on demand, or a configured
+ * resource discovered late) is registered before its reflector lists, so a write answered
+ * before that is in the cache's first snapshot, and one answered after is tracked here (deciding
+ * when the request was sent left the second kind untracked: a GET right after a PATCH was
+ * answered from the new cache without the PATCH). What is tracked is bounded by the registered
+ * caches. A write's answer records its effect (its RV, or a delete to see gone); a read's answer
+ * the RV its client was shown, or makes the resource blind when that cannot be read
+ * (`write-tracker.ts`).
  */
 export function answerTeeFor(
   registry: CacheRegistry,
@@ -43,13 +49,15 @@ export function answerTeeFor(
   x: TrackedRequest,
 ): AnswerTee | undefined {
   const info = x.info;
-  if (!info || !registry.tracksWritesTo(info.group, info.resource, info.namespace)) return undefined;
+  if (!info) return undefined;
   const key = writeKey(info.group, info.resource);
+  const wanted = () => registry.tracksWritesTo(info.group, info.resource, info.namespace);
   if (WRITE_METHODS.has(x.method)) {
     // A server-side dry run persists nothing (its answer has no resourceVersion): not a write.
     if (x.query.has('dryRun')) return undefined;
     return {
       maxBytes: MAX_TEE_BYTES,
+      wanted,
       onAnswer: (body, complete, headers) => {
         const meta = answerMeta(body, headers, complete);
         // A scoped cache never sees writes outside its scope: waiting for them would stall.
@@ -65,6 +73,7 @@ export function answerTeeFor(
   if (x.method !== 'GET' || x.longRunning || info.subresource !== undefined) return undefined;
   return {
     maxBytes: READ_PREFIX_BYTES,
+    wanted,
     onAnswer: (body, complete, headers) => {
       const meta = answerMeta(body, headers, complete);
       if (x.reason === 'outside-scope') {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SpecResult } from '../../conformance/junit.ts';
 import { KNOWN_DIFFERENCES, renderReport, totalsSentence } from '../../conformance/report.ts';
+import { LISTED_RESOURCES } from '../../conformance/runner.ts';
 import { SKIP_FAMILIES } from '../../conformance/skips.ts';
 import { tableRows } from '../../support/markdown.ts';
 
@@ -67,12 +68,33 @@ describe('docs/conformance.md rendering', () => {
       md,
       /- \*\*sidecar\*\*: .*API chunking.*passed direct \(70\.0 s\), failed through the proxy \(600\.0 s\)\./,
     );
-    assert.match(md, /known: the proxy answers a continue token/);
+    assert.match(md, /fixed since this difference was found: the proxy answered a continue token/);
     assert.match(md, /Failure: `Expected`/);
     assert.ok(
       cells.some((r) => r[0] === '[sig-a] w \\| x' && r[1] === 'passed 2.0 s' && r[2] === 'passed 3.0 s'),
     );
     assert.equal(cells.filter((r) => r[0] === 'admission webhooks').length, 1);
+  });
+
+  it('a named list is shown by its label instead of its focus expression; the listed mode names its resources', () => {
+    const page = renderReport(
+      { ...meta, focusLabel: 'the CI list, `test/conformance/ci-subset.ts` (22 specs, each a row below)' },
+      { direct: runs.direct, listed: runs.sidecar },
+      SKIP_FAMILIES,
+    );
+    const rowsOf = tableRows(page);
+    assert.ok(
+      rowsOf.some(
+        (r) =>
+          r[0] === 'focus' &&
+          r[1] === 'the CI list, `test/conformance/ci-subset.ts` (22 specs, each a row below)',
+      ),
+    );
+    const listed = rowsOf.find((r) => r[0] === 'listed')!;
+    assert.equal(
+      listed[1],
+      `loopback plain HTTP, a configured resource list (\`--resources=${LISTED_RESOURCES}\`)`,
+    );
   });
 
   it('the totals sentence', () => {

@@ -36,8 +36,20 @@ describe('the answer tee (read-your-writes): an undici dispatch interceptor', ()
   let server: Server;
   let origin: string;
   const big = Buffer.alloc(100_000, 'x');
+  /** `/held` is answered only when the test calls this (set once the request arrived). */
+  let releaseHeld: (() => void) | undefined;
+  let heldArrived: Promise<void> = Promise.resolve();
+  let heldArrivedResolve: () => void = () => {};
   before(async () => {
     server = createServer((req, res) => {
+      if (req.url === '/held') {
+        releaseHeld = () =>
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end('{"metadata":{"resourceVersion":"9"}}');
+        heldArrivedResolve();
+        return;
+      }
       if (req.url === '/missing') {
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"kind":"Status"}');
         return;
@@ -89,6 +101,44 @@ describe('the answer tee (read-your-writes): an undici dispatch interceptor', ()
       }
     });
   }
+
+  it('issue 28: whether the answer is wanted is asked when its status line arrives, not when the request was sent (a cache may start serving meanwhile)', async () => {
+    const agent = new Agent();
+    try {
+      for (const wantedAtAnswer of [true, false]) {
+        heldArrived = new Promise((r) => {
+          heldArrivedResolve = r;
+        });
+        let tracked = false;
+        const asked: boolean[] = [];
+        const seen: string[] = [];
+        const tee: AnswerTee = {
+          maxBytes: 1024,
+          wanted: () => {
+            asked.push(tracked);
+            return tracked;
+          },
+          onAnswer: (body) => seen.push(`tee ${body.toString()}`),
+        };
+        const done = run(teeAnswers(agent), origin, '/held', tee, seen);
+        await heldArrived;
+        assert.deepEqual(asked, [], 'not asked while the upstream works on the request');
+        // The cache is registered (or not) while the request is in flight.
+        tracked = wantedAtAnswer;
+        releaseHeld!();
+        await done;
+        assert.deepEqual(asked, [wantedAtAnswer], 'asked once, at the status line');
+        assert.deepEqual(
+          seen,
+          wantedAtAnswer
+            ? ['start 200', 'tee {"metadata":{"resourceVersion":"9"}}', 'data 36', 'end']
+            : ['start 200', 'data 36', 'end'],
+        );
+      }
+    } finally {
+      await agent.close();
+    }
+  });
 
   it('a tee that throws fails the request once; the handler sees no byte', async () => {
     const agent = new Agent();
