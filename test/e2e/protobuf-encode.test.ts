@@ -31,6 +31,7 @@ import {
 } from '../../src/apimachinery/protobuf/envelope.ts';
 import { kindSpec } from '../../src/apimachinery/protobuf/schema.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { eventually } from '../support/eventually.ts';
 import { prng } from '../support/prng.ts';
 
 const PB = 'application/vnd.kubernetes.protobuf';
@@ -115,6 +116,7 @@ describe('issue 32: protobuf encoder byte for byte against the apiserver', () =>
     ns = await f.newNamespace('pbenc');
     await createObjects();
     await createFuzz();
+    await createCustom();
   });
   after(async () => {
     await agent.close();
@@ -163,6 +165,8 @@ describe('issue 32: protobuf encoder byte for byte against the apiserver', () =>
       securityContext: { runAsUser: 1000, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
     };
     const podSpec = {
+      serviceAccountName: 'sa',
+      automountServiceAccountToken: false,
       containers: [container],
       volumes: [
         { name: 'e', emptyDir: { sizeLimit: '64Mi' } },
@@ -175,7 +179,7 @@ describe('issue 32: protobuf encoder byte for byte against the apiserver', () =>
       ],
       tolerations: [{ key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 5 }],
       nodeSelector: { 'kubernetes.io/os': 'linux' },
-      activeDeadlineSeconds: 4294967295,
+      activeDeadlineSeconds: 2147483647,
       terminationGracePeriodSeconds: 0,
       affinity: {
         nodeAffinity: {
@@ -351,7 +355,7 @@ describe('issue 32: protobuf encoder byte for byte against the apiserver', () =>
       metadata: { name: 'lr' },
       spec: {
         limits: [
-          { type: 'Container', max: { cpu: '1e30' }, default: { memory: '1.5e3Mi' }, min: { cpu: '0.001' } },
+          { type: 'Container', max: { cpu: '1e30' }, default: { memory: '1500Mi' }, min: { cpu: '0.001' } },
         ],
       },
     });
@@ -362,6 +366,30 @@ describe('issue 32: protobuf encoder byte for byte against the apiserver', () =>
         { addresses: ['10.0.0.1'], conditions: { ready: true }, hints: { forZones: [{ name: 'z' }] } },
       ],
       ports: [{ name: 'a', port: 8080, protocol: 'TCP' }],
+    });
+  }
+
+  /** A CRD (its schema is raw JSON: declined) and a custom resource (no protobuf upstream). */
+  async function createCustom(): Promise<void> {
+    const group = `pb${Date.now().toString(36)}.example.com`;
+    const schema = { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } };
+    await create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      metadata: { name: `gadgets.${group}` },
+      spec: {
+        group,
+        names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
+        scope: 'Namespaced',
+        versions: [{ name: 'v1', served: true, storage: true, schema }],
+      },
+    });
+    await eventually('the custom resource can be created', 30_000, async () => {
+      const r = await post(`/apis/${group}/v1/namespaces/${ns}/gadgets`, {
+        apiVersion: `${group}/v1`,
+        kind: 'Gadget',
+        metadata: { name: 'g' },
+        spec: { n: 1 },
+      });
+      return r.status === 201 ? true : undefined;
     });
   }
 
@@ -432,7 +460,7 @@ describe('issue 32: protobuf encoder byte for byte against the apiserver', () =>
         metadata: { name: `fuzz-${i}` },
         spec: {
           hard: {
-            pods: pick(quantities),
+            'requests.storage': pick(quantities),
             'requests.memory': pick(quantities),
             'limits.cpu': pick(quantities),
           },

@@ -247,16 +247,26 @@ function writeCustom(w: BackwardWriter, spec: MessageSpec, v: Json | undefined, 
     }
     case FIELDS_V1: {
       if (v === undefined || v === null) return;
-      const raw = JSON.stringify(v);
-      if (!/^[\x20-\x7e]*$/.test(raw) || /[<>&\\]/.test(raw) || hasIndexKey(v))
-        throw new CannotEncode('fields-escaping', path);
-      w.string(raw);
+      if (hasIndexKey(v)) throw new CannotEncode('fields-escaping', path);
+      w.string(jsoniterJSON(v));
       w.tag(1, LEN);
       return;
     }
     default:
       throw new CannotEncode('raw-json', `${path}: ${spec.name}`);
   }
+}
+
+/**
+ * The compact JSON structured-merge-diff writes for a FieldsV1 (`fieldpath/serialize.go`:
+ * json-iterator's `Stream.WriteObjectField`/`WriteString`, `stream_str.go`
+ * `writeStringSlowPath`, which escapes no HTML): JS's `JSON.stringify` but for `\u0008` and
+ * `\u000c` where JS writes `\b` and `\f` (json-iterator shortens only `\n`, `\r`, `\t`).
+ */
+export function jsoniterJSON(v: unknown): string {
+  return JSON.stringify(v).replace(/\\(.)/g, (m, esc: string) =>
+    esc === 'b' ? '\\u0008' : esc === 'f' ? '\\u000c' : m,
+  );
 }
 
 /** An object key JS would reorder (an array index): the raw JSON's key order is lost. */

@@ -54,7 +54,10 @@ export interface MessageSpec {
   readonly fields: readonly FieldSpec[];
   /** The type marshals JSON its own way (see the module docstring); the encoder decides. */
   readonly custom: boolean;
-  /** JSON keys of this type's object, inline embedded structs' included. */
+  /**
+   * JSON keys of this type's object, inline embedded structs' included, and the keys of fields
+   * without a protobuf form (an embedded object's TypeMeta: `kind`, `apiVersion`), not written.
+   */
   readonly keys: ReadonlySet<string>;
 }
 
@@ -62,6 +65,7 @@ interface Table {
   modules: Record<string, string>;
   kinds: Record<string, string>;
   custom: Record<string, boolean>;
+  jsonOnly: Record<string, string[]>;
   types: Record<string, (string | number)[][]>;
 }
 
@@ -96,7 +100,7 @@ export function messageSpec(name: string): MessageSpec | undefined {
       valueNilable: flags.includes('n'),
     };
   });
-  const keys = new Set<string>();
+  const keys = new Set<string>(TABLE.jsonOnly[name] ?? []);
   const spec: MessageSpec = { name, fields, custom: TABLE.custom[name] === true, keys };
   compiled.set(name, spec);
   for (const f of fields) {

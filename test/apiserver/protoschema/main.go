@@ -54,14 +54,18 @@ type output struct {
 	Types map[string][][]any `json:"types"`
 	// Custom: type name → true for types with their own JSON form (json.Marshaler).
 	Custom map[string]bool `json:"custom"`
+	// JSONOnly: type name → JSON keys of fields without a protobuf tag (e.g. the inline
+	// TypeMeta's kind and apiVersion of an embedded PersistentVolumeClaim): not written.
+	JSONOnly map[string][]string `json:"jsonOnly"`
 }
 
 var (
 	out = output{
-		Modules: map[string]string{},
-		Kinds:   map[string]string{},
-		Types:   map[string][][]any{},
-		Custom:  map[string]bool{},
+		Modules:  map[string]string{},
+		Kinds:    map[string]string{},
+		Types:    map[string][][]any{},
+		Custom:   map[string]bool{},
+		JSONOnly: map[string][]string{},
 	}
 	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
 	sizedMarshal  = "MarshalToSizedBuffer"
@@ -146,13 +150,26 @@ func visit(t reflect.Type) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("protobuf")
-		if tag == "" {
+		if tag == "" || tag == "-" {
+			// Not in the protobuf form: its JSON keys are known, and not written.
+			jsonName, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch {
+			case jsonName == "-" || !f.IsExported():
+			case jsonName == "" && f.Anonymous && f.Type.Kind() == reflect.Struct:
+				for j := 0; j < f.Type.NumField(); j++ {
+					if sub := f.Type.Field(j); sub.IsExported() {
+						n, _, _ := strings.Cut(sub.Tag.Get("json"), ",")
+						out.JSONOnly[name] = append(out.JSONOnly[name], n)
+					}
+				}
+			case jsonName == "":
+				out.JSONOnly[name] = append(out.JSONOnly[name], f.Name)
+			default:
+				out.JSONOnly[name] = append(out.JSONOnly[name], jsonName)
+			}
 			continue
 		}
 		parts := strings.Split(tag, ",")
-		if tag == "-" {
-			continue // not in the protobuf form
-		}
 		if len(parts) < 2 {
 			fail("%s.%s: bad protobuf tag %q", name, f.Name, tag)
 		}
@@ -316,6 +333,7 @@ func write(o output) {
 	section("modules", anyMap(o.Modules), false)
 	section("kinds", anyMap(o.Kinds), false)
 	section("custom", anyMap(o.Custom), false)
+	section("jsonOnly", anyMap(o.JSONOnly), false)
 	section("types", anyMap(o.Types), true)
 	b.WriteString("}\n")
 	os.Stdout.WriteString(b.String())
