@@ -16,13 +16,7 @@
  *    after the bounded waits for it.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import {
-  acceptParameterNames,
-  type CacheForm,
-  cacheForm,
-  type MetadataVersion,
-  protobufForm,
-} from '../apimachinery/accept.ts';
+import { acceptParameterNames, type CacheForm, cacheForm, protobufForm } from '../apimachinery/accept.ts';
 import { parseGoDuration } from '../apimachinery/go-query.ts';
 import { type ListOptions, parseResourceVersion } from '../apimachinery/list-options.ts';
 import { isWatchParam, parseResourcePath, type ResourceRequest } from '../apimachinery/request-info.ts';
