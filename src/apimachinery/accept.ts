@@ -178,7 +178,7 @@ function choose(clauses: readonly Clause[]): { c: Clause; s: Serializer; convert
 export function protobufForm(accept: string | undefined): CacheForm | undefined {
   if (!accept || accept.trim() === '') return undefined;
   const chosen = choose(parseAccept(accept));
-  if (!chosen || chosen.s.subtype !== 'vnd.kubernetes.protobuf' || chosen.c.params.get('pretty') === '1')
+  if (chosen?.s.subtype !== 'vnd.kubernetes.protobuf' || chosen.c.params.get('pretty') === '1')
     return undefined;
   if (!chosen.convert) return PLAIN;
   const as = chosen.c.params.get('as');

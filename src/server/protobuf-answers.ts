@@ -74,7 +74,8 @@ export function protobufGet(
   const obj = parseGoJSON(Buffer.concat(json).toString('utf8')) as { metadata?: unknown };
   if (metadata !== undefined) {
     typeOf(resource); // a kind the apiserver has no protobuf for answers 406 in any form
-    return objectAnswer(`meta.k8s.io/${metadata}`, 'PartialObjectMetadata', encodeParsed(PARTIAL, obj));
+    const partial = encodeParsed(PARTIAL, { metadata: obj.metadata });
+    return objectAnswer(`meta.k8s.io/${metadata}`, 'PartialObjectMetadata', partial);
   }
   return objectAnswer(resource.apiVersion, resource.kind, encodeParsed(typeOf(resource), obj));
 }
