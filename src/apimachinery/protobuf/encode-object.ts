@@ -62,6 +62,7 @@ const MICRO_TIME = 'apimachinery/pkg/apis/meta/v1.MicroTime';
 const QUANTITY = 'apimachinery/pkg/api/resource.Quantity';
 const INT_OR_STRING = 'apimachinery/pkg/util/intstr.IntOrString';
 const FIELDS_V1 = 'apimachinery/pkg/apis/meta/v1.FieldsV1';
+const RAW_EXTENSION = 'apimachinery/pkg/runtime.RawExtension';
 /** Go's zero time, 0001-01-01T00:00:00Z, in Unix seconds: `IsZero()` → an empty message. */
 const ZERO_TIME_SECONDS = -62135596800;
 
@@ -252,6 +253,10 @@ function writeCustom(w: BackwardWriter, spec: MessageSpec, v: Json | undefined, 
       w.tag(1, LEN);
       return;
     }
+    case RAW_EXTENSION:
+      // Absent or null: Raw is nil, an empty message. Present: raw JSON bytes not recoverable.
+      if (v === undefined || v === null) return;
+      throw new CannotEncode('raw-json', `${path}: ${spec.name}`);
     default:
       throw new CannotEncode('raw-json', `${path}: ${spec.name}`);
   }
