@@ -46,7 +46,7 @@ describe('protobuf answers', () => {
     const b = protobufGet(cms, [Buffer.from(cm)]);
     assert.deepEqual(decodeProtobufMeta(b), {
       kind: 'ConfigMap',
-      metadata: { name: 'a', namespace: 'n', resourceVersion: '7' },
+      metadata: { name: 'a', namespace: 'n', uid: '', resourceVersion: '7' },
     });
     const m = protobufGet(cms, [Buffer.from(cm)], 'v1');
     assert.equal(decodeProtobufMeta(m)?.kind, 'PartialObjectMetadata');
