@@ -21,7 +21,7 @@ import {
   unknownEnvelope,
   watchFrame,
 } from '../apimachinery/protobuf/envelope.ts';
-import { kindSpec } from '../apimachinery/protobuf/schema.ts';
+import { kindSpec, mayHoldRawJSON } from '../apimachinery/protobuf/schema.ts';
 import type { ListPage } from './cache-api.ts';
 
 /** How a cache read is answered: its encoding, and the PartialObjectMetadata version asked for, if any. */
@@ -126,4 +126,14 @@ export function protobufWatchFrame(line: Buffer | readonly Buffer[]): Buffer {
 /** Whether a resource has a protobuf form in the table (custom resources have none). */
 function hasProtobuf(resource: ResourceInfo): boolean {
   return resource.builtIn && kindSpec(resource.apiVersion, resource.kind) !== undefined;
+}
+
+/**
+ * Whether a protobuf WATCH of the resource is served: not for kinds that may carry raw JSON
+ * ({@link mayHoldRawJSON}: ControllerRevision, CRDs, DRA kinds with opaque parameters), whose
+ * events the encoder may decline mid-stream; their LIST and GET are tried object by object.
+ */
+export function watchableInProtobuf(resource: ResourceInfo): boolean {
+  const spec = kindSpec(resource.apiVersion, resource.kind);
+  return spec !== undefined && !mayHoldRawJSON(spec.name);
 }

@@ -17,7 +17,7 @@ import { tooManyRequests } from '../apimachinery/status.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import type { ServedCache } from './cache-api.ts';
 import { watchRead } from './delegate.ts';
-import { answerEncoding, protobufWatchFrame } from './protobuf-answers.ts';
+import { answerEncoding, protobufWatchFrame, watchableInProtobuf } from './protobuf-answers.ts';
 import { readable } from './read-your-writes/consistent-read.ts';
 import { writeStatus } from './send-status.ts';
 import {
@@ -74,6 +74,8 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
   const enc = answerEncoding(res.req.headers, ctx.protobuf, cache.resource);
   if (typeof enc === 'string') return enc;
   const protobuf = enc.encoding === 'protobuf';
+  if (protobuf && enc.metadata === undefined && !watchableInProtobuf(cache.resource))
+    return 'protobuf-inexact';
   const type: Record<string, string> = protobuf ? { 'content-type': PROTOBUF_WATCH_CONTENT_TYPE } : {};
   // A negative timeoutSeconds: the apiserver's watch context (`context.WithTimeout` in
   // handlers/get.go `handleWatch`) is done before the watch starts; it answers 200 and ends the

@@ -119,3 +119,35 @@ export function kindSpec(apiVersion: string, kind: string): MessageSpec | undefi
   const name = TABLE.kinds[`${apiVersion}/${kind}`];
   return name === undefined ? undefined : messageSpec(name);
 }
+
+/** The custom-JSON types the encoder writes exactly (encode-object.ts `writeCustom`). */
+const EXACT_CUSTOM = new Set([
+  'apimachinery/pkg/apis/meta/v1.Time',
+  'apimachinery/pkg/apis/meta/v1.MicroTime',
+  'apimachinery/pkg/api/resource.Quantity',
+  'apimachinery/pkg/util/intstr.IntOrString',
+  'apimachinery/pkg/apis/meta/v1.FieldsV1',
+]);
+
+const rawMemo = new Map<string, boolean>();
+
+/**
+ * Whether an object of message type `name` may carry a value the encoder declines (raw JSON:
+ * `runtime.RawExtension`, apiextensions `JSON` and `JSONSchemaPropsOr*`…), anywhere below it:
+ * a watch of such a kind is not served in protobuf (an event declined mid-stream would end it).
+ */
+export function mayHoldRawJSON(name: string): boolean {
+  const have = rawMemo.get(name);
+  if (have !== undefined) return have;
+  rawMemo.set(name, false); // cycles (JSONSchemaProps) resolve through the other fields
+  const spec = messageSpec(name);
+  let raw = spec === undefined || (spec.custom && !EXACT_CUSTOM.has(name));
+  if (spec && !spec.custom) {
+    for (const f of spec.fields) {
+      const elem = f.kind === 'map' ? f.valueElem : f.elem;
+      if (elem !== '' && mayHoldRawJSON(elem)) raw = true;
+    }
+  }
+  rawMemo.set(name, raw);
+  return raw;
+}

@@ -11,6 +11,7 @@ import {
   protobufGet,
   protobufList,
   protobufWatchFrame,
+  watchableInProtobuf,
 } from '../../../src/server/protobuf-answers.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
@@ -70,5 +71,26 @@ describe('protobuf answers', () => {
     assert.equal(protobufWatchFrame(line), f1, 'the same Buffer for the same line');
     assert.equal(f1.readUInt32BE(0), f1.length - 4);
     assert.equal(f1.subarray(4, 11).toString('latin1'), '\n\x05ADDED');
+  });
+});
+
+describe('watchableInProtobuf', () => {
+  it('not for kinds that may carry raw JSON', () => {
+    assert.equal(watchableInProtobuf(cms), true);
+    assert.equal(watchableInProtobuf(resourceInfo('v1', 'pods', 'Pod')), true);
+    assert.equal(
+      watchableInProtobuf(resourceInfo('apps/v1', 'controllerrevisions', 'ControllerRevision')),
+      false,
+    );
+    const crds = resourceInfo(
+      'apiextensions.k8s.io/v1',
+      'customresourcedefinitions',
+      'CustomResourceDefinition',
+      {
+        builtIn: true,
+      },
+    );
+    assert.equal(watchableInProtobuf(crds), false);
+    assert.equal(watchableInProtobuf(widgets), false);
   });
 });
