@@ -12,6 +12,11 @@ export const FIXED64 = 1;
 export const LEN = 2;
 export const FIXED32 = 5;
 
+/**
+ * The writer: call the field writers last field first, each value before its tag; a
+ * length-delimited field is `mark = written`, its contents, `lengthSince(mark)`, `tag(n, LEN)`.
+ * {@link view} is the message. Never throws (grows as needed).
+ */
 export class BackwardWriter {
   #buf: Buffer;
   /** Where the written bytes start: `#buf[#pos, #buf.length)`. */
