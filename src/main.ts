@@ -169,6 +169,7 @@ export async function runProxy(
     codec: parts.codec,
     consistentReads: config.consistentReads,
     responseCompression: config.responseCompression,
+    protobufAnswers: config.protobufAnswers,
     maxInflight: config.maxInflight,
     maxWatchers: config.maxWatchers,
     logger,

@@ -139,20 +139,12 @@ export type CacheForm =
 export function cacheForm(accept: string | undefined): CacheForm | undefined {
   if (!accept || accept.trim() === '') return PLAIN;
   const clauses = parseAccept(accept);
-  let chosen: { c: Clause; convert: boolean } | undefined;
-  for (const c of clauses) {
-    for (const s of SERIALIZERS) {
-      if (!matches(c, s)) continue;
-      const o = options(c, s);
-      if (o) {
-        chosen = { c, convert: o.convert };
-        break;
-      }
-    }
-    if (chosen) break;
-  }
+  const chosen = choose(clauses);
   // None the apiserver serves: its 406 Not Acceptable, worded by it.
   if (!chosen || chosen.c.params.get('pretty') === '1') return undefined;
+  // CBOR picked: passed upstream, even when a later clause allows JSON (CBOR is alpha; a
+  // client asking it first gets the apiserver's own answer).
+  if (chosen.s.subtype === 'cbor') return undefined;
   const as = chosen.convert ? chosen.c.params.get('as') : undefined;
   if (chosen.convert && as !== 'PartialObjectMetadata' && as !== 'PartialObjectMetadataList')
     return undefined;
@@ -171,6 +163,38 @@ export function cacheForm(accept: string | undefined): CacheForm | undefined {
 }
 
 const PLAIN: CacheForm = { form: 'plain' };
+
+/** The clause and serializer `NegotiateMediaTypeOptions` picks: the first clause a serializer takes. */
+function choose(clauses: readonly Clause[]): { c: Clause; s: Serializer; convert: boolean } | undefined {
+  for (const c of clauses) {
+    for (const s of SERIALIZERS) {
+      if (!matches(c, s)) continue;
+      const o = options(c, s);
+      if (o) return { c, s, convert: o.convert };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The form of a protobuf answer when the apiserver would answer `accept` in protobuf: the clause
+ * it picks ({@link cacheForm}'s choice) takes the protobuf serializer, without conversion
+ * (plain) or as PartialObjectMetadata(List) (the apiserver's protobuf metadata answers), with no
+ * `pretty=1`. client-go's protobuf configs (`application/vnd.kubernetes.protobuf, *\/*`, or
+ * `…,application/json`) and its metadata client pick protobuf; `as=Table` never does (the
+ * apiserver's protobuf serializer drops that clause). Undefined otherwise, and for an absent
+ * header (JSON).
+ */
+export function protobufForm(accept: string | undefined): CacheForm | undefined {
+  if (!accept || accept.trim() === '') return undefined;
+  const chosen = choose(parseAccept(accept));
+  if (chosen?.s.subtype !== 'vnd.kubernetes.protobuf' || chosen.c.params.get('pretty') === '1')
+    return undefined;
+  if (!chosen.convert) return PLAIN;
+  const as = chosen.c.params.get('as');
+  if (as !== 'PartialObjectMetadata' && as !== 'PartialObjectMetadataList') return undefined;
+  return { form: 'metadata', kind: as, version: chosen.c.params.get('v') as MetadataVersion };
+}
 
 /**
  * True when the cache may answer `accept` with its plain JSON (`Content-Type: application/json`):

@@ -40,6 +40,8 @@ export interface Config extends AuditConfig {
   consistentReads: 'cache' | 'proven' | 'upstream';
   /** `gzip`: cache answers above 128 KiB gzip-compressed for clients whose Accept-Encoding has gzip. */
   responseCompression: 'none' | 'gzip';
+  /** `cache`: protobuf answers from the cache for clients whose Accept picks protobuf; `json`: not. */
+  protobufAnswers: 'cache' | 'json';
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
   /** Cap on concurrent short requests (429 past it). */
   maxInflight: number;
@@ -201,6 +203,16 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 'none',
     description:
       'LIST and GET answers served from the cache: "gzip" compresses those above 128 KiB for clients whose Accept-Encoding has gzip, as the apiserver does (one gzip member, level 1); "none" answers identity (the right trade on loopback, see docs/benchmarks.md).',
+  },
+  {
+    key: 'protobufAnswers',
+    flag: 'protobuf-answers',
+    env: 'KCP_PROTOBUF_ANSWERS',
+    kind: 'enum',
+    values: ['cache', 'json'],
+    default: 'cache',
+    description:
+      'Clients whose Accept the apiserver would answer in protobuf (client-go protobuf configs, the metadata client, kube components): "cache" answers them protobuf from the cache, byte for byte the apiserver\'s (objects the encoder cannot write exactly go upstream, reason protobuf-inexact); "json" answers them the JSON they also accept, and passes protobuf-only requests upstream (reason protobuf-off).',
   },
   {
     key: 'logLevel',

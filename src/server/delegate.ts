@@ -16,12 +16,7 @@
  *    after the bounded waits for it.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import {
-  acceptParameterNames,
-  type CacheForm,
-  cacheForm,
-  type MetadataVersion,
-} from '../apimachinery/accept.ts';
+import { acceptParameterNames, type CacheForm, cacheForm, protobufForm } from '../apimachinery/accept.ts';
 import { parseGoDuration } from '../apimachinery/go-query.ts';
 import { type ListOptions, parseResourceVersion } from '../apimachinery/list-options.ts';
 import { isWatchParam, parseResourcePath, type ResourceRequest } from '../apimachinery/request-info.ts';
@@ -147,6 +142,10 @@ export const UPSTREAM_REASONS = [
    * selector uses (a CEL syntax error, another operator), which the apiserver words.
    */
   'shard-selector-unparsed',
+  /** Only a protobuf answer would do (the Accept picks it, no JSON clause) and `--protobuf-answers=json`. */
+  'protobuf-off',
+  /** A protobuf answer the encoder cannot write exactly (`CannotEncode`: raw JSON, an unknown field). */
+  'protobuf-inexact',
   // 3. The cache's state (read-your-writes/consistent-read.ts, serve-read.ts).
   ...CACHE_STATE_REASONS,
 ] as const;
@@ -339,21 +338,13 @@ export function uncacheableRequest(
 }
 
 /**
- * The JSON form a cache answer takes for the request's `Accept` ({@link cacheForm}); undefined
- * when the cache cannot answer it. The serve handlers read it again from the request headers.
+ * The JSON form a cache answer takes for the request's `Accept` ({@link cacheForm}), else its
+ * protobuf form (`protobuf-answers.ts` decides); undefined when the cache cannot answer it.
+ * The serve handlers read it again from the request headers.
  */
 export function requestForm(headers: IncomingHttpHeaders): CacheForm | undefined {
-  const accept = headers.accept;
-  return cacheForm(Array.isArray(accept) ? accept.join(',') : accept);
-}
-
-/**
- * The meta.k8s.io version of the PartialObjectMetadata(List) a cache-served request asks for
- * (issue 15: {@link delegate} already checked the kind fits the verb) as `{ metadata }`; `{}` for whole objects.
- */
-export function askedMetadata(headers: IncomingHttpHeaders): { metadata?: MetadataVersion } {
-  const form = requestForm(headers);
-  return form?.form === 'metadata' ? { metadata: form.version } : {};
+  const accept = Array.isArray(headers.accept) ? headers.accept.join(',') : headers.accept;
+  return cacheForm(accept) ?? protobufForm(accept);
 }
 
 /**

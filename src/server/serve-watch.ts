@@ -11,10 +11,13 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { ListOptions } from '../apimachinery/list-options.ts';
+import { CannotEncode } from '../apimachinery/protobuf/encode-object.ts';
+import { PROTOBUF_WATCH_CONTENT_TYPE } from '../apimachinery/protobuf/envelope.ts';
 import { tooManyRequests } from '../apimachinery/status.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import type { ServedCache } from './cache-api.ts';
-import { askedMetadata, watchRead } from './delegate.ts';
+import { watchRead } from './delegate.ts';
+import { answerEncoding, protobufWatchFrame, watchableInProtobuf } from './protobuf-answers.ts';
 import { readable } from './read-your-writes/consistent-read.ts';
 import { writeStatus } from './send-status.ts';
 import {
@@ -68,12 +71,18 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
   if (typeof shard === 'string') return shard;
   const read = watchRead(opts);
   if (typeof read === 'string') return read;
+  const enc = answerEncoding(res.req.headers, ctx.protobuf, cache.resource);
+  if (typeof enc === 'string') return enc;
+  const protobuf = enc.encoding === 'protobuf';
+  if (protobuf && enc.metadata === undefined && !watchableInProtobuf(cache.resource))
+    return 'protobuf-inexact';
+  const type: Record<string, string> = protobuf ? { 'content-type': PROTOBUF_WATCH_CONTENT_TYPE } : {};
   // A negative timeoutSeconds: the apiserver's watch context (`context.WithTimeout` in
   // handlers/get.go `handleWatch`) is done before the watch starts; it answers 200 and ends the
   // stream at once with no event (checked on v1.37.2 for RV "", "0", N and watch-lists; now and
   // then an event or an ERROR "context deadline exceeded" slips out first, a race of its watcher).
   if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds < 0) {
-    res.writeHead(200, headersFor(cache, { 'transfer-encoding': 'chunked' }));
+    res.writeHead(200, headersFor(cache, { 'transfer-encoding': 'chunked', ...type }));
     res.end();
     return undefined;
   }
@@ -103,7 +112,7 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
     // The cache needs the deadline to send its bookmark 2 s before it, so the client resumes
     // from a fresh RV instead of an old one that may have left the window.
     timeoutMs,
-    ...askedMetadata(res.req.headers),
+    ...(enc.metadata !== undefined ? { metadata: enc.metadata } : {}),
   };
   if (info.namespace !== undefined) q.namespace = info.namespace;
   if (shard.selector) q.shardSelector = shard.selector;
@@ -116,7 +125,7 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
     release();
     throw err;
   }
-  res.writeHead(200, headersFor(cache, { 'transfer-encoding': 'chunked' }));
+  res.writeHead(200, headersFor(cache, { 'transfer-encoding': 'chunked', ...type }));
   res.flushHeaders();
   // A client that stopped reading: the response cannot drain, so the watcher's stream is paused
   // (its watcher parks once its queue is full and resumes when 'drain' resumes the stream) and
@@ -164,7 +173,19 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
     res.destroy();
   });
   w.stream.on('data', (line: Buffer | readonly Buffer[]) => {
-    if (!writeLine(res, line)) {
+    let out = line;
+    if (protobuf) {
+      try {
+        out = protobufWatchFrame(line);
+      } catch (err) {
+        // An event the encoder cannot write exactly: the watch ends (the client re-watches; a
+        // relist of such objects goes upstream as protobuf-inexact).
+        if (!(err instanceof CannotEncode)) throw err;
+        finish();
+        return;
+      }
+    }
+    if (!writeLine(res, out)) {
       w.stream.pause();
       stallTimer ??= ctx.clock.setTimeout(checkStalled, STALLED_CHECK_MS);
       res.once('drain', () => {

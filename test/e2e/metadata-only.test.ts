@@ -102,7 +102,12 @@ describe('issue 15: metadata-only requests from the cache', () => {
         await new Promise((res) => setTimeout(res, 250));
       }
     }
-    proxy = await startProxy(f, { resources: `configmaps,namespaces,widgets.v1.${group}` });
+    // The JSON answers: client-go's protobuf-first metadata Accept gets JSON with protobuf answers
+    // off (issue 32's protobuf answers: test/e2e/protobuf-answers.test.ts).
+    proxy = await startProxy(f, {
+      resources: `configmaps,namespaces,widgets.v1.${group}`,
+      args: ['--protobuf-answers=json'],
+    });
   });
   after(async () => {
     await proxy?.stop();

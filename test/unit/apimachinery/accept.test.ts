@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { acceptsPlainJson, cacheForm, sortLikeGo } from '../../../src/apimachinery/accept.ts';
+import { acceptsPlainJson, cacheForm, protobufForm, sortLikeGo } from '../../../src/apimachinery/accept.ts';
 
 describe('acceptsPlainJson', () => {
   const cases: [string | undefined, boolean][] = [
@@ -177,4 +177,34 @@ describe('cacheForm (issue 15: PartialObjectMetadata from the cache)', () => {
       assert.deepEqual(cacheForm(accept), want);
     });
   }
+});
+
+describe('protobufForm (issue 32): the apiserver would answer protobuf', () => {
+  const META_LIST = 'as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+  const cases: [string | undefined, unknown][] = [
+    [undefined, undefined],
+    ['application/json', undefined],
+    ['application/json, application/vnd.kubernetes.protobuf', undefined],
+    ['application/vnd.kubernetes.protobuf', { form: 'plain' }],
+    ['application/vnd.kubernetes.protobuf, */*', { form: 'plain' }],
+    ['application/vnd.kubernetes.protobuf,application/json', { form: 'plain' }],
+    ['application/vnd.kubernetes.protobuf;q=0.5,application/json', undefined],
+    ['application/vnd.kubernetes.protobuf;stream=watch', { form: 'plain' }],
+    ['application/vnd.kubernetes.protobuf;pretty=1', undefined],
+    // client-go's metadata client: protobuf PartialObjectMetadataList.
+    [
+      `application/vnd.kubernetes.protobuf;${META_LIST},application/json;${META_LIST},application/json`,
+      { form: 'metadata', kind: 'PartialObjectMetadataList', version: 'v1' },
+    ],
+    // Table is JSON/YAML only: the protobuf clause is dropped, the next one picked.
+    ['application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json', undefined],
+    ['*/*', undefined],
+  ];
+  for (const [h, want] of cases) it(String(h), () => assert.deepEqual(protobufForm(h), want));
+
+  it('CBOR picked first goes upstream, even when JSON is accepted too', () => {
+    assert.equal(cacheForm('application/cbor, application/json'), undefined);
+    assert.equal(cacheForm('application/cbor;q=0.9, application/json;q=0.8'), undefined);
+    assert.deepEqual(cacheForm('application/json, application/cbor'), { form: 'plain' });
+  });
 });

@@ -52,6 +52,7 @@ describe('config', () => {
       consistentReads: 'cache',
       upstreamWatchEncoding: 'identity',
       responseCompression: 'none',
+      protobufAnswers: 'cache',
       logLevel: 'info',
       maxInflight: 400,
       maxWatchers: 1000,

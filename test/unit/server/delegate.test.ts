@@ -472,6 +472,25 @@ const cases: Record<UpstreamReason, Case> = {
     over: { shardSupport: honouring },
     prepare: (cache) => honouring.learn(cache, 'honoured'),
   },
+  'protobuf-off': {
+    url: '/api/v1/pods?resourceVersion=0',
+    headers: { accept: 'application/vnd.kubernetes.protobuf' },
+    over: { protobufAnswers: 'json' },
+  },
+  // A field the schema table does not know: the encoder cannot be exact.
+  'protobuf-inexact': {
+    url: '/api/v1/pods?resourceVersion=0',
+    headers: { accept: 'application/vnd.kubernetes.protobuf' },
+    prepare: (cache) => {
+      const o = {
+        kind: 'Pod',
+        apiVersion: 'v1',
+        metadata: { name: 'x', namespace: 'a', resourceVersion: '7' },
+        novel: 1,
+      };
+      cache.objects.push({ object: o, raw: Buffer.from(JSON.stringify(o)) });
+    },
+  },
   'not-synced': {
     url: '/api/v1/pods?resourceVersion=0',
     prepare: (cache) => {

@@ -1,0 +1,122 @@
+/**
+ * The apiserver's protobuf answers around an object's message bytes
+ * (`apimachinery/pkg/runtime/serializer/protobuf/protobuf.go`, `runtime/generated.pb.go`
+ * `Unknown`, `apis/meta/v1/generated.pb.go` `WatchEvent`, `runtime/serializer/streaming` +
+ * `framer.go` `LengthDelimitedFramer`):
+ *
+ *   GET / LIST:  `k8s\0` + Unknown{1: TypeMeta{1: apiVersion, 2: kind}, 2: raw, 3: "", 4: ""}
+ *                (contentEncoding and contentType are written although empty); a list's raw is
+ *                {1: ListMeta, 2: item, 2: item…}, items without TypeMeta (no protobuf field).
+ *   WATCH:       4-byte big-endian length + WatchEvent{1: type, 2: RawExtension{1: the object's
+ *                GET bytes}}, `Content-Type: application/vnd.kubernetes.protobuf;stream=watch`.
+ *
+ * Objects are encoded once (`encodeObjectMessage`) and framed from those bytes, so a LIST reuses
+ * each item's bytes and a watch event its object's.
+ */
+import { PROTOBUF_MAGIC } from '../protobuf-meta.ts';
+import { CannotEncode, parseGoJSON, writeMessage } from './encode-object.ts';
+import { kindSpec, messageSpec } from './schema.ts';
+import { BackwardWriter, LEN } from './writer.ts';
+
+/** The media type of protobuf answers, and of protobuf watch streams. */
+export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
+export const PROTOBUF_WATCH_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf;stream=watch';
+
+const shared = new BackwardWriter(64 * 1024);
+
+/**
+ * The message bytes (no envelope) of the object of kind `apiVersion`/`kind` whose Go-written
+ * JSON is `json`. A copy the caller owns. Throws {@link CannotEncode} when the bytes cannot be
+ * exact (the kind has no protobuf form in the table, a field the table does not know, raw JSON),
+ * SyntaxError on malformed JSON.
+ */
+export function encodeObjectMessage(apiVersion: string, kind: string, json: string | Buffer): Buffer {
+  const spec = kindSpec(apiVersion, kind);
+  if (!spec) throw new CannotEncode('unknown-kind', `${apiVersion}/${kind}`);
+  const obj = parseGoJSON(typeof json === 'string' ? json : json.toString('utf8'));
+  return encodeParsed(spec.name, obj);
+}
+
+/** {@link encodeObjectMessage} of an already parsed object, by message type name. */
+export function encodeParsed(typeName: string, obj: unknown): Buffer {
+  const spec = messageSpec(typeName);
+  if (!spec) throw new CannotEncode('unknown-kind', typeName);
+  shared.reset();
+  try {
+    writeMessage(shared, spec, obj as never, spec.name.slice(spec.name.lastIndexOf('.') + 1), true);
+    return Buffer.from(shared.view());
+  } finally {
+    shared.reset();
+  }
+}
+
+function lenField(num: number, len: number): Buffer {
+  const w = new BackwardWriter(16);
+  w.uvarint(len);
+  w.tag(num, LEN);
+  return Buffer.from(w.view());
+}
+
+function stringField(num: number, s: string): Buffer {
+  const w = new BackwardWriter(64);
+  w.string(s);
+  w.tag(num, LEN);
+  return Buffer.from(w.view());
+}
+
+/** `1a 00 22 00`: Unknown's empty contentEncoding and contentType. */
+const UNKNOWN_TAIL = Buffer.from([0x1a, 0x00, 0x22, 0x00]);
+
+/**
+ * `k8s\0` + runtime.Unknown around `raw` (one buffer, or the chunks of one, e.g. a list's), as
+ * chunks to write in order. `apiVersion`/`kind`: the TypeMeta (`v1`, `PodList`).
+ */
+export function unknownEnvelope(apiVersion: string, kind: string, raw: Buffer | readonly Buffer[]): Buffer[] {
+  const chunks = Array.isArray(raw) ? (raw as readonly Buffer[]) : [raw as Buffer];
+  let rawLen = 0;
+  for (const c of chunks) rawLen += c.length;
+  const av = stringField(1, apiVersion);
+  const k = stringField(2, kind);
+  return [
+    PROTOBUF_MAGIC,
+    lenField(1, av.length + k.length),
+    av,
+    k,
+    lenField(2, rawLen),
+    ...chunks,
+    UNKNOWN_TAIL,
+  ];
+}
+
+/** The whole GET answer of an object's message bytes. */
+export function objectAnswer(apiVersion: string, kind: string, message: Buffer): Buffer {
+  return Buffer.concat(unknownEnvelope(apiVersion, kind, message));
+}
+
+/**
+ * A list's raw chunks: {1: ListMeta from `listMeta` (the JSON list's `metadata`: resourceVersion,
+ * continue, remainingItemCount)} then {2: item} per item message.
+ */
+export function listRaw(listMeta: unknown, items: readonly Buffer[]): Buffer[] {
+  const meta = encodeParsed('apimachinery/pkg/apis/meta/v1.ListMeta', listMeta ?? {});
+  const out: Buffer[] = [lenField(1, meta.length), meta];
+  for (const item of items) out.push(lenField(2, item.length), item);
+  return out;
+}
+
+/**
+ * One protobuf watch frame: 4-byte big-endian length + WatchEvent{1: type, 2: RawExtension{1:
+ * object}}, `object` being the event object's whole GET answer (`k8s\0` + Unknown…).
+ */
+export function watchFrame(type: string, object: Buffer | readonly Buffer[]): Buffer {
+  const chunks = Array.isArray(object) ? (object as readonly Buffer[]) : [object as Buffer];
+  let objLen = 0;
+  for (const c of chunks) objLen += c.length;
+  const t = stringField(1, type);
+  const inner = lenField(1, objLen);
+  const ext = lenField(2, inner.length + objLen);
+  const bodyLen = t.length + ext.length + inner.length + objLen;
+  const head = Buffer.allocUnsafe(4);
+  head.writeUInt32BE(bodyLen, 0);
+  return Buffer.concat([head, t, ext, inner, ...chunks]);
+}

@@ -1,0 +1,146 @@
+/**
+ * A protobuf wire writer that writes backwards, from the end of its buffer towards the start, as
+ * gogo-protobuf's generated `MarshalToSizedBuffer` does (`k8s.io/api/…/generated.pb.go`): a
+ * message's fields are written last field first, and a length-delimited field's length is known
+ * when its contents are done, so nothing is measured twice and nothing is moved. The buffer
+ * doubles when full (the bytes written so far move to the end of the new one).
+ */
+
+/** Wire types (protobuf encoding spec). */
+export const VARINT = 0;
+export const FIXED64 = 1;
+export const LEN = 2;
+export const FIXED32 = 5;
+
+/**
+ * The writer: call the field writers last field first, each value before its tag; a
+ * length-delimited field is `mark = written`, its contents, `lengthSince(mark)`, `tag(n, LEN)`.
+ * {@link view} is the message. Never throws (grows as needed).
+ */
+export class BackwardWriter {
+  #buf: Buffer;
+  /** Where the written bytes start: `#buf[#pos, #buf.length)`. */
+  #pos: number;
+
+  /** `initial`: the first buffer's size in bytes. */
+  constructor(initial = 4096) {
+    this.#buf = Buffer.allocUnsafe(initial);
+    this.#pos = initial;
+  }
+
+  /** How many bytes are written so far (a mark for {@link lengthSince}). */
+  get written(): number {
+    return this.#buf.length - this.#pos;
+  }
+
+  #room(n: number): void {
+    if (this.#pos >= n) return;
+    const used = this.written;
+    let size = this.#buf.length * 2;
+    while (size - used < n) size *= 2;
+    const next = Buffer.allocUnsafe(size);
+    this.#buf.copy(next, size - used, this.#pos);
+    this.#buf = next;
+    this.#pos = size - used;
+  }
+
+  /** An unsigned varint of a non-negative safe integer. */
+  uvarint(v: number): void {
+    if (v < 0x80) {
+      this.#room(1);
+      this.#buf[--this.#pos] = v;
+      return;
+    }
+    if (v > Number.MAX_SAFE_INTEGER) {
+      this.varint64(BigInt(v));
+      return;
+    }
+    let n = 1;
+    for (let x = Math.floor(v / 128); x > 0; x = Math.floor(x / 128)) n++;
+    this.#room(n);
+    const start = this.#pos - n;
+    let x = v;
+    for (let i = start; i < this.#pos; i++) {
+      const low = x % 128;
+      x = Math.floor(x / 128);
+      this.#buf[i] = i === this.#pos - 1 ? low : low | 0x80;
+    }
+    this.#pos = start;
+  }
+
+  /**
+   * A varint of a Go int32/int64/uint64 value cast to uint64 (`encodeVarintGenerated(uint64(v))`):
+   * a negative value takes 10 bytes (two's complement).
+   */
+  varint64(v: number | bigint): void {
+    if (typeof v === 'number' && v >= 0 && v <= Number.MAX_SAFE_INTEGER) {
+      this.uvarint(v);
+      return;
+    }
+    let x = BigInt.asUintN(64, BigInt(v));
+    const bytes: number[] = [];
+    do {
+      const low = Number(x & 0x7fn);
+      x >>= 7n;
+      bytes.push(x > 0n ? low | 0x80 : low);
+    } while (x > 0n);
+    this.#room(bytes.length);
+    this.#pos -= bytes.length;
+    for (let i = 0; i < bytes.length; i++) this.#buf[this.#pos + i] = bytes[i]!;
+  }
+
+  /** A field key: `num << 3 | wire`. */
+  tag(num: number, wire: number): void {
+    this.uvarint(num * 8 + wire);
+  }
+
+  /** Raw bytes. */
+  raw(b: Uint8Array): void {
+    this.#room(b.length);
+    this.#pos -= b.length;
+    this.#buf.set(b, this.#pos);
+  }
+
+  /** A string's UTF-8 bytes and their length (no tag). */
+  string(s: string): void {
+    const n = s.length < 64 && isAscii(s) ? s.length : Buffer.byteLength(s, 'utf8');
+    this.#room(n);
+    this.#pos -= n;
+    if (n > 0) this.#buf.write(s, this.#pos, n, n === s.length ? 'latin1' : 'utf8');
+    this.uvarint(n);
+  }
+
+  /** A little-endian IEEE double (no tag). */
+  double(v: number): void {
+    this.#room(8);
+    this.#pos -= 8;
+    this.#buf.writeDoubleLE(v, this.#pos);
+  }
+
+  /** A little-endian IEEE float (no tag). */
+  float(v: number): void {
+    this.#room(4);
+    this.#pos -= 4;
+    this.#buf.writeFloatLE(v, this.#pos);
+  }
+
+  /** Writes the length of what was written since `mark` (a {@link written} value). */
+  lengthSince(mark: number): void {
+    this.uvarint(this.written - mark);
+  }
+
+  /** The bytes written (a view of the writer's buffer: copy before writing on). */
+  view(): Buffer {
+    return this.#buf.subarray(this.#pos);
+  }
+
+  /** Forgets what was written (the buffer is kept for the next message). */
+  reset(): void {
+    this.#pos = this.#buf.length;
+  }
+}
+
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}

@@ -1,0 +1,96 @@
+/**
+ * Which encoding a cache read answers in, and the protobuf LIST/GET/watch bytes built from cached
+ * JSON (src/server/protobuf-answers.ts). Byte-for-byte against the apiserver:
+ * test/e2e/protobuf-answers.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { decodeProtobufMeta } from '../../../src/apimachinery/protobuf-meta.ts';
+import {
+  answerEncoding,
+  protobufGet,
+  protobufList,
+  protobufWatchFrame,
+  watchableInProtobuf,
+} from '../../../src/server/protobuf-answers.ts';
+import { resourceInfo } from '../../support/resource-info.ts';
+
+const cms = resourceInfo('v1', 'configmaps', 'ConfigMap');
+const widgets = resourceInfo('example.com/v1', 'widgets', 'Widget', { builtIn: false });
+const PB = 'application/vnd.kubernetes.protobuf';
+
+describe('answerEncoding', () => {
+  it('protobuf when the Accept picks it and protobuf answers are on', () => {
+    assert.deepEqual(answerEncoding({ accept: `${PB}, */*` }, true, cms), { encoding: 'protobuf' });
+    assert.deepEqual(answerEncoding({ accept: `${PB}, */*` }, false, cms), { encoding: 'json' });
+    assert.equal(answerEncoding({ accept: PB }, false, cms), 'protobuf-off');
+    assert.deepEqual(answerEncoding({ accept: 'application/json' }, true, cms), { encoding: 'json' });
+    assert.deepEqual(answerEncoding({}, true, cms), { encoding: 'json' });
+  });
+  it('custom resources have no protobuf: JSON when accepted, else the apiserver answers', () => {
+    assert.deepEqual(answerEncoding({ accept: `${PB}, */*` }, true, widgets), { encoding: 'json' });
+    assert.equal(answerEncoding({ accept: PB }, true, widgets), 'media-type');
+  });
+  it('the metadata client: protobuf PartialObjectMetadataList', () => {
+    const m = 'as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+    assert.deepEqual(answerEncoding({ accept: `${PB};${m},application/json;${m}` }, true, cms), {
+      encoding: 'protobuf',
+      metadata: 'v1',
+    });
+  });
+});
+
+describe('protobuf answers', () => {
+  const cm =
+    '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"n","resourceVersion":"7"},"data":{"k":"v"}}';
+  it('GET: k8s\\0 + Unknown carrying the object; metadata: a PartialObjectMetadata', () => {
+    const b = protobufGet(cms, [Buffer.from(cm)]);
+    assert.deepEqual(decodeProtobufMeta(b), {
+      kind: 'ConfigMap',
+      metadata: { name: 'a', namespace: 'n', uid: '', resourceVersion: '7' },
+    });
+    const m = protobufGet(cms, [Buffer.from(cm)], 'v1');
+    assert.equal(decodeProtobufMeta(m)?.kind, 'PartialObjectMetadata');
+    assert.ok(!m.includes(Buffer.from('"k"')) && !m.includes(Buffer.from('v\x12')));
+  });
+  it('LIST: ListMeta then the items', () => {
+    const item = Buffer.from(
+      '{"metadata":{"name":"a","namespace":"n","resourceVersion":"7"},"data":{"k":"v"}}',
+    );
+    const body = Buffer.concat(
+      protobufList(cms, { resourceVersion: '9', items: [item, item], continue: 'tok' }),
+    );
+    const d = decodeProtobufMeta(body);
+    assert.equal(d?.kind, 'ConfigMapList');
+    assert.equal(d?.metadata?.resourceVersion, '9');
+    assert.equal(d?.items?.length, 2);
+  });
+  it('WATCH: a shared line is framed once', () => {
+    const line = Buffer.from(`{"type":"ADDED","object":${cm}}\n`);
+    const f1 = protobufWatchFrame(line);
+    assert.equal(protobufWatchFrame(line), f1, 'the same Buffer for the same line');
+    assert.equal(f1.readUInt32BE(0), f1.length - 4);
+    assert.equal(f1.subarray(4, 11).toString('latin1'), '\n\x05ADDED');
+  });
+});
+
+describe('watchableInProtobuf', () => {
+  it('not for kinds that may carry raw JSON', () => {
+    assert.equal(watchableInProtobuf(cms), true);
+    assert.equal(watchableInProtobuf(resourceInfo('v1', 'pods', 'Pod')), true);
+    assert.equal(
+      watchableInProtobuf(resourceInfo('apps/v1', 'controllerrevisions', 'ControllerRevision')),
+      false,
+    );
+    const crds = resourceInfo(
+      'apiextensions.k8s.io/v1',
+      'customresourcedefinitions',
+      'CustomResourceDefinition',
+      {
+        builtIn: true,
+      },
+    );
+    assert.equal(watchableInProtobuf(crds), false);
+    assert.equal(watchableInProtobuf(widgets), false);
+  });
+});
