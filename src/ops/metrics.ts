@@ -141,6 +141,12 @@ export interface Metrics extends AuditMetrics {
    * (`cache="authentication"`) and SubjectAccessReview (`"authorization"`) caches, `hit` | `miss`.
    */
   readonly webhookCacheRequests: Counter<'cache' | 'result'>;
+  /**
+   * `kube_cache_proxy_outage_grace_decisions_total{cache}`: TokenReview (`cache="authentication"`)
+   * and SubjectAccessReview (`"authorization"`) answers reused within `--authorization-outage-grace`
+   * because the review failed.
+   */
+  readonly outageGraceDecisions: Counter<'cache'>;
 
   /**
    * `kube_cache_proxy_requests_refused_total{code}`: requests the main listener refused before
@@ -289,6 +295,12 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       name: name('webhook_cache_requests_total'),
       help: 'Lookups of the TokenReview (authentication) and SubjectAccessReview (authorization) decision caches, by result (hit|miss).',
       labelNames: ['cache', 'result'],
+      registers,
+    }),
+    outageGraceDecisions: new Counter({
+      name: name('outage_grace_decisions_total'),
+      help: 'Allowed TokenReview (authentication) and SubjectAccessReview (authorization) answers reused past their TTL within --authorization-outage-grace because the review failed.',
+      labelNames: ['cache'],
       registers,
     }),
     onDemandCaches: new Counter({
