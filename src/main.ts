@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import { scopeString } from './apimachinery/resource-scope.ts';
 import { createAuditor, loadPolicyFile } from './audit/from-config.ts';
-import { createAccessControl } from './auth/from-config.ts';
+import { createAccessControl } from './auth/access-control-config.ts';
 import { RequestFilter } from './auth/request-filter.ts';
 import type { ReviewUpstream } from './auth/review-client.ts';
 import { cacheCodec } from './cache/codec.ts';

@@ -25,6 +25,7 @@ describe('createMetrics', () => {
       'kube_cache_proxy_compaction_probes_total counter',
       'kube_cache_proxy_metric_series_folded_total counter',
       'kube_cache_proxy_on_demand_caches_total counter',
+      'kube_cache_proxy_outage_grace_decisions_total counter',
       'kube_cache_proxy_reflector_last_progress_timestamp_seconds gauge',
       'kube_cache_proxy_reflector_last_sync_timestamp_seconds gauge',
       'kube_cache_proxy_reflector_relists_total counter',
