@@ -138,8 +138,12 @@ describe('--authorization-outage-grace: the apiserver down, allowed / denied / u
     assert.equal(longAllowed.fromCache, true);
     assert.deepEqual(names(longAllowed.body), ['kept']);
     for (const p of [off, long]) {
-      const denied = await read(p.url, tokens.denied);
-      assert.notEqual(denied.status, 200, `denied token: ${denied.body}`);
+      // Its denial stays cached for its 1 s TTL (403, as before the outage); then:
+      const denied = await eventually('the cached denial expired', 30_000, async () => {
+        const r = await read(p.url, tokens.denied);
+        assert.notEqual(r.status, 200, `denied token: ${r.body}`);
+        return r.status !== 403 ? r : undefined;
+      });
       assert.ok(!denied.body.includes('"kept"'), denied.body);
       // With grace its TokenReview is reused (it was authenticated) but the denial is not: the
       // authorization fails and the read goes upstream, which is down (503); without grace 401.
@@ -148,7 +152,7 @@ describe('--authorization-outage-grace: the apiserver down, allowed / denied / u
       assert.equal(unseen.status, 401, `never-seen token: ${unseen.body}`);
       assert.equal((await read(p.url, invalid)).status, 401);
     }
-    assert.ok((await graced(long, 'authentication')) >= 2, 'TokenReview answers reused');
+    assert.ok((await graced(long, 'authentication')) >= 1, 'TokenReview answers reused');
     assert.ok((await graced(long, 'authorization')) >= 1, 'SubjectAccessReview decisions reused');
     assert.equal(await graced(off, 'authentication'), 0);
     assert.equal(await graced(off, 'authorization'), 0);
