@@ -221,7 +221,10 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     watcherTerminated: (l: { group: string; resource: string }, reason: string) =>
       m.terminatedWatchers.inc({ ...l, reason }),
     watcherParked: (l: { group: string; resource: string }) => m.watcherStalls.inc(l),
-    watcherResumed: (l: { group: string; resource: string }) => m.watcherCatchupRounds.inc(l),
+    watcherResumed: (l: { group: string; resource: string }, catchupEvents: number) => {
+      m.watcherCatchupRounds.inc(l);
+      m.watcherCatchupEvents.observe(l, catchupEvents);
+    },
     compactionProbe: (l: { group: string; resource: string }, result: string) =>
       m.compactionProbes.inc({ ...l, result }),
   });

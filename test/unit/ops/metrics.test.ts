@@ -56,6 +56,7 @@ describe('createMetrics', () => {
       'kube_cache_proxy_watch_cache_scope_info gauge',
       'kube_cache_proxy_watch_cache_stalled_watchers gauge',
       'kube_cache_proxy_watch_cache_started_timestamp_seconds gauge',
+      'kube_cache_proxy_watch_cache_watcher_catchup_events histogram',
       'kube_cache_proxy_watch_cache_watcher_catchup_rounds_total counter',
       'kube_cache_proxy_watch_cache_watcher_stalls_total counter',
       'kube_cache_proxy_webhook_cache_requests_total counter',
