@@ -18,7 +18,10 @@
  * re-watches, the apiserver's own count of LIST and WATCH requests for configmaps
  * (`apiserver_request_total`; it restarts from 0 with the process), the proxy's reflector relists
  * by reason, and whether every client's store and the proxy's RV="0" LIST equal a direct LIST.
- *   node bench/tools/outage.ts [--followers 10] [--objects 200] [--rate 50] [--freeze-s 60] [--down-s 10] [--out FILE]
+ * `--namespace-cache`: the proxy caches the clients' namespace only (`--namespace`), a resource
+ * the restart does not change (cluster-wide, the apiserver's own start updates ConfigMaps in
+ * kube-system, so that cache really changed).
+ *   node bench/tools/outage.ts [--followers 10] [--objects 200] [--rate 50] [--freeze-s 60] [--down-s 10] [--namespace-cache] [--out FILE]
  * Prints one JSON line per phase; `--out FILE` appends this run to FILE (`{"runs": [...]}`).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -39,6 +42,7 @@ const OBJECTS = opt('objects', 200);
 const RATE = opt('rate', 50);
 const FREEZE_MS = opt('freeze-s', 60) * 1000;
 const DOWN_MS = opt('down-s', 10) * 1000;
+const NAMESPACE_CACHE = argv.includes('--namespace-cache');
 const NS = 'kcp-outage';
 const cms = `/api/v1/namespaces/${NS}/configmaps`;
 const log = (m: string) => process.stderr.write(`${new Date().toISOString()} ${m}\n`);
