@@ -5,7 +5,6 @@
  * the reflectors, exit 0 (docs/design.md §5).
  */
 
-import { readFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import { scopeString } from './apimachinery/resource-scope.ts';
 import { createAuditor, loadPolicyFile } from './audit/from-config.ts';

@@ -21,7 +21,10 @@
  * `--namespace-cache`: the proxy caches the clients' namespace only (`--namespace`), a resource
  * the restart does not change (cluster-wide, the apiserver's own start updates ConfigMaps in
  * kube-system, so that cache really changed).
- *   node bench/tools/outage.ts [--followers 10] [--objects 200] [--rate 50] [--freeze-s 60] [--down-s 10] [--namespace-cache] [--out FILE]
+ * `--quiet-restart`: after the restart the writer waits until the proxy has relisted (its reflector
+ * live again), as when the resource is quiet; by default it writes at once, so the proxy's relist
+ * (after its reconnect backoff) usually finds changed objects.
+ *   node bench/tools/outage.ts [--followers 10] [--objects 200] [--rate 50] [--freeze-s 60] [--down-s 10] [--namespace-cache] [--quiet-restart] [--out FILE]
  * Prints one JSON line per phase; `--out FILE` appends this run to FILE (`{"runs": [...]}`).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -43,6 +46,7 @@ const RATE = opt('rate', 50);
 const FREEZE_MS = opt('freeze-s', 60) * 1000;
 const DOWN_MS = opt('down-s', 10) * 1000;
 const NAMESPACE_CACHE = argv.includes('--namespace-cache');
+const QUIET_RESTART = argv.includes('--quiet-restart');
 const NS = 'kcp-outage';
 const cms = `/api/v1/namespaces/${NS}/configmaps`;
 const log = (m: string) => process.stderr.write(`${new Date().toISOString()} ${m}\n`);
@@ -332,6 +336,7 @@ try {
     kubeconfig: f.kubeconfigs.adminToken,
     resources: ['configmaps'],
     cpu: '1',
+    extraArgs: NAMESPACE_CACHE ? [`--namespace=${NS}`] : [],
   });
   try {
     const via = Array.from({ length: FOLLOWERS }, () => new Follower(proxy.url));
@@ -386,6 +391,12 @@ try {
       await f.restartApiserver();
       const restartMs = Math.round(performance.now() - t0);
       pinFixture();
+      if (QUIET_RESTART) {
+        const relists = async () =>
+          Object.values(await proxyRelists(proxy.opsUrl)).reduce((a, b) => a + b, 0);
+        const before = Object.values(r0).reduce((a, b) => a + b, 0);
+        while ((await relists()) === before) await sleep(200);
+      }
       // Counted by the new process from its start: everything since the restart.
       await writeFor(5000);
       const catchUpMs = await caughtUp([...via, ...direct]);
