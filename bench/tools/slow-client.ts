@@ -282,7 +282,10 @@ async function run(target: 'direct' | 'proxy-parked' | 'proxy-closed'): Promise<
       }),
     );
     const resumed = proxy
-      ? await metric(`${proxy.opsUrl}/metrics`, /^kube_cache_proxy_watch_cache_watcher_catchup_rounds_total\{/)
+      ? await metric(
+          `${proxy.opsUrl}/metrics`,
+          /^kube_cache_proxy_watch_cache_watcher_catchup_rounds_total\{/,
+        )
       : 0;
     const catchupEvents = proxy
       ? await metric(`${proxy.opsUrl}/metrics`, /^kube_cache_proxy_watch_cache_watcher_catchup_events_sum\{/)
@@ -325,10 +328,19 @@ try {
       `| ${r.target} | ${r.writes} | ${round(r.stallMs / 1000)} | ${r.relists} | ${r.rewatches} | ${r.duplicates} | ${r.parked} | ${r.closed} | ${r.resumed} (${r.catchupEvents}) | ${r.catchUpMs} (${ratio(r.catchUpMs, d.catchUpMs)}) | ${r.rssMiB} (${ratio(r.rssMiB, d.rssMiB)}) |`,
     );
   if (OUT) {
-    const prev = existsSync(OUT) ? (JSON.parse(readFileSync(OUT, 'utf8')) as { runs: unknown[] }) : { runs: [] };
+    const prev = existsSync(OUT)
+      ? (JSON.parse(readFileSync(OUT, 'utf8')) as { runs: unknown[] })
+      : { runs: [] };
     prev.runs.push({
       date: new Date().toISOString(),
-      options: { watchers: WATCHERS, stallS: STALL_MS / 1000, rate: RATE, objects: OBJECTS, kib: KIB, writes: WRITES },
+      options: {
+        watchers: WATCHERS,
+        stallS: STALL_MS / 1000,
+        rate: RATE,
+        objects: OBJECTS,
+        kib: KIB,
+        writes: WRITES,
+      },
       rows,
     });
     writeFileSync(OUT, `${JSON.stringify(prev, null, 2)}\n`);
