@@ -5,18 +5,12 @@
  * the reflectors, exit 0 (docs/design.md §5).
  */
 
-import { readFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import { scopeString } from './apimachinery/resource-scope.ts';
 import { createAuditor, loadPolicyFile } from './audit/from-config.ts';
-import { AcceptHosts } from './auth/accept-hosts.ts';
-import { AccessControl } from './auth/access-control.ts';
-import { IMPERSONATION_RIGHTS_TTL_MS, LegacyImpersonationRights } from './auth/impersonation-rights.ts';
-import { ProxyIdentity } from './auth/proxy-identity.ts';
+import { createAccessControl } from './auth/access-control-config.ts';
 import { RequestFilter } from './auth/request-filter.ts';
 import type { ReviewUpstream } from './auth/review-client.ts';
-import { SubjectAccessReviewAuthorizer } from './auth/subject-access-review.ts';
-import { TokenReviewAuthenticator } from './auth/token-review.ts';
 import { cacheCodec } from './cache/codec.ts';
 import { ParkedWatchers } from './cache/parked-watchers.ts';
 import { type Config, loadConfig, renderHelp } from './config/config.ts';
@@ -68,71 +62,6 @@ export interface ProxyParts {
   upstreamMonitor?: UpstreamMonitor;
   /** Stops reflectors and closes upstream connections. */
   close(): Promise<void>;
-}
-
-/**
- * The access control of the main listener from the config (docs/design.md §4): the Host
- * allow-list without `--delegated-auth`, TokenReview + SubjectAccessReview with their caches,
- * the simple mode's same-identity check.
- */
-export function createAccessControl(
-  config: Config,
-  reviews: ReviewUpstream | undefined,
-  logger: Logger,
-  metrics?: Metrics,
-): AccessControl {
-  const lookup = (cache: 'authentication' | 'authorization') => (hit: boolean) =>
-    metrics?.webhookCacheRequests.inc({ cache, result: hit ? 'hit' : 'miss' });
-  const tokens = reviews
-    ? new TokenReviewAuthenticator({
-        upstream: reviews,
-        ttlMs: config.authenticationTokenWebhookCacheTtl,
-        onCacheLookup: lookup('authentication'),
-      })
-    : undefined;
-  const authorizer =
-    reviews && config.delegatedAuth
-      ? new SubjectAccessReviewAuthorizer({
-          upstream: reviews,
-          authorizedTtlMs: config.authorizationWebhookCacheAuthorizedTtl,
-          unauthorizedTtlMs: config.authorizationWebhookCacheUnauthorizedTtl,
-          onCacheLookup: lookup('authorization'),
-        })
-      : undefined;
-  return new AccessControl({
-    delegatedAuth: config.delegatedAuth,
-    acceptHosts: new AcceptHosts(config.acceptHosts),
-    ...(tokens ? { tokens } : {}),
-    ...(authorizer ? { authorizer } : {}),
-    ...(reviews && tokens && !config.delegatedAuth
-      ? {
-          proxyIdentity: new ProxyIdentity({
-            upstream: reviews,
-            tokens,
-            ttlMs: config.authenticationTokenWebhookCacheTtl,
-            log: logger,
-          }),
-        }
-      : {}),
-    impersonateCertificateClients: config.impersonateCertificateClients,
-    ...(reviews && config.impersonateCertificateClients
-      ? {
-          impersonationRights: new LegacyImpersonationRights({
-            upstream: reviews,
-            ttlMs: IMPERSONATION_RIGHTS_TTL_MS,
-          }),
-        }
-      : {}),
-    log: logger,
-    ...(metrics
-      ? {
-          metrics: {
-            authenticationAttempt: (result) => metrics.authenticationAttempts.inc({ result }),
-            authorizationDecision: (decision) => metrics.authorizationDecisions.inc({ decision }),
-          },
-        }
-      : {}),
-  });
 }
 
 /** A running proxy. */
@@ -292,7 +221,10 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     watcherTerminated: (l: { group: string; resource: string }, reason: string) =>
       m.terminatedWatchers.inc({ ...l, reason }),
     watcherParked: (l: { group: string; resource: string }) => m.watcherStalls.inc(l),
-    watcherResumed: (l: { group: string; resource: string }) => m.watcherCatchupRounds.inc(l),
+    watcherResumed: (l: { group: string; resource: string }, catchupEvents: number) => {
+      m.watcherCatchupRounds.inc(l);
+      m.watcherCatchupEvents.observe(l, catchupEvents);
+    },
     compactionProbe: (l: { group: string; resource: string }, result: string) =>
       m.compactionProbes.inc({ ...l, result }),
   });

@@ -13,8 +13,11 @@
  * `--writes N`: the stall lasts until N writes were made (at most twice `--stall-s`), so every
  * target sleeps through the same number of events on a machine where the writer cannot keep the
  * rate (the proxy shares its CPU). Prints one JSON line per target, then a Markdown table with
- * ratios to direct.
+ * ratios to direct. `--out FILE` appends this run's rows to FILE (`{"runs": [...]}`).
+ * "catch-up events": the proxy's `kube_cache_proxy_watch_cache_watcher_catchup_events` (sum over
+ * the parked watchers' resumes: history events replayed instead of a relist).
  */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { Agent, request } from 'undici';
 import { startFixture } from '../../test/fixture/index.ts';
@@ -30,6 +33,7 @@ import { startProxy } from '../support/proxy-process.ts';
 
 const args = toolArgs({
   numbers: { watchers: 10, 'stall-s': 30, rate: 100, objects: 200, kib: 3, writes: 0 },
+  strings: { out: undefined },
 });
 const WATCHERS = args.watchers;
 const STALL_MS = args['stall-s'] * 1000;
@@ -37,6 +41,7 @@ const RATE = args.rate;
 const OBJECTS = args.objects;
 const KIB = args.kib;
 const WRITES = args.writes;
+const OUT = args.out;
 const NS = 'kcp-slow-client';
 const log = (m: string) => process.stderr.write(`${m}\n`);
 
@@ -182,6 +187,8 @@ interface Row {
   duplicates: number;
   parked: number;
   closed: number;
+  resumed: number;
+  catchupEvents: number;
   stallMs: number;
   catchUpMs: number;
   rssMiB: number;
@@ -235,6 +242,15 @@ async function run(target: 'direct' | 'proxy-parked' | 'proxy-closed'): Promise<
         return follow(base, s, from, last);
       }),
     );
+    const resumed = proxy
+      ? await metric(
+          `${proxy.opsUrl}/metrics`,
+          /^kube_cache_proxy_watch_cache_watcher_catchup_rounds_total\{/,
+        )
+      : 0;
+    const catchupEvents = proxy
+      ? await metric(`${proxy.opsUrl}/metrics`, /^kube_cache_proxy_watch_cache_watcher_catchup_events_sum\{/)
+      : 0;
     const row: Row = {
       target,
       watchers: WATCHERS,
@@ -244,6 +260,8 @@ async function run(target: 'direct' | 'proxy-parked' | 'proxy-closed'): Promise<
       duplicates: clients.reduce((s, c) => s + c.duplicates, 0),
       parked,
       closed,
+      resumed,
+      catchupEvents,
       stallMs,
       catchUpMs: Math.round(performance.now() - t0),
       rssMiB: round(rss / 2 ** 20),
@@ -264,12 +282,30 @@ try {
   const d = rows[0]!;
   const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? '1' : '∞') : String(round(a / b, 2)));
   console.log(
-    `\n| target | writes | stall s | relists (410) | re-watches | duplicates | parked | closed | catch-up ms (× direct) | server RSS MiB (× direct) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |`,
+    `\n| target | writes | stall s | relists (410) | re-watches | duplicates | parked | closed | resumed (catch-up events) | catch-up ms (× direct) | server RSS MiB (× direct) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |`,
   );
   for (const r of rows)
     console.log(
-      `| ${r.target} | ${r.writes} | ${round(r.stallMs / 1000)} | ${r.relists} | ${r.rewatches} | ${r.duplicates} | ${r.parked} | ${r.closed} | ${r.catchUpMs} (${ratio(r.catchUpMs, d.catchUpMs)}) | ${r.rssMiB} (${ratio(r.rssMiB, d.rssMiB)}) |`,
+      `| ${r.target} | ${r.writes} | ${round(r.stallMs / 1000)} | ${r.relists} | ${r.rewatches} | ${r.duplicates} | ${r.parked} | ${r.closed} | ${r.resumed} (${r.catchupEvents}) | ${r.catchUpMs} (${ratio(r.catchUpMs, d.catchUpMs)}) | ${r.rssMiB} (${ratio(r.rssMiB, d.rssMiB)}) |`,
     );
+  if (OUT) {
+    const prev = existsSync(OUT)
+      ? (JSON.parse(readFileSync(OUT, 'utf8')) as { runs: unknown[] })
+      : { runs: [] };
+    prev.runs.push({
+      date: new Date().toISOString(),
+      options: {
+        watchers: WATCHERS,
+        stallS: STALL_MS / 1000,
+        rate: RATE,
+        objects: OBJECTS,
+        kib: KIB,
+        writes: WRITES,
+      },
+      rows,
+    });
+    writeFileSync(OUT, `${JSON.stringify(prev, null, 2)}\n`);
+  }
 } finally {
   await agent.close();
   await f.stop();

@@ -11,7 +11,8 @@
  *   is 401 (an unverified certificate only when no valid token follows it: the union order); a request without credential goes upstream WITHOUT the proxy's (the apiserver's
  *   anonymous rules decide) and is never served from the cache; every cached read is authorized
  *   by SubjectAccessReview (403 worded as the apiserver's when denied; upstream with the
- *   client's credential when the review fails).
+ *   client's credential when the review fails). With `--authorization-outage-grace`, a review
+ *   that fails for want of an answer may reuse an allowed answer (`outage-grace.ts`).
  * - refused: `listen-mode.ts` (the process does not start).
  */
 import type { IncomingMessage } from 'node:http';
@@ -132,7 +133,7 @@ export class AccessControl {
     try {
       const d = await o.authorizer!.authorize(user, attrs);
       o.metrics?.authorizationDecision(d.allowed ? 'allowed' : 'denied');
-      this.#logDecision(user, attrs, d.allowed ? 'allow' : 'deny', d.cached);
+      this.#logDecision(user, attrs, d.allowed ? 'allow' : 'deny', d.cached, d.grace === true);
       if (d.allowed)
         return { kind: 'admit', identity: id, decision: 'allow', reason: d.reason, cached: d.cached };
       return {
@@ -215,7 +216,13 @@ export class AccessControl {
     }
   }
 
-  #logDecision(user: UserInfo, a: AuthorizationAttributes, decision: AuthzDecision, cached: boolean): void {
+  #logDecision(
+    user: UserInfo,
+    a: AuthorizationAttributes,
+    decision: AuthzDecision,
+    cached: boolean,
+    grace: boolean,
+  ): void {
     if (!this.o.log?.isLevelEnabled('debug')) return;
     this.o.log.debug(
       {
@@ -227,6 +234,7 @@ export class AccessControl {
         name: a.name ?? '',
         decision,
         cached,
+        ...(grace ? { grace } : {}),
       },
       'authorization decision',
     );

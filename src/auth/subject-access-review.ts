@@ -7,18 +7,27 @@
  * (`--authorization-webhook-cache-authorized-ttl` / `-unauthorized-ttl`, delegated defaults 10 s).
  * A revoked RoleBinding therefore stops cached reads within the authorized TTL.
  * Attributes longer than the webhook's `maxControlledAttrCacheSize` (10 000 bytes) are not cached.
+ * Outage grace (`outageGraceMs`, `--authorization-outage-grace`, `outage-grace.ts`): when a
+ * review fails for want of an answer, an allowed decision of the same spec may be reused up to
+ * `outageGraceMs` after its TTL; a denial never is, nor a spec never answered.
  */
 import { LRUCache } from 'lru-cache';
 import { type Clock, realClock } from '../util/clock.ts';
+import { OutageGrace } from './outage-grace.ts';
 import type { AuthorizationAttributes } from './request-attributes.ts';
 import { createReview, type ReviewUpstream } from './review-client.ts';
 import type { UserInfo } from './user-info.ts';
 
-/** An authorization decision. `reason` is the authorizer's (e.g. the Node authorizer's), maybe "". */
+/**
+ * An authorization decision. `reason` is the authorizer's (e.g. the Node authorizer's), maybe "".
+ * `grace` (only when true): the review failed (outage) and an earlier allowed decision was
+ * reused within `--authorization-outage-grace`.
+ */
 export interface AuthorizationDecision {
   allowed: boolean;
   reason: string;
   cached: boolean;
+  grace?: true;
 }
 
 /** Options of {@link SubjectAccessReviewAuthorizer}. Durations in ms. */
@@ -29,6 +38,10 @@ export interface SubjectAccessReviewOptions {
   /** Max cached decisions (default 10 000). */
   max?: number;
   onCacheLookup?: (hit: boolean) => void;
+  /** How long after its TTL an allowed decision may be reused while reviews fail (ms; default 0). */
+  outageGraceMs?: number;
+  /** Called for every decision reused within the outage grace, with the review's error. */
+  onGrace?: (err: Error) => void;
   clock?: Clock;
 }
 
@@ -54,10 +67,12 @@ export class SubjectAccessReviewAuthorizer {
   readonly #o: SubjectAccessReviewOptions;
   readonly #cache: LRUCache<string, { allowed: boolean; reason: string }>;
   readonly #pending = new Map<string, Promise<{ allowed: boolean; reason: string }>>();
+  readonly #grace: OutageGrace<{ allowed: boolean; reason: string }>;
 
   constructor(o: SubjectAccessReviewOptions) {
     this.#o = o;
     const clock = o.clock ?? realClock;
+    this.#grace = new OutageGrace({ graceMs: o.outageGraceMs ?? 0, max: o.max ?? 10_000, clock });
     this.#cache = new LRUCache({
       max: o.max ?? 10_000,
       ttl: Math.max(o.authorizedTtlMs, o.unauthorizedTtlMs, 1),
@@ -68,7 +83,8 @@ export class SubjectAccessReviewAuthorizer {
 
   /**
    * Whether `user` may do `a`.
-   * @throws the review's error (UpstreamError, network error): the caller decides (never "allowed").
+   * @throws the review's error (UpstreamError, network error) when no allowed decision of this
+   *   spec is within its outage grace: the caller decides (never "allowed").
    */
   async authorize(user: UserInfo, a: AuthorizationAttributes): Promise<AuthorizationDecision> {
     const spec = subjectAccessReviewSpec(user, a);
@@ -77,14 +93,27 @@ export class SubjectAccessReviewAuthorizer {
     this.#o.onCacheLookup?.(hit !== undefined);
     if (hit) return { ...hit, cached: true };
     let p = this.#pending.get(key);
+    const cacheable = controlledSize(a) < MAX_CONTROLLED_ATTR_CACHE_SIZE;
     if (!p) {
-      p = this.#review(spec).finally(() => this.#pending.delete(key));
+      p = this.#review(spec)
+        .then((d) => {
+          const ttl = d.allowed ? this.#o.authorizedTtlMs : this.#o.unauthorizedTtlMs;
+          if (ttl > 0 && cacheable) this.#cache.set(key, d, { ttl });
+          if (!d.allowed) this.#grace.denied(key);
+          else if (cacheable) this.#grace.allowed(key, d, ttl);
+          return d;
+        })
+        .finally(() => this.#pending.delete(key));
       this.#pending.set(key, p);
     }
-    const d = await p;
-    const ttl = d.allowed ? this.#o.authorizedTtlMs : this.#o.unauthorizedTtlMs;
-    if (ttl > 0 && controlledSize(a) < MAX_CONTROLLED_ATTR_CACHE_SIZE) this.#cache.set(key, d, { ttl });
-    return { ...d, cached: false };
+    try {
+      return { ...(await p), cached: false };
+    } catch (err) {
+      const kept = this.#grace.reuse(key, err);
+      if (!kept) throw err;
+      this.#o.onGrace?.(err as Error);
+      return { ...kept, cached: true, grace: true };
+    }
   }
 
   async #review(spec: Record<string, unknown>): Promise<{ allowed: boolean; reason: string }> {

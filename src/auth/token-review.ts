@@ -10,15 +10,22 @@
  * - Audiences: none are sent by default (an extension apiserver without `--api-audiences`), so the
  *   apiserver checks the token against its own API audiences. With `audiences`, they are sent and
  *   the answer's `status.audiences` (when present) must intersect them, else unauthenticated.
+ * - Outage grace (`outageGraceMs`, `--authorization-outage-grace`, `outage-grace.ts`): when a
+ *   review fails for want of an answer, an authenticated answer of the same token may be reused
+ *   up to `outageGraceMs` after its TTL; never an unauthenticated one, never an unseen token.
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { type Clock, realClock } from '../util/clock.ts';
+import { OutageGrace } from './outage-grace.ts';
 import { createReview, type ReviewUpstream } from './review-client.ts';
 import type { UserInfo } from './user-info.ts';
 
-/** The outcome of reviewing one token. */
-export type TokenResult = Reviewed & { cached: boolean };
+/**
+ * The outcome of reviewing one token. `grace` (only when true): the review failed (outage) and
+ * an earlier authenticated answer was reused within `--authorization-outage-grace`.
+ */
+export type TokenResult = Reviewed & { cached: boolean; grace?: true };
 
 /** A TokenReview's answer: the user, or not authenticated with the apiserver's error text. */
 type Reviewed = { authenticated: true; user: UserInfo } | { authenticated: false; error: string };
@@ -51,6 +58,10 @@ export interface TokenReviewOptions {
   max?: number;
   /** Called on every lookup: whether the cache answered. */
   onCacheLookup?: (hit: boolean) => void;
+  /** How long after its TTL an authenticated answer may be reused while reviews fail (ms; default 0). */
+  outageGraceMs?: number;
+  /** Called for every answer reused within the outage grace, with the review's error. */
+  onGrace?: (err: Error) => void;
   clock?: Clock;
 }
 
@@ -62,10 +73,12 @@ export class TokenReviewAuthenticator {
   readonly #o: TokenReviewOptions;
   readonly #cache: LRUCache<string, Reviewed> | undefined;
   readonly #pending = new Map<string, Promise<Reviewed>>();
+  readonly #grace: OutageGrace<Reviewed>;
 
   constructor(o: TokenReviewOptions) {
     this.#o = o;
     const clock = o.clock ?? realClock;
+    this.#grace = new OutageGrace({ graceMs: o.outageGraceMs ?? 0, max: o.max ?? 10_000, clock });
     this.#cache =
       o.ttlMs > 0
         ? new LRUCache({
@@ -79,7 +92,8 @@ export class TokenReviewAuthenticator {
 
   /**
    * Reviews `token` (without the `Bearer ` prefix).
-   * @throws the review's error (UpstreamError, network error) when the apiserver gave no answer.
+   * @throws the review's error (UpstreamError, network error) when the apiserver gave no answer
+   *   and no authenticated answer of this token is within its outage grace.
    */
   async authenticate(token: string): Promise<TokenResult> {
     const key = createHash('sha256').update(token).digest('hex');
@@ -88,12 +102,24 @@ export class TokenReviewAuthenticator {
     if (hit) return { ...hit, cached: true };
     let p = this.#pending.get(key);
     if (!p) {
-      p = this.#review(token).finally(() => this.#pending.delete(key));
+      p = this.#review(token)
+        .then((r) => {
+          this.#cache?.set(key, r);
+          if (r.authenticated) this.#grace.allowed(key, r, this.#o.ttlMs);
+          else this.#grace.denied(key);
+          return r;
+        })
+        .finally(() => this.#pending.delete(key));
       this.#pending.set(key, p);
     }
-    const r = await p;
-    this.#cache?.set(key, r);
-    return { ...r, cached: false };
+    try {
+      return { ...(await p), cached: false };
+    } catch (err) {
+      const kept = this.#grace.reuse(key, err);
+      if (!kept) throw err;
+      this.#o.onGrace?.(err as Error);
+      return { ...kept, cached: true, grace: true };
+    }
   }
 
   async #review(token: string): Promise<Reviewed> {

@@ -74,7 +74,10 @@ export interface ParkingOptions {
   history: ResumeSource;
   /** Called each time it is parked (queue full). */
   onPark: (w: Watcher) => void;
-  /** Called each time it caught up with the window and is live again. */
+  /**
+   * Called each time it caught up with the window and is live again; `w.catchupEvents` is how
+   * many history events that catch-up sent (`apiserver_watch_cache_watcher_catchup_events`).
+   */
   onResume: (w: Watcher) => void;
 }
 
@@ -155,6 +158,7 @@ export class Watcher implements CacheWatcher {
   #closeReason: CloseReason | undefined;
   readonly #parking: ParkingOptions | undefined;
   #parked = false;
+  #catchupEvents = 0;
   /** Whether its initial events were all handed over when it ended (the termination reason). */
   #reachedLive = false;
   /** See {@link WatcherOptions.metadata}. */
@@ -213,6 +217,14 @@ export class Watcher implements CacheWatcher {
   /** Parked or catching up from the history (not fed by the live fan-out). */
   get parked(): boolean {
     return this.#parked;
+  }
+
+  /**
+   * Events sent from the history since it was last parked: how far behind it was, in events
+   * of its filter (KEP-6268's `apiserver_watch_cache_watcher_catchup_events`, read on resume).
+   */
+  get catchupEvents(): number {
+    return this.#catchupEvents;
   }
 
   /** The RV a parked watcher resumes after (see the field's comment). */
@@ -280,6 +292,7 @@ export class Watcher implements CacheWatcher {
     this.#queue.clear();
     this.#queuedBytes = 0;
     this.#parked = true;
+    this.#catchupEvents = 0;
     this.#parking.onPark(this);
   }
 
@@ -332,7 +345,10 @@ export class Watcher implements CacheWatcher {
       }
       this.#sentRV = e.rv;
       const line = this.#lineOf(e);
-      if (line) this.#push(line);
+      if (line) {
+        this.#catchupEvents++;
+        this.#push(line);
+      }
     }
   }
 

@@ -121,8 +121,11 @@ export interface FanOutHooks {
   onWatcherTerminated?: ((reason: TerminationReason) => void) | undefined;
   /** Called when a watcher is parked (`apiserver_watch_cache_watcher_stalls_total`). */
   onWatcherParked?: (() => void) | undefined;
-  /** Called when a parked watcher caught up (`apiserver_watch_cache_watcher_catchup_rounds_total`). */
-  onWatcherResumed?: (() => void) | undefined;
+  /**
+   * Called when a parked watcher caught up (`apiserver_watch_cache_watcher_catchup_rounds_total`),
+   * with the number of history events its catch-up sent (`…_watcher_catchup_events`).
+   */
+  onWatcherResumed?: ((catchupEvents: number) => void) | undefined;
 }
 
 /** Construction options of a {@link Cacher}. */
@@ -193,7 +196,7 @@ export class Cacher {
             this.#parked.delete(w);
             this.#parkedWatchers.unpark(w);
             this.#resumes++;
-            onResumed?.();
+            onResumed?.(w.catchupEvents);
           },
         }
       : undefined;

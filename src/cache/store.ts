@@ -125,6 +125,20 @@ export class Store {
   }
 
   /**
+   * Whether `entries` are exactly the stored objects: the same keys, each at the same
+   * resourceVersion (a snapshot that proves no object changed since the stored one). O(n).
+   */
+  holdsExactly(entries: readonly StoreEntry[]): boolean {
+    if (entries.length !== this.#size) return false;
+    const keys = new Set<string>();
+    for (const e of entries) {
+      if (this.get(e.key)?.rv !== e.rv) return false;
+      keys.add(e.key);
+    }
+    return keys.size === this.#size;
+  }
+
+  /**
    * Replaces the whole contents with `entries` (built beforehand with {@link entry}, so nothing
    * here can throw half-way): the new maps are filled aside and swapped in at the end. A key
    * that repeats keeps its later entry. The entries replaced are released (nothing else holds

@@ -295,8 +295,10 @@ export class WatchCache implements CacheSink {
    * fields parsed) before anything changes, as watch_cache.go `Replace` builds `toReplace` before
    * `store.Replace`, so an object that throws leaves the previous store, window, watchers and
    * synced flag as they were (the Reflector then retries).
-   * A relist that lands on the cache's own RV is the same state: the watchers and the window are
-   * kept (no needless 410s downstream); the store keeps its entries.
+   * A relist that lands on the cache's own RV, or on a later one with exactly the stored objects
+   * (each at the same RV: nothing changed in between, e.g. an apiserver restart while the resource
+   * was quiet), is the same state: the watchers and the window are kept and the RV advances as
+   * with a bookmark (no needless 410s downstream); the store keeps its entries.
    * @throws ResourceVersionError when `resourceVersion` or an object's RV is not a uint64.
    */
   replace(objects: UpstreamObject[], resourceVersion: string, bookmarkObject?: Buffer): void {
@@ -304,10 +306,11 @@ export class WatchCache implements CacheSink {
     const entries = objects.map((o) => (o instanceof StoreEntry ? o : this.#store.entry(o)));
     if (bookmarkObject) this.#bookmarks.learn(bookmarkObject, resourceVersion);
     const wasSynced = this.#ready.synced;
-    const sameState = wasSynced && rv === this.#rv;
+    const sameState = wasSynced && (rv === this.#rv || (rv > this.#rv && this.#store.holdsExactly(entries)));
     if (sameState) {
       // The store keeps its entries: the new ones' slab bytes are free again.
       for (const e of entries) if (this.#store.get(e.key) !== e) e.release();
+      this.#rv = rv;
     } else {
       // Relist: open watchers cannot be told what changed between the old and new snapshot with
       // distinct increasing RVs, so they end cleanly and resume (cacher.go terminateAllWatchers).

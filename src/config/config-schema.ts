@@ -62,6 +62,8 @@ export interface Config extends AuditConfig {
   authorizationWebhookCacheAuthorizedTtl: number;
   /** SubjectAccessReview "denied" cache TTL (ms). */
   authorizationWebhookCacheUnauthorizedTtl: number;
+  /** How long after its TTL an allowed TokenReview/SubjectAccessReview answer may be reused while reviews fail (ms; 0: never). */
+  authorizationOutageGrace: number;
   /** Forward x509 clients' pass-through requests with impersonation headers by the proxy's identity. */
   impersonateCertificateClients: boolean;
   /** Regexps (source text) a request's Host (port stripped) must match, without authentication. */
@@ -305,6 +307,15 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'duration',
     default: '10s',
     description: 'How long a denied SubjectAccessReview is cached (Go duration).',
+  },
+  {
+    key: 'authorizationOutageGrace',
+    flag: 'authorization-outage-grace',
+    env: 'KCP_AUTHORIZATION_OUTAGE_GRACE',
+    kind: 'duration',
+    default: '0s',
+    description:
+      'With --delegated-auth: while TokenReview or SubjectAccessReview requests get no answer (connection refused, timeout, 5xx), an allowed answer may be reused for at most this long after its cache TTL, so cached reads outlive an apiserver outage. A denial is never extended and a token never seen is never admitted; a revoked RoleBinding may then take TTL + grace to stop cached reads. 0: a failed review fails the request (401, or upstream for authorization).',
   },
   {
     key: 'impersonateCertificateClients',

@@ -118,6 +118,9 @@ export function loadConfig(inputs: LoadInputs): LoadResult {
     hostWhere = `POD_IP=HOST_IP=${podIP} (hostNetwork)`;
   }
   checkListenMode(config, hostWhere);
+  // The outage policy extends delegated decisions only; without them it would silently do nothing.
+  if (config.authorizationOutageGrace > 0 && !config.delegatedAuth)
+    throw new ConfigError(`${whereOf.authorizationOutageGrace} requires --delegated-auth`);
   return { kind: 'config', config };
 }
 

@@ -45,6 +45,12 @@ export {
 } from './cache-state-metrics.ts';
 export { REQUEST_DURATION_BUCKETS } from './request-metrics.ts';
 
+/**
+ * Buckets of `…_watch_cache_watcher_catchup_events` (events per catch-up): the apiserver's
+ * `WatcherCatchupEvents` (`storage/cacher/metrics`, KEP-6268).
+ */
+export const CATCHUP_EVENTS_BUCKETS = [1, 10, 50, 100, 500, 1000, 5000, 10_000, 50_000, 100_000];
+
 /** Buckets (seconds) of `apiserver_watch_cache_read_wait_seconds` (the wait is capped at 3 s). */
 export const READ_WAIT_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3];
 
@@ -105,6 +111,11 @@ export interface Metrics extends AuditMetrics {
   readonly watcherStalls: Counter<GR>;
   /** `kube_cache_proxy_watch_cache_watcher_catchup_rounds_total{group,resource}`: parked watchers that caught up. */
   readonly watcherCatchupRounds: Counter<GR>;
+  /**
+   * `kube_cache_proxy_watch_cache_watcher_catchup_events{group,resource}`: history events each
+   * parked watcher's catch-up sent before it rejoined the live stream (KEP-6268's buckets).
+   */
+  readonly watcherCatchupEvents: Histogram<GR>;
   /** `kube_cache_proxy_compaction_probes_total{group,resource,result}`: the compaction floor's probes. */
   readonly compactionProbes: Counter<GR | 'result'>;
 
@@ -141,6 +152,12 @@ export interface Metrics extends AuditMetrics {
    * (`cache="authentication"`) and SubjectAccessReview (`"authorization"`) caches, `hit` | `miss`.
    */
   readonly webhookCacheRequests: Counter<'cache' | 'result'>;
+  /**
+   * `kube_cache_proxy_outage_grace_decisions_total{cache}`: TokenReview (`cache="authentication"`)
+   * and SubjectAccessReview (`"authorization"`) answers reused within `--authorization-outage-grace`
+   * because the review failed.
+   */
+  readonly outageGraceDecisions: Counter<'cache'>;
 
   /**
    * `kube_cache_proxy_requests_refused_total{code}`: requests the main listener refused before
@@ -254,6 +271,13 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       labelNames: gr,
       registers,
     }),
+    watcherCatchupEvents: new Histogram({
+      name: name('watch_cache_watcher_catchup_events'),
+      help: 'History events sent per parked watcher catch-up (how far behind it was, in events of its filter).',
+      labelNames: gr,
+      buckets: CATCHUP_EVENTS_BUCKETS,
+      registers,
+    }),
     compactionProbes: new Counter({
       name: name('compaction_probes_total'),
       help: 'Exact LISTs of one item sent to learn the compacted resourceVersions, by result (compacted|available|unknown).',
@@ -289,6 +313,12 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       name: name('webhook_cache_requests_total'),
       help: 'Lookups of the TokenReview (authentication) and SubjectAccessReview (authorization) decision caches, by result (hit|miss).',
       labelNames: ['cache', 'result'],
+      registers,
+    }),
+    outageGraceDecisions: new Counter({
+      name: name('outage_grace_decisions_total'),
+      help: 'Allowed TokenReview (authentication) and SubjectAccessReview (authorization) answers reused past their TTL within --authorization-outage-grace because the review failed.',
+      labelNames: ['cache'],
       registers,
     }),
     onDemandCaches: new Counter({

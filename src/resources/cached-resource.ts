@@ -75,8 +75,11 @@ export interface ResourceMetricsHooks {
   watcherTerminated(gr: { group: string; resource: string }, reason: TerminationReason): void;
   /** A watcher was parked (`apiserver_watch_cache_watcher_stalls_total`). */
   watcherParked(gr: { group: string; resource: string }): void;
-  /** A parked watcher caught up (`apiserver_watch_cache_watcher_catchup_rounds_total`). */
-  watcherResumed(gr: { group: string; resource: string }): void;
+  /**
+   * A parked watcher caught up (`apiserver_watch_cache_watcher_catchup_rounds_total`) after
+   * sending `catchupEvents` history events (`…_watcher_catchup_events`).
+   */
+  watcherResumed(gr: { group: string; resource: string }, catchupEvents: number): void;
   /** A compaction probe was answered (`kube_cache_proxy_compaction_probes_total`). */
   compactionProbe?(gr: { group: string; resource: string }, answer: CompactionAnswer): void;
 }
@@ -332,7 +335,7 @@ export class CachedResource {
               onEventDispatched: () => m.eventDispatched(gr),
               onWatcherTerminated: (reason: TerminationReason) => m.watcherTerminated(gr, reason),
               onWatcherParked: () => m.watcherParked(gr),
-              onWatcherResumed: () => m.watcherResumed(gr),
+              onWatcherResumed: (n) => m.watcherResumed(gr, n),
             }
           : {}),
       });

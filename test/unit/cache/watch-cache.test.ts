@@ -180,6 +180,37 @@ describe("WatchCache state and the reflector's sink", () => {
     cache.replace(snapshot, '20');
     assert.equal(w.closeReason, 'relist');
   });
+
+  it('a relist at a later RV with exactly the stored objects (an apiserver restart, the resource quiet) keeps the watchers; the RV advances', () => {
+    const { cache } = seeded();
+    cache.add(pod('a', 'p4', 11));
+    const w = cache.watch({ ...ALL, resourceVersion: 10n });
+    assert.deepEqual(summary(drain(w)), ['ADDED p4@11']);
+    const p1 = () => pod('a', 'p1', 5, { labels: { app: 'web' }, nodeName: 'n1' });
+    const p2 = () => pod('a', 'p2', 7, { labels: { app: 'db' } });
+    const p3 = () => pod('b', 'p3', 8, { labels: { app: 'web' }, nodeName: 'n2' });
+    // Other resources moved etcd's revision to 25; nothing of this one changed.
+    cache.replace([p3(), p1(), pod('a', 'p4', 11), p2()], '25');
+    assert.equal(w.closed, false);
+    assert.equal(cache.stats().currentRV, '25');
+    assert.equal(cache.stats().oldestRV, '10');
+    // A client resuming from before the relist still gets its events, no 410; live events flow.
+    assert.deepEqual(summary(drain(cache.watch({ ...ALL, resourceVersion: 10n }))), ['ADDED p4@11']);
+    cache.add(pod('a', 'p5', 26));
+    assert.deepEqual(summary(drain(w)), ['ADDED p5@26']);
+    // One object at another RV, one missing, or a repeated key: a changed snapshot, a relist.
+    for (const changed of [
+      [p1(), p2(), pod('b', 'p3', 9)],
+      [p1(), p2()],
+      [p1(), p2(), p2()],
+    ]) {
+      const { cache: c } = seeded();
+      const cw = c.watch({ ...ALL, resourceVersion: 10n });
+      c.replace(changed, '30');
+      assert.equal(cw.closed, true);
+      assert.equal(c.stats().oldestRV, '30');
+    }
+  });
 });
 
 describe('WatchCache with a compaction floor (cache/compaction-floor.ts)', () => {

@@ -61,6 +61,7 @@ describe('config', () => {
       authenticationTokenWebhookCacheTtl: 10_000,
       authorizationWebhookCacheAuthorizedTtl: 10_000,
       authorizationWebhookCacheUnauthorizedTtl: 10_000,
+      authorizationOutageGrace: 0,
       impersonateCertificateClients: false,
       acceptHosts: ['^localhost$', '^127\\.0\\.0\\.1$', '^\\[::1\\]$'],
       hostNetwork: false,
@@ -342,6 +343,21 @@ describe('config', () => {
     assert.equal(c.delegatedAuth, true);
     assert.equal(c.tlsCertFile, '/c.pem');
     assert.deepEqual(cfg(['--listen', 'localhost:1']).listen, { host: 'localhost', port: 1 });
+  });
+
+  it('--authorization-outage-grace (default 0) requires --delegated-auth', () => {
+    fails(['--authorization-outage-grace', '5m'], '--authorization-outage-grace requires --delegated-auth');
+    fails([], 'KCP_AUTHORIZATION_OUTAGE_GRACE requires --delegated-auth', {
+      KCP_AUTHORIZATION_OUTAGE_GRACE: '30s',
+    });
+    const tls = ['--tls-cert-file', '/c.pem', '--tls-private-key-file', '/k.pem'];
+    const c = cfg(
+      [...tls, '--delegated-auth', '--authorization-outage-grace', '5m'],
+      {},
+      { '/c.pem': '', '/k.pem': '' },
+    );
+    assert.equal(c.authorizationOutageGrace, 300_000);
+    assert.equal(cfg(['--authorization-outage-grace', '0s']).authorizationOutageGrace, 0);
   });
 
   it('hostNetwork (flag, or POD_IP equal to HOST_IP) requires TLS and --delegated-auth', () => {
