@@ -1,0 +1,205 @@
+/**
+ * The control-plane rows: kube-controller-manager (every default controller) and kube-scheduler
+ * of a fresh pods fixture in the control-plane shape, talking to the apiserver DIRECTLY and
+ * through ONE kube-cache-proxy (sidecar mode, `--resources` auto and/or a list), then the scripted
+ * workload (test/support/control-plane/workload.ts). Per side and phase (start-up: from the
+ * components' start to both Leases held; workload: the steps): the apiserver's open watches at the
+ * phase's end (`apiserver_longrunning_requests{verb="WATCH"}`), its LIST and WATCH requests
+ * (`apiserver_request_total`), the bytes it sent (LIST response bytes, `apiserver_response_sizes_sum`,
+ * plus watch event bytes, `apiserver_watch_events_sizes_sum`), the apiserver's CPU seconds, the
+ * components' CPU seconds and the proxy's; with the ratio proxy / direct. Each side runs
+ * `--runs` times (default 2); the table gives the mean and the min–max spread.
+ *   node bench/tools/control-plane.ts [--runs 2] [--modes direct,auto,list] [--steps a,b]
+ * Prints one JSON line per run, then a Markdown table (and the load average at start and end).
+ */
+import { readFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { Agent, request } from 'undici';
+import type { Fixture } from '../../test/fixture/index.ts';
+import { runSide, type Via } from '../../test/support/control-plane/side.ts';
+import { STEPS } from '../../test/support/control-plane/workload.ts';
+import { cpuSeconds, round } from '../support/proc.ts';
+
+/** The resources kube-controller-manager and kube-scheduler list and watch, for `--modes list`. */
+export const CONTROL_PLANE_RESOURCES =
+  'pods,nodes,namespaces,services,endpoints,endpointslices.discovery.k8s.io,configmaps,serviceaccounts,' +
+  'persistentvolumes,persistentvolumeclaims,replicationcontrollers,resourcequotas,limitranges,podtemplates,' +
+  'deployments.apps,replicasets.apps,statefulsets.apps,daemonsets.apps,controllerrevisions.apps,' +
+  'jobs.batch,cronjobs.batch,poddisruptionbudgets.policy,leases.coordination.k8s.io,' +
+  'storageclasses.storage.k8s.io,csinodes.storage.k8s.io,csidrivers.storage.k8s.io,csistoragecapacities.storage.k8s.io,' +
+  'volumeattachments.storage.k8s.io,horizontalpodautoscalers.autoscaling,ingresses.networking.k8s.io,' +
+  'networkpolicies.networking.k8s.io,roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io,' +
+  'clusterroles.rbac.authorization.k8s.io,clusterrolebindings.rbac.authorization.k8s.io,' +
+  'certificatesigningrequests.certificates.k8s.io,priorityclasses.scheduling.k8s.io,' +
+  'validatingwebhookconfigurations.admissionregistration.k8s.io,mutatingwebhookconfigurations.admissionregistration.k8s.io,' +
+  'customresourcedefinitions.apiextensions.k8s.io,apiservices.apiregistration.k8s.io,events.events.k8s.io,' +
+  'resourceslices.resource.k8s.io,deviceclasses.resource.k8s.io,resourceclaims.resource.k8s.io';
+
+const argv = process.argv.slice(2);
+const opt = (name: string, d: string) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? (argv[i + 1] ?? d) : d;
+};
+const RUNS = Number(opt('runs', '2'));
+const MODES = opt('modes', 'direct,auto').split(',');
+const STEP_NAMES = opt('steps', '');
+const steps = STEP_NAMES ? STEPS.filter((s) => STEP_NAMES.split(',').includes(s.name)) : STEPS;
+const log = (m: string) => process.stderr.write(`${m}\n`);
+
+/** Counters of one instant. */
+interface Sample {
+  watchesOpen: number;
+  lists: number;
+  watches: number;
+  listBytes: number;
+  watchEventBytes: number;
+  apiserverCpu: number;
+  componentsCpu: number;
+  proxyCpu: number;
+}
+
+function sum(text: string, metric: string, labels: Record<string, string>): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${metric}{`)) continue;
+    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
+    total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+/** Reads the apiserver's counters (as its admin) and the processes' CPU. */
+async function sample(f: Fixture, componentPids: number[], proxyPid: number | undefined): Promise<Sample> {
+  const agent = new Agent({
+    connect: { ca: f.caPem, cert: await readFile(f.adminCert.cert), key: await readFile(f.adminCert.key) },
+  });
+  try {
+    const r = await request(`${f.server}/metrics`, { dispatcher: agent });
+    const text = await r.body.text();
+    if (r.statusCode !== 200) throw new Error(`apiserver /metrics: ${r.statusCode}`);
+    return {
+      watchesOpen: sum(text, 'apiserver_longrunning_requests', { verb: 'WATCH' }),
+      lists: sum(text, 'apiserver_request_total', { verb: 'LIST' }),
+      watches: sum(text, 'apiserver_request_total', { verb: 'WATCH' }),
+      listBytes: sum(text, 'apiserver_response_sizes_sum', { verb: 'LIST' }),
+      watchEventBytes: sum(text, 'apiserver_watch_events_sizes_sum', {}),
+      apiserverCpu: cpuSeconds(f.pids().apiserver) + cpuSeconds(f.pids().etcd),
+      componentsCpu: componentPids.reduce((s, p) => s + cpuSeconds(p), 0),
+      proxyCpu: proxyPid ? cpuSeconds(proxyPid) : 0,
+    };
+  } finally {
+    await agent.close();
+  }
+}
+
+/** One phase's figures: deltas of the counters, the open watches at its end. */
+type Phase = Sample;
+const delta = (a: Sample, b: Sample): Phase => ({
+  watchesOpen: b.watchesOpen,
+  lists: b.lists - a.lists,
+  watches: b.watches - a.watches,
+  listBytes: b.listBytes - a.listBytes,
+  watchEventBytes: b.watchEventBytes - a.watchEventBytes,
+  apiserverCpu: round(b.apiserverCpu - a.apiserverCpu, 2),
+  componentsCpu: round(b.componentsCpu - a.componentsCpu, 2),
+  proxyCpu: round(b.proxyCpu - a.proxyCpu, 2),
+});
+
+interface Run {
+  mode: string;
+  startup: Phase;
+  workload: Phase;
+  startupMs: number;
+  workloadMs: number;
+  load: number[];
+}
+
+const runs: Run[] = [];
+const loadStart = loadavg();
+for (let i = 0; i < RUNS; i++) {
+  for (const mode of MODES) {
+    const via: Via =
+      mode === 'direct'
+        ? { kind: 'direct' }
+        : { kind: 'proxy', resources: mode === 'auto' ? 'auto' : CONTROL_PLANE_RESOURCES };
+    log(`control-plane bench: run ${i + 1}/${RUNS}, ${mode}`);
+    let s0: Sample | undefined;
+    let s1: Sample | undefined;
+    let s2: Sample | undefined;
+    let t1 = 0;
+    let t2 = 0;
+    const compPids = (f: { components: { name: string; pid: number }[] }) =>
+      f.components.filter((c) => c.name !== 'kwok').map((c) => c.pid);
+    const result = await runSide(via, {
+      steps,
+      hooks: {
+        beforeComponents: async (f, proxy) => {
+          s0 = await sample(f, [], proxy?.child.pid);
+        },
+        started: async (f, proxy) => {
+          s1 = await sample(f, compPids(f), proxy?.child.pid);
+          t1 = performance.now();
+        },
+        finished: async (f, proxy) => {
+          s2 = await sample(f, compPids(f), proxy?.child.pid);
+          t2 = performance.now();
+        },
+      },
+    });
+    const run: Run = {
+      mode,
+      startup: delta(s0!, s1!),
+      workload: delta(s1!, s2!),
+      startupMs: result.startupMs,
+      workloadMs: Math.round(t2 - t1),
+      load: loadavg().map((x) => round(x, 1)),
+    };
+    runs.push(run);
+    process.stdout.write(`${JSON.stringify({ ...run, times: result.times })}\n`);
+  }
+}
+
+const fields: [keyof Phase, string][] = [
+  ['watchesOpen', 'apiserver watches open at the end'],
+  ['lists', 'LIST requests'],
+  ['watches', 'WATCH requests'],
+  ['listBytes', 'LIST bytes'],
+  ['watchEventBytes', 'watch event bytes'],
+  ['apiserverCpu', 'apiserver + etcd CPU s'],
+  ['componentsCpu', 'KCM + scheduler CPU s'],
+  ['proxyCpu', 'proxy CPU s'],
+];
+const stat = (xs: number[]) => {
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  return { mean, text: `${round(mean, 2)} (${round(Math.min(...xs), 2)}–${round(Math.max(...xs), 2)})` };
+};
+const lines = [
+  `| phase | row | ${MODES.join(' | ')} | ${MODES.filter((m) => m !== 'direct')
+    .map((m) => `${m} / direct`)
+    .join(' | ')} |`,
+];
+lines.push(`|${' --- |'.repeat(2 + MODES.length + MODES.filter((m) => m !== 'direct').length)}`);
+for (const phase of ['startup', 'workload'] as const) {
+  for (const [key, label] of fields) {
+    const per = MODES.map((m) => stat(runs.filter((r) => r.mode === m).map((r) => r[phase][key])));
+    const d = per[MODES.indexOf('direct')]?.mean ?? 0;
+    const ratios = MODES.flatMap((m, i) =>
+      m === 'direct' ? [] : [d ? `${round(per[i]!.mean / d, 2)}` : '–'],
+    );
+    lines.push(`| ${phase} | ${label} | ${per.map((p) => p.text).join(' | ')} | ${ratios.join(' | ')} |`);
+  }
+  const ms = MODES.map((m) =>
+    stat(
+      runs.filter((r) => r.mode === m).map((r) => (phase === 'startup' ? r.startupMs : r.workloadMs) / 1000),
+    ),
+  );
+  const d = ms[MODES.indexOf('direct')]?.mean ?? 0;
+  lines.push(
+    `| ${phase} | wall s | ${ms.map((p) => p.text).join(' | ')} | ${MODES.flatMap((m, i) => (m === 'direct' ? [] : [d ? `${round(ms[i]!.mean / d, 2)}` : '–'])).join(' | ')} |`,
+  );
+}
+process.stdout.write(
+  `\n${lines.join('\n')}\n\nload average at start ${loadStart.map((x) => round(x, 1)).join(' ')}, at end ${loadavg()
+    .map((x) => round(x, 1))
+    .join(' ')}\n`,
+);

@@ -1,0 +1,174 @@
+/**
+ * One side of the control-plane comparison: a fresh pods fixture in the control-plane shape
+ * (test/fixture/control-plane.ts; every default controller, leader election, 3 KWOK nodes) whose
+ * kube-controller-manager and kube-scheduler talk to the apiserver directly or through ONE
+ * kube-cache-proxy (`--resources` auto or a list), the workload (workload.ts) run on it, and what
+ * the comparison checks read at the end: the final state, the components' Leases and processes,
+ * the proxy's request counters and its caches against the apiserver.
+ */
+import { readFile } from 'node:fs/promises';
+import { type CacheMismatch, cacheMismatches } from '../../conformance/cache-state.ts';
+import type { Fixture } from '../../fixture/index.ts';
+import { type PodsFixture, startPodsFixture } from '../../fixture/pods-fixture.ts';
+import { parsePrometheus } from '../prometheus-text.ts';
+import { type CliProxy, startProxy } from '../proxy.ts';
+import { type ApiClient, adminClient } from './api-client.ts';
+import { type FinalState, finalState } from './final-state.ts';
+import { runWorkload, STEPS, type StepTime, type WorkloadStep } from './workload.ts';
+
+/** How the components reach the apiserver. */
+export type Via = { kind: 'direct' } | { kind: 'proxy'; resources: string };
+
+/** A component's leader-election Lease in kube-system. */
+export interface LeaseState {
+  holder: string;
+  transitions: number;
+}
+
+/** The proxy's reads (LIST, WATCH, GET) by how they were answered. */
+export interface ProxyReads {
+  /** verb → answered from the cache. */
+  cache: Record<string, number>;
+  /** `verb reason resource` → passed upstream. */
+  upstream: Record<string, number>;
+}
+
+/** Hooks a bench uses to sample counters between the phases. */
+export interface SideHooks {
+  /** The apiserver is ready, the front (if any) listens, the components have not started. */
+  beforeComponents?(f: Fixture, proxy: CliProxy | undefined): Promise<void>;
+  /** Start-up done (nodes Ready, both Leases held), the workload not begun. */
+  started?(f: PodsFixture, proxy: CliProxy | undefined): Promise<void>;
+  /** The workload done, before the checks and the stop. */
+  finished?(f: PodsFixture, proxy: CliProxy | undefined): Promise<void>;
+}
+
+/** What one side reports. */
+export interface SideResult {
+  via: Via;
+  /** From starting the components to both Leases held and every KWOK node Ready, ms. */
+  startupMs: number;
+  times: StepTime[];
+  state: FinalState;
+  leases: { start: Record<string, LeaseState>; end: Record<string, LeaseState> };
+  /** Components that exited before the end (name: exit), and leadership-loss lines in their logs. */
+  exited: string[];
+  leadershipLogLines: string[];
+  /** Through the proxy only. */
+  proxy?: { reads: ProxyReads; mismatches: CacheMismatch[]; exitedEarly: boolean };
+}
+
+const COMPONENTS = ['kube-controller-manager', 'kube-scheduler'];
+
+async function leases(api: ApiClient): Promise<Record<string, LeaseState>> {
+  const out: Record<string, LeaseState> = {};
+  for (const name of COMPONENTS) {
+    const l = await api.call('GET', `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/${name}`);
+    if (l.status === 200 && l.body.spec?.holderIdentity)
+      out[name] = { holder: l.body.spec.holderIdentity, transitions: l.body.spec.leaseTransitions ?? 0 };
+  }
+  return out;
+}
+
+/** Sums the proxy's `kube_cache_proxy_requests_total` for reads (see {@link ProxyReads}). */
+export function proxyReads(metricsText: string): ProxyReads {
+  const reads: ProxyReads = { cache: {}, upstream: {} };
+  for (const s of parsePrometheus(metricsText)) {
+    if (s.name !== 'kube_cache_proxy_requests_total') continue;
+    const { verb = '', served_from: from, reason = '', resource = '', group = '' } = s.labels;
+    if (!['LIST', 'WATCH', 'GET'].includes(verb) || s.value === 0) continue;
+    if (from === 'cache') reads.cache[verb] = (reads.cache[verb] ?? 0) + s.value;
+    else {
+      const key = `${verb} ${reason} ${resource}${group ? `.${group}` : ''}`;
+      reads.upstream[key] = (reads.upstream[key] ?? 0) + s.value;
+    }
+  }
+  return reads;
+}
+
+/**
+ * Runs one side (see the file comment): starts its fixture (and proxy), waits for start-up, runs
+ * `steps` (default all), reads the checks, stops everything. Throws when a step fails (after
+ * stopping), naming the step.
+ */
+export async function runSide(
+  via: Via,
+  o: {
+    steps?: WorkloadStep[];
+    waitMs?: number;
+    hooks?: SideHooks;
+    onStep?: (name: string) => Promise<void> | void;
+  } = {},
+): Promise<SideResult> {
+  let proxy: CliProxy | undefined;
+  let componentsStarted = 0;
+  const f = await startPodsFixture({
+    kwokNodes: 3,
+    readyTimeoutMs: 300_000,
+    controlPlane: {
+      front: async (fx) => {
+        if (via.kind === 'proxy') proxy = await startProxy(fx, { run: 'cli', resources: via.resources });
+        await o.hooks?.beforeComponents?.(fx, proxy);
+        componentsStarted = performance.now();
+        return proxy
+          ? { kubeconfig: proxy.kubeconfig, stop: () => proxy!.stop() }
+          : { kubeconfig: fx.kubeconfigs.adminToken, stop: async () => {} };
+      },
+    },
+  });
+  const api = await adminClient(f);
+  try {
+    const waitMs = o.waitMs ?? 240_000;
+    const ctx = { api, kubectl: f.kubectl, kwokNodes: f.kwokNodes, waitMs };
+    const deadline = Date.now() + waitMs;
+    let start: Record<string, LeaseState> = {};
+    for (;;) {
+      start = await leases(api);
+      if (Object.keys(start).length === COMPONENTS.length) break;
+      if (Date.now() > deadline) throw new Error(`control plane: leases not held: ${JSON.stringify(start)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const startupMs = Math.round(performance.now() - componentsStarted);
+    await o.hooks?.started?.(f, proxy);
+    const times = await runWorkload(ctx, o.steps ?? STEPS, o.onStep);
+    await o.hooks?.finished?.(f, proxy);
+    const state = await finalState(api);
+    const end = await leases(api);
+    const exited = f.components
+      .filter((p) => p.child.exitCode !== null || p.child.signalCode !== null)
+      .map((p) => `${p.name}: ${p.child.exitCode ?? p.child.signalCode}`);
+    const leadershipLogLines: string[] = [];
+    for (const p of f.components.filter((c) => COMPONENTS.includes(c.name))) {
+      const log = await readFile(p.logFile, 'utf8');
+      for (const line of log.split('\n'))
+        if (/leaderelection lost|failed to renew lease|Leader election lost/i.test(line))
+          leadershipLogLines.push(`${p.name}: ${line.slice(0, 300)}`);
+    }
+    let proxySide: SideResult['proxy'];
+    if (proxy) {
+      const exitedEarly = proxy.child.exitCode !== null;
+      const metrics = await fetch(`${proxy.ops}/metrics`).then((r) => r.text());
+      const mismatches = await cacheMismatches({
+        ops: proxy.ops,
+        proxy: proxy.url,
+        server: f.server,
+        authorization: proxy.auth.authorization,
+        caPem: f.caPem,
+      });
+      proxySide = { reads: proxyReads(metrics), mismatches, exitedEarly };
+    }
+    return {
+      via,
+      startupMs,
+      times,
+      state,
+      leases: { start, end },
+      exited,
+      leadershipLogLines,
+      ...(proxySide ? { proxy: proxySide } : {}),
+    };
+  } finally {
+    await api.close();
+    await f.stop();
+  }
+}
