@@ -2,7 +2,8 @@
  * The workload's final state, object for object, in a form two runs on fresh fixtures can be
  * compared in: every object of the kinds the workload touches in its namespaces (and the nodes),
  * with what differs between two clusters by construction normalised: uids, resourceVersions,
- * timestamps, managedFields, generated names (`generateName` + a random suffix), pod and Service
+ * timestamps, managedFields, generated names (`generateName` + a random suffix; the
+ * ServiceAccount admission plugin's `kube-api-access-xxxxx` volume), pod and Service
  * IPs, the KWOK node a scheduler picked among equal ones, and the CA a namespace's
  * `kube-root-ca.crt` carries.
  */
@@ -41,6 +42,7 @@ export function normalise(v: unknown, generated: Map<string, string>): unknown {
     const g = generated.get(v);
     if (g) return g;
     if (/^kwok-node-\d+$/.test(v)) return 'kwok-node-<n>';
+    if (/^kube-api-access-[a-z0-9]{5}$/.test(v)) return 'kube-api-access-<generated>';
     return v.replace(UID, '<uid>');
   }
   if (Array.isArray(v)) return v.map((x) => normalise(x, generated));

@@ -10,27 +10,19 @@ import { readFile } from 'node:fs/promises';
 import { type CacheMismatch, cacheMismatches } from '../../conformance/cache-state.ts';
 import type { Fixture } from '../../fixture/index.ts';
 import { type PodsFixture, startPodsFixture } from '../../fixture/pods-fixture.ts';
-import { parsePrometheus } from '../prometheus-text.ts';
 import { type CliProxy, startProxy } from '../proxy.ts';
 import { type ApiClient, adminClient } from './api-client.ts';
 import { type FinalState, finalState } from './final-state.ts';
+import { type ProxyReads, proxyReads } from './proxy-reads.ts';
 import { runWorkload, STEPS, type StepTime, type WorkloadStep } from './workload.ts';
 
 /** How the components reach the apiserver. */
-export type Via = { kind: 'direct' } | { kind: 'proxy'; resources: string };
+export type Via = { kind: 'direct' } | { kind: 'proxy'; resources: string; args?: string[] };
 
 /** A component's leader-election Lease in kube-system. */
 export interface LeaseState {
   holder: string;
   transitions: number;
-}
-
-/** The proxy's reads (LIST, WATCH, GET) by how they were answered. */
-export interface ProxyReads {
-  /** verb → answered from the cache. */
-  cache: Record<string, number>;
-  /** `verb reason resource` → passed upstream. */
-  upstream: Record<string, number>;
 }
 
 /** Hooks a bench uses to sample counters between the phases. */
@@ -55,7 +47,13 @@ export interface SideResult {
   exited: string[];
   leadershipLogLines: string[];
   /** Through the proxy only. */
-  proxy?: { reads: ProxyReads; mismatches: CacheMismatch[]; exitedEarly: boolean };
+  proxy?: {
+    reads: ProxyReads;
+    mismatches: CacheMismatch[];
+    exitedEarly: boolean;
+    /** The proxy's caches at the end (`resource.group` of `/debug/cache`), sorted. */
+    cached: string[];
+  };
 }
 
 const COMPONENTS = ['kube-controller-manager', 'kube-scheduler'];
@@ -68,22 +66,6 @@ async function leases(api: ApiClient): Promise<Record<string, LeaseState>> {
       out[name] = { holder: l.body.spec.holderIdentity, transitions: l.body.spec.leaseTransitions ?? 0 };
   }
   return out;
-}
-
-/** Sums the proxy's `kube_cache_proxy_requests_total` for reads (see {@link ProxyReads}). */
-export function proxyReads(metricsText: string): ProxyReads {
-  const reads: ProxyReads = { cache: {}, upstream: {} };
-  for (const s of parsePrometheus(metricsText)) {
-    if (s.name !== 'kube_cache_proxy_requests_total') continue;
-    const { verb = '', served_from: from, reason = '', resource = '', group = '' } = s.labels;
-    if (!['LIST', 'WATCH', 'GET'].includes(verb) || s.value === 0) continue;
-    if (from === 'cache') reads.cache[verb] = (reads.cache[verb] ?? 0) + s.value;
-    else {
-      const key = `${verb} ${reason} ${resource}${group ? `.${group}` : ''}`;
-      reads.upstream[key] = (reads.upstream[key] ?? 0) + s.value;
-    }
-  }
-  return reads;
 }
 
 /**
@@ -107,7 +89,8 @@ export async function runSide(
     readyTimeoutMs: 300_000,
     controlPlane: {
       front: async (fx) => {
-        if (via.kind === 'proxy') proxy = await startProxy(fx, { run: 'cli', resources: via.resources });
+        if (via.kind === 'proxy')
+          proxy = await startProxy(fx, { run: 'cli', resources: via.resources, args: via.args ?? [] });
         await o.hooks?.beforeComponents?.(fx, proxy);
         componentsStarted = performance.now();
         return proxy
@@ -155,7 +138,11 @@ export async function runSide(
         authorization: proxy.auth.authorization,
         caPem: f.caPem,
       });
-      proxySide = { reads: proxyReads(metrics), mismatches, exitedEarly };
+      const debug = (await fetch(`${proxy.ops}/debug/cache`).then((r) => r.json())) as {
+        resources: { group: string; resource: string }[];
+      };
+      const cached = debug.resources.map((r) => `${r.resource}${r.group ? `.${r.group}` : ''}`).sort();
+      proxySide = { reads: proxyReads(metrics), mismatches, exitedEarly, cached };
     }
     return {
       via,
