@@ -1,7 +1,8 @@
 /**
  * The control-plane rows: kube-controller-manager (every default controller) and kube-scheduler
  * of a fresh pods fixture in the control-plane shape, talking to the apiserver DIRECTLY and
- * through ONE kube-cache-proxy (sidecar mode, `--resources` auto and/or a list), then the scripted
+ * through ONE kube-cache-proxy (sidecar mode, `--resources=auto --auto-max-resources=100` and/or
+ * the list of test/support/control-plane/proxy-modes.ts), then the scripted
  * workload (test/support/control-plane/workload.ts). Per side and phase (start-up: from the
  * components' start to both Leases held; workload: the steps): the apiserver's open watches at the
  * phase's end (`apiserver_longrunning_requests{verb="WATCH"}`), its LIST and WATCH requests
@@ -16,24 +17,10 @@ import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { Agent, request } from 'undici';
 import type { Fixture } from '../../test/fixture/index.ts';
+import { proxyMode } from '../../test/support/control-plane/proxy-modes.ts';
 import { runSide, type Via } from '../../test/support/control-plane/side.ts';
 import { STEPS } from '../../test/support/control-plane/workload.ts';
 import { cpuSeconds, round } from '../support/proc.ts';
-
-/** The resources kube-controller-manager and kube-scheduler list and watch, for `--modes list`. */
-export const CONTROL_PLANE_RESOURCES =
-  'pods,nodes,namespaces,services,endpoints,endpointslices.discovery.k8s.io,configmaps,serviceaccounts,' +
-  'persistentvolumes,persistentvolumeclaims,replicationcontrollers,resourcequotas,limitranges,podtemplates,' +
-  'deployments.apps,replicasets.apps,statefulsets.apps,daemonsets.apps,controllerrevisions.apps,' +
-  'jobs.batch,cronjobs.batch,poddisruptionbudgets.policy,leases.coordination.k8s.io,' +
-  'storageclasses.storage.k8s.io,csinodes.storage.k8s.io,csidrivers.storage.k8s.io,csistoragecapacities.storage.k8s.io,' +
-  'volumeattachments.storage.k8s.io,horizontalpodautoscalers.autoscaling,ingresses.networking.k8s.io,' +
-  'networkpolicies.networking.k8s.io,roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io,' +
-  'clusterroles.rbac.authorization.k8s.io,clusterrolebindings.rbac.authorization.k8s.io,' +
-  'certificatesigningrequests.certificates.k8s.io,priorityclasses.scheduling.k8s.io,' +
-  'validatingwebhookconfigurations.admissionregistration.k8s.io,mutatingwebhookconfigurations.admissionregistration.k8s.io,' +
-  'customresourcedefinitions.apiextensions.k8s.io,apiservices.apiregistration.k8s.io,events.events.k8s.io,' +
-  'resourceslices.resource.k8s.io,deviceclasses.resource.k8s.io,resourceclaims.resource.k8s.io';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, d: string) => {
@@ -123,7 +110,7 @@ for (let i = 0; i < RUNS; i++) {
     const via: Via =
       mode === 'direct'
         ? { kind: 'direct' }
-        : { kind: 'proxy', resources: mode === 'auto' ? 'auto' : CONTROL_PLANE_RESOURCES };
+        : { kind: 'proxy', ...proxyMode(mode === 'auto' ? 'auto' : 'list') };
     log(`control-plane bench: run ${i + 1}/${RUNS}, ${mode}`);
     let s0: Sample | undefined;
     let s1: Sample | undefined;

@@ -1,12 +1,14 @@
 /**
  * kube-controller-manager (every default controller) and kube-scheduler through ONE kube-cache-proxy
- * (sidecar mode, `--resources=auto`, or the list in `KCP_CP_RESOURCES`), compared with the same
+ * (sidecar mode, `--resources=auto --auto-max-resources=100`, or with `KCP_CP_RESOURCES=list` the
+ * configured list of test/support/control-plane/proxy-modes.ts), compared with the same
  * control plane talking to the apiserver directly, each on a fresh pods fixture with 3 KWOK nodes
  * (test/support/control-plane/side.ts), both running the scripted workload
  * (test/support/control-plane/workload.ts; `KCP_CP_STEPS=a,b` runs only those steps). Checks:
  * the same final state object for object (normalised: final-state.ts); neither component exited
- * nor lost its Lease; the proxy stayed up, its caches equal the apiserver's, and every LIST and
- * WATCH it passed upstream carries a reason from the expected list below; each step's time
+ * nor lost its Lease; the proxy stayed up, its caches equal the apiserver's, its caches serve the
+ * informers' watches (none passed upstream once every informer ran, after the first step), and
+ * every LIST and WATCH it passed upstream carries a reason from the expected list below; each step's time
  * through the proxy is reported next to its direct time and fails only beyond 2× plus a noise
  * allowance (see STEP_SLACK_MS).
  */
@@ -14,6 +16,8 @@ import assert from 'node:assert/strict';
 import { loadavg } from 'node:os';
 import { test } from 'node:test';
 import { compareStates } from '../support/control-plane/final-state.ts';
+import { proxyMode } from '../support/control-plane/proxy-modes.ts';
+import { upstreamSince } from '../support/control-plane/proxy-reads.ts';
 import { runSide, type SideResult } from '../support/control-plane/side.ts';
 import { STEPS } from '../support/control-plane/workload.ts';
 
@@ -41,23 +45,16 @@ const EXPECTED_UPSTREAM_READ_REASONS = new Set([
   'behind-upstream',
 ]);
 
-/**
- * kube-controller-manager with every controller watches more resources than `--auto-max-resources`'
- * default of 50 (the garbage collector and the quota controller watch every resource they can
- * delete or count, metadata only): past the cap, a resource's requests all pass upstream.
- */
-const AUTO_MAX_RESOURCES = ['--auto-max-resources', '100'];
-
 const steps = process.env.KCP_CP_STEPS
   ? STEPS.filter((s) => process.env.KCP_CP_STEPS!.split(',').includes(s.name))
   : STEPS;
-const resources = process.env.KCP_CP_RESOURCES ?? 'auto';
+const mode = process.env.KCP_CP_RESOURCES === 'list' ? 'list' : 'auto';
 
 test('control plane through the proxy: the workload ends in the same state as direct', {
   timeout: 1_500_000,
 }, async (t) => {
   const direct = await runSide({ kind: 'direct' }, { steps });
-  const viaProxy = await runSide({ kind: 'proxy', resources, args: AUTO_MAX_RESOURCES }, { steps });
+  const viaProxy = await runSide({ kind: 'proxy', ...proxyMode(mode) }, { steps });
 
   const rows = direct.times.map((d, i) => {
     const p = viaProxy.times[i]!;

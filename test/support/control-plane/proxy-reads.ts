@@ -33,3 +33,13 @@ export function proxyReads(metricsText: string): ProxyReads {
   }
   return reads;
 }
+
+/** The upstream reads counted in `b` and not yet in `a` (`a` taken earlier), zero counts left out. */
+export function upstreamSince(a: ProxyReads, b: ProxyReads): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, n] of Object.entries(b.upstream)) {
+    const d = n - (a.upstream[k] ?? 0);
+    if (d > 0) out[k] = d;
+  }
+  return out;
+}

@@ -51,6 +51,11 @@ export interface SideResult {
     reads: ProxyReads;
     mismatches: CacheMismatch[];
     exitedEarly: boolean;
+    /**
+     * The reads counted once the first step was done (every informer of both components runs by
+     * then: the first step needs kube-controller-manager), to tell start-up from steady state.
+     */
+    readsAfterFirstStep?: ProxyReads;
     /** The proxy's caches at the end (`resource.group` of `/debug/cache`), sorted. */
     cached: string[];
   };
@@ -113,7 +118,13 @@ export async function runSide(
     }
     const startupMs = Math.round(performance.now() - componentsStarted);
     await o.hooks?.started?.(f, proxy);
-    const times = await runWorkload(ctx, o.steps ?? STEPS, o.onStep);
+    const stepList = o.steps ?? STEPS;
+    let readsAfterFirstStep: ProxyReads | undefined;
+    const times = await runWorkload(ctx, stepList, async (name) => {
+      if (proxy && name === stepList[1]?.name)
+        readsAfterFirstStep = proxyReads(await fetch(`${proxy.ops}/metrics`).then((r) => r.text()));
+      await o.onStep?.(name);
+    });
     await o.hooks?.finished?.(f, proxy);
     const state = await finalState(api);
     const end = await leases(api);
@@ -142,7 +153,13 @@ export async function runSide(
         resources: { group: string; resource: string }[];
       };
       const cached = debug.resources.map((r) => `${r.resource}${r.group ? `.${r.group}` : ''}`).sort();
-      proxySide = { reads: proxyReads(metrics), mismatches, exitedEarly, cached };
+      proxySide = {
+        reads: proxyReads(metrics),
+        mismatches,
+        exitedEarly,
+        cached,
+        ...(readsAfterFirstStep ? { readsAfterFirstStep } : {}),
+      };
     }
     return {
       via,

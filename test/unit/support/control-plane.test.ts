@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compareStates, normalise } from '../../support/control-plane/final-state.ts';
-import { proxyReads } from '../../support/control-plane/proxy-reads.ts';
+import { proxyReads, upstreamSince } from '../../support/control-plane/proxy-reads.ts';
 
 describe('control-plane final state', () => {
   const pod = (name: string, uid: string, ip: string, vol: string, node: string) => ({
@@ -95,5 +95,21 @@ describe('proxyReads', () => {
       upstream: { 'WATCH not-cached deployments.apps': 1 },
       openCacheWatchers: 6,
     });
+  });
+});
+
+describe('upstreamSince', () => {
+  it('keeps only the upstream reads counted after the first snapshot', () => {
+    const a = {
+      cache: {},
+      upstream: { 'WATCH not-cached pods': 1, 'LIST write-pending pods': 2 },
+      openCacheWatchers: 0,
+    };
+    const b = {
+      cache: {},
+      upstream: { 'WATCH not-cached pods': 1, 'LIST write-pending pods': 3, 'WATCH not-cached secrets': 1 },
+      openCacheWatchers: 0,
+    };
+    assert.deepEqual(upstreamSince(a, b), { 'LIST write-pending pods': 1, 'WATCH not-cached secrets': 1 });
   });
 });
