@@ -17,7 +17,9 @@ import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { Agent, request } from 'undici';
 import type { Fixture } from '../../test/fixture/index.ts';
+import { compareStates, type FinalState } from '../../test/support/control-plane/final-state.ts';
 import { proxyMode } from '../../test/support/control-plane/proxy-modes.ts';
+import { upstreamSince } from '../../test/support/control-plane/proxy-reads.ts';
 import { runSide, type Via } from '../../test/support/control-plane/side.ts';
 import { STEPS } from '../../test/support/control-plane/workload.ts';
 import { cpuSeconds, round } from '../support/proc.ts';
@@ -104,6 +106,7 @@ interface Run {
 }
 
 const runs: Run[] = [];
+let firstDirect: FinalState | undefined;
 const loadStart = loadavg();
 for (let i = 0; i < RUNS; i++) {
   for (const mode of MODES) {
@@ -135,6 +138,27 @@ for (let i = 0; i < RUNS; i++) {
         },
       },
     });
+    // The checks of test/e2e/control-plane.test.ts, reported here rather than asserted.
+    firstDirect ??= mode === 'direct' ? result.state : undefined;
+    const after = result.proxy?.readsAfterFirstStep;
+    const checks = {
+      stateDiffersFromDirect: firstDirect
+        ? compareStates(firstDirect, result.state).map((d) => d.kind)
+        : 'no direct run yet',
+      exited: result.exited,
+      leasesKept: JSON.stringify(result.leases.start) === JSON.stringify(result.leases.end),
+      leadershipLogLines: result.leadershipLogLines.length,
+      ...(result.proxy
+        ? {
+            proxyExited: result.proxy.exitedEarly,
+            cacheMismatches: result.proxy.mismatches.map((m) => m.resource),
+            caches: result.proxy.cached.length,
+            openCacheWatchers: result.proxy.reads.openCacheWatchers,
+            upstreamReads: result.proxy.reads.upstream,
+            upstreamAfterFirstStep: after ? upstreamSince(after, result.proxy.reads) : 'none taken',
+          }
+        : {}),
+    };
     const run: Run = {
       mode,
       startup: delta(s0!, s1!),
@@ -144,7 +168,7 @@ for (let i = 0; i < RUNS; i++) {
       load: loadavg().map((x) => round(x, 1)),
     };
     runs.push(run);
-    process.stdout.write(`${JSON.stringify({ ...run, times: result.times })}\n`);
+    process.stdout.write(`${JSON.stringify({ ...run, times: result.times, checks })}\n`);
   }
 }
 

@@ -5,7 +5,8 @@
  * timestamps, managedFields, generated names (`generateName` + a random suffix; the
  * ServiceAccount admission plugin's `kube-api-access-xxxxx` volume), pod and Service
  * IPs, the KWOK node a scheduler picked among equal ones, and the CA a namespace's
- * `kube-root-ca.crt` carries.
+ * `kube-root-ca.crt` carries, and a ReplicaSet's generation (how many resizes a rolling update
+ * took depends on when pods became available).
  */
 import type { ApiClient } from './api-client.ts';
 import { QUOTA_NS, WORK_NS } from './objects.ts';
@@ -92,6 +93,12 @@ export async function finalState(api: ApiClient): Promise<FinalState> {
     spec: { taints: n.spec.taints?.map((t: Obj) => ({ key: t.key, effect: t.effect })) },
     status: { conditions: n.status?.conditions?.map((c: Obj) => `${c.type}=${c.status}`) },
   }));
+  // How many times the deployment controller resized a ReplicaSet during a rolling update depends
+  // on how many pods became available between two of its syncs: timing, not the workload.
+  for (const rs of raw.replicasets ?? []) {
+    rs.metadata.generation = '<controller-driven>';
+    if (rs.status) rs.status.observedGeneration = '<controller-driven>';
+  }
   const generated = generatedNames(Object.values(raw).flat());
   const out: FinalState = {};
   for (const [kind, objs] of Object.entries(raw)) {
