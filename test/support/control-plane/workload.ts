@@ -7,7 +7,7 @@
  * test/e2e/control-plane.test.ts and bench/tools/control-plane.ts.
  */
 import type { Kubectl } from '../../fixture/index.ts';
-import type { ApiClient } from './api-client.ts';
+import type { ApiAnswer, ApiClient } from './api-client.ts';
 import {
   DOOMED_NS,
   deployment,
@@ -74,7 +74,8 @@ async function patch(c: WorkloadContext, path: string, body: unknown, sub = ''):
 }
 
 const gone = async (c: WorkloadContext, path: string) => (await c.api.call('GET', path)).status === 404;
-const items = async (c: WorkloadContext, path: string) => (await c.api.get(path)).items as any[];
+const items = async (c: WorkloadContext, path: string) =>
+  (await c.api.get(path)).items as ApiAnswer['body'][];
 
 const apps = (ns: string, r: string, name = '') =>
   `/apis/apps/v1/namespaces/${ns}/${r}${name ? `/${name}` : ''}`;
