@@ -90,8 +90,8 @@ test('control plane through the proxy: the workload ends in the same state as di
   // Steady state: once every informer runs (after the first step, which needs
   // kube-controller-manager), no WATCH passes upstream but the excluded Secrets'.
   const after = viaProxy.proxy!.readsAfterFirstStep;
-  assert.ok(after, 'the proxy reads were taken after the first step');
-  const later = upstreamSince(after, reads);
+  if (steps.length > 1) assert.ok(after, 'the proxy reads were taken after the first step');
+  const later = after ? upstreamSince(after, reads) : {};
   t.diagnostic(`after the first step, ${Object.keys(later).length} kinds of upstream reads`);
   for (const [k, n] of Object.entries(later).sort())
     t.diagnostic(`after the first step, upstream: ${k} ×${n}`);
