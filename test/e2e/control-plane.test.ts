@@ -66,6 +66,9 @@ test('control plane through the proxy: the workload ends in the same state as di
       .join(' ')}`,
   );
   t.diagnostic(`start-up: direct ${direct.startupMs} ms, proxy ${viaProxy.startupMs} ms`);
+  t.diagnostic(
+    `stale-informer requeues (KEP-5647): direct ${direct.staleReads}, proxy ${viaProxy.staleReads}`,
+  );
   for (const r of rows) t.diagnostic(r);
   const reads = viaProxy.proxy!.reads;
   t.diagnostic(

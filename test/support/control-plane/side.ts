@@ -46,6 +46,12 @@ export interface SideResult {
   /** Components that exited before the end (name: exit), and leadership-loss lines in their logs. */
   exited: string[];
   leadershipLogLines: string[];
+  /**
+   * kube-controller-manager's "read version N is not as new as written version M" errors: a
+   * controller that found its informer behind its own last write and requeued (KEP-5647's stale
+   * controller check), a measure of the informers' lag.
+   */
+  staleReads: number;
   /** Through the proxy only. */
   proxy?: {
     reads: ProxyReads;
@@ -132,8 +138,10 @@ export async function runSide(
       .filter((p) => p.child.exitCode !== null || p.child.signalCode !== null)
       .map((p) => `${p.name}: ${p.child.exitCode ?? p.child.signalCode}`);
     const leadershipLogLines: string[] = [];
+    let staleReads = 0;
     for (const p of f.components.filter((c) => COMPONENTS.includes(c.name))) {
       const log = await readFile(p.logFile, 'utf8');
+      staleReads += log.split('is not as new as written version').length - 1;
       for (const line of log.split('\n'))
         if (/leaderelection lost|failed to renew lease|Leader election lost/i.test(line))
           leadershipLogLines.push(`${p.name}: ${line.slice(0, 300)}`);
@@ -169,6 +177,7 @@ export async function runSide(
       leases: { start, end },
       exited,
       leadershipLogLines,
+      staleReads,
       ...(proxySide ? { proxy: proxySide } : {}),
     };
   } finally {
