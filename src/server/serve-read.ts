@@ -13,6 +13,7 @@ import { acceptsGzip, GZIP_THRESHOLD_BYTES, writeGzip } from './compress.ts';
 import { askedMetadata, getRead, listRead } from './delegate.ts';
 import { readable } from './read-your-writes/consistent-read.ts';
 import { type CacheHandler, decodeWithSelectors, headersFor, type ServeContext } from './serve-context.ts';
+import { askedTable, tableGet, tableList } from './serve-table.ts';
 import { shardRead } from './shard-support.ts';
 
 /**
@@ -79,7 +80,11 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
     throw err;
   }
   if (signal.aborted) return undefined;
-  await writeChunks(res, cache, ctx.codec.encodeList(cache.resource, result, metadata), ctx);
+  const table = askedTable(res.req.headers, query, cache.resource);
+  const body = table
+    ? tableList(cache, result, table, ctx.clock.now())
+    : ctx.codec.encodeList(cache.resource, result, metadata);
+  await writeChunks(res, cache, body, ctx);
   return undefined;
 };
 
@@ -99,7 +104,13 @@ export const serveGet: CacheHandler = async (cache, info, query, res, ctx, signa
   if (!obj) throw notFound(cache.resource.gvr.group, cache.resource.gvr.resource, name);
   if (signal.aborted) return undefined;
   const { metadata: m } = askedMetadata(res.req.headers);
-  await writeChunks(res, cache, m ? obj.metadataWire(m) : [...obj.wire, NEWLINE], ctx);
+  const table = askedTable(res.req.headers, query, cache.resource);
+  const body = table
+    ? tableGet(obj, table, ctx.clock.now())
+    : m
+      ? obj.metadataWire(m)
+      : [...obj.wire, NEWLINE];
+  await writeChunks(res, cache, body, ctx);
   return undefined;
 };
 

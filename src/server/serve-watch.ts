@@ -24,6 +24,7 @@ import {
   type ServeContext,
   TOO_MANY_REQUESTS,
 } from './serve-context.ts';
+import { askedTable, TableWatchEncoder } from './serve-table.ts';
 import { shardRead } from './shard-support.ts';
 
 /**
@@ -163,8 +164,10 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
     finish();
     res.destroy();
   });
+  const asked = askedTable(res.req.headers, query, cache.resource);
+  const table = asked ? new TableWatchEncoder(asked, () => ctx.clock.now()) : undefined;
   w.stream.on('data', (line: Buffer | readonly Buffer[]) => {
-    if (!writeLine(res, line)) {
+    if (!writeLine(res, table ? table.encode(line) : line)) {
       w.stream.pause();
       stallTimer ??= ctx.clock.setTimeout(checkStalled, STALLED_CHECK_MS);
       res.once('drain', () => {
