@@ -66,6 +66,14 @@ const CONVERTED: Record<string, RowFn> = {
   'apiextensions.k8s.io/customresourcedefinitions': printCustomResourceDefinition,
 };
 
+/** `TablePrinter.internalAnnotation` per kind (`pkg/apis/apps/v1/conversion.go`). */
+const INTERNAL_ANNOTATIONS: Record<string, TablePrinter['internalAnnotation']> = {
+  // Convert_v1_DaemonSet_To_apps_DaemonSet: moved when strconv.ParseInt succeeds.
+  'apps/daemonsets': { key: 'deprecated.daemonset.template.generation', moved: (v) => /^[+-]?\d+$/.test(v) },
+  // Convert_v1_Deployment_To_apps_Deployment: moved when not empty.
+  'apps/deployments': { key: 'deprecated.deployment.rollback.to', moved: (v) => v !== '' },
+};
+
 const cache = new Map<string, TablePrinter | undefined>();
 
 /**
@@ -79,7 +87,9 @@ export function tablePrinter(group: string, resource: string): TablePrinter | un
   const printed = PRINTED[key];
   const converted = CONVERTED[key];
   let p: TablePrinter | undefined;
-  if (columns && printed) p = { columns, row: printed, emptyRows: '[]' };
+  const internalAnnotation = INTERNAL_ANNOTATIONS[key];
+  if (columns && printed)
+    p = { columns, row: printed, emptyRows: '[]', ...(internalAnnotation ? { internalAnnotation } : {}) };
   else if (columns && converted) p = { columns, row: converted, emptyRows: 'null' };
   cache.set(key, p);
   return p;

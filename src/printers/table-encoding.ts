@@ -106,7 +106,11 @@ export function tableRow(
   const head = Buffer.from(`{"cells":${goJSON(printed.cells)}${conditions},"object":`);
   if (include === 'Metadata' || isInitialEventsEnd(decoded)) {
     const span = topLevelValueSpan(object, 'metadata');
-    const meta = span && span[1] > span[0] ? object.subarray(span[0], span[1]) : EMPTY_META;
+    let meta = span && span[1] > span[0] ? object.subarray(span[0], span[1]) : EMPTY_META;
+    const moved = printer.internalAnnotation;
+    const value = moved ? decoded?.metadata?.annotations?.[moved.key] : undefined;
+    if (moved && typeof value === 'string' && moved.moved(value))
+      meta = withoutAnnotation(decoded.metadata, moved.key);
     return [
       head,
       Buffer.from(`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/${version}","metadata":`),
@@ -117,6 +121,20 @@ export function tableRow(
   if (include === 'Object')
     return typeMeta ? [head, typeMeta, object.subarray(1), CLOSE] : [head, object, CLOSE];
   return [head, NULL, CLOSE];
+}
+
+/**
+ * The ObjectMeta without one annotation (`annotations` omitted once empty: `omitempty`),
+ * re-encoded in its stored key order (Go's field order) with Go's escapes.
+ */
+function withoutAnnotation(metadata: Obj, key: string): Buffer {
+  const { [key]: _, ...rest } = metadata.annotations as Record<string, string>;
+  const copy: Obj = {};
+  for (const [k, v] of Object.entries(metadata as Record<string, unknown>)) {
+    if (k !== 'annotations') copy[k] = v;
+    else if (Object.keys(rest).length > 0) copy[k] = rest;
+  }
+  return Buffer.from(goJSON(copy));
 }
 
 const CLOSE = Buffer.from('}');

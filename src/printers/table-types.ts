@@ -53,4 +53,11 @@ export interface TablePrinter {
   columns: readonly ColumnDefinition[];
   row(obj: Obj, nowMs: number): PrintedRow;
   emptyRows: '[]' | 'null';
+  /**
+   * An annotation the apiserver's conversion to its internal type moves into a field (so the
+   * row's PartialObjectMetadata, built from the internal object, lacks it): DaemonSet's
+   * `deprecated.daemonset.template.generation` (when an integer), Deployment's
+   * `deprecated.deployment.rollback.to` (when set); k8s.io/kubernetes `pkg/apis/apps/v1/conversion.go`.
+   */
+  internalAnnotation?: { key: string; moved: (value: string) => boolean };
 }
