@@ -613,7 +613,11 @@ describe('issue 32: Table answers from the cache equal the apiserver', () => {
         assert.deepEqual(printed(got.stdout), printed(want.stdout), `kubectl ${args.join(' ')}`);
       }
       assert.equal(await upstream(resource), before, `kubectl get ${kind}: no Table forwarded for its form`);
-      assert.ok((await cached(resource)) > fromCache, `kubectl get ${kind}: Tables from the cache`);
+      // The apiserver keeps no watch cache for events (DefaultWatchCacheSizes: 0), so it sends the
+      // events stream no bookmarks, and a quiet events cache cannot prove its stream live at a
+      // consistent read: `not-live`, as for a plain LIST (the Table JSON test reads them fresh).
+      if (resource !== 'events')
+        assert.ok((await cached(resource)) > fromCache, `kubectl get ${kind}: Tables from the cache`);
     }
   });
 
