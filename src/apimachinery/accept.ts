@@ -8,7 +8,10 @@
  * unknown conversions drop the clause). The clause the apiserver would pick must ask for no
  * conversion, or for PartialObjectMetadata(List) (issue 15), and no `pretty=1`; some clause
  * must allow the JSON form of that answer, which the cache then sends (issue 13:
- * protobuf-first clients). `as=Table` goes upstream (the apiserver's printers).
+ * protobuf-first clients). `as=Table` picked for the JSON serializer is the cache's Table form
+ * (printed as the apiserver prints, when the resource has a ported printer); the apiserver
+ * offers Table in JSON and YAML only (`AllowsMediaTypeTransform`), so a protobuf Table clause is
+ * skipped as it skips it, and a protobuf-only Table Accept is its 406, passed upstream.
  */
 
 interface Clause {
@@ -118,7 +121,8 @@ export type MetadataVersion = 'v1' | 'v1beta1';
  */
 export type CacheForm =
   | { form: 'plain' }
-  | { form: 'metadata'; kind: MetadataKind; version: MetadataVersion };
+  | { form: 'metadata'; kind: MetadataKind; version: MetadataVersion }
+  | { form: 'table'; version: MetadataVersion };
 
 /**
  * The form the cache answers `accept` with, or undefined when it must go upstream. The clause
@@ -131,7 +135,9 @@ export type CacheForm =
  * application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json` for a LIST,
  * `…;as=PartialObjectMetadata;…` for GET and WATCH). client-go picks its decoder from the
  * answer's Content-Type (`rest/request.go` `transformResponse`, `newStreamWatcher` for watches),
- * not from what it asked first. `as=Table` (the apiserver's printers), `pretty=1` (indented
+ * not from what it asked first. `as=Table;g=meta.k8s.io;v=v1|v1beta1` picked for JSON → the
+ * `table` form (kubectl sends `application/json;as=Table;v=v1;g=meta.k8s.io,
+ * application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json`). `pretty=1` (indented
  * JSON), protobuf-, CBOR- or YAML-only Accepts and Accepts the apiserver answers 406
  * (`application`, `*\/json`, `application/json;v=v1`, `…;stream=x`) go upstream. An absent or
  * empty header means plain JSON.
@@ -146,6 +152,11 @@ export function cacheForm(accept: string | undefined): CacheForm | undefined {
   // client asking it first gets the apiserver's own answer).
   if (chosen.s.subtype === 'cbor') return undefined;
   const as = chosen.convert ? chosen.c.params.get('as') : undefined;
+  // A Table the apiserver would write as JSON: the cache prints it (YAML goes upstream).
+  if (as === 'Table')
+    return chosen.s.subtype === 'json'
+      ? { form: 'table', version: chosen.c.params.get('v') as MetadataVersion }
+      : undefined;
   if (chosen.convert && as !== 'PartialObjectMetadata' && as !== 'PartialObjectMetadataList')
     return undefined;
   const kind = as as MetadataKind | undefined;

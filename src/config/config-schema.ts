@@ -141,7 +141,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: '10m',
     atLeast: '1s',
     description:
-      'An on-demand cache that served no request and had no open watch for this long is stopped and its memory freed (Go duration, at least 1s). Only requests the cache serves or could serve count (not a kubectl get Table, nor another namespace than the one it holds).',
+      'An on-demand cache that served no request and had no open watch for this long is stopped and its memory freed (Go duration, at least 1s). Only requests the cache serves or could serve count (not a kubectl get Table of a kind the cache does not print, nor another namespace than the one it holds).',
   },
   {
     key: 'autoMaxResources',

@@ -21,6 +21,8 @@ import { parseGoDuration } from '../apimachinery/go-query.ts';
 import { type ListOptions, parseResourceVersion } from '../apimachinery/list-options.ts';
 import { isWatchParam, parseResourcePath, type ResourceRequest } from '../apimachinery/request-info.ts';
 import { withinScope } from '../apimachinery/resource-scope.ts';
+import { printerOf } from '../printers/registry.ts';
+import { parseIncludeObject } from '../printers/table-encoding.ts';
 import type { CacheCodec, ContinueFrom, ServedCache } from './cache-api.ts';
 import type { CacheRegistry } from './cache-registry.ts';
 
@@ -103,6 +105,8 @@ export const UPSTREAM_REASONS = [
    * single kind on a LIST: the apiserver's 406 or its own answer).
    */
   'media-type',
+  /** A Table of a kind the cache does not print (`printers/registry.ts`), or a bad `includeObject`. */
+  'table-printer',
   /** Indented JSON asked for (`pretty=true`, or a curl/Wget/browser User-Agent). */
   'pretty',
   /** `?watch` on a single object's path. */
@@ -196,6 +200,7 @@ export function delegate(
   if (held !== undefined && info.namespace !== held) return up('namespace-outside-cache');
   const form = formReason(info, query, headers);
   if (form) return up(form);
+  if (requestForm(headers)?.form === 'table' && !printerOf(r)) return up('table-printer');
   if (info.name !== undefined)
     return r.verbs.includes('get') ? { kind: 'cache', verb: 'get', cache, info } : up('verb-not-supported');
   const verb: CacheVerb = isWatchParam(query.get('watch')) ? 'watch' : 'list';
@@ -235,7 +240,9 @@ function formReason(
   // A single object with ?watch is the apiserver's GET handler's business; keep it exact.
   if (info.name !== undefined && watch) return 'single-object-watch';
   const verb: CacheVerb = info.name !== undefined ? 'get' : watch ? 'watch' : 'list';
-  if (!knownParameters(verb, query, headers.accept)) return 'unknown-parameter';
+  // TableOptions' `includeObject`: another value is the apiserver's 400.
+  if (form.form === 'table' && !parseIncludeObject(query.get('includeObject'))) return 'table-printer';
+  if (!knownParameters(verb, query, headers.accept, form.form === 'table')) return 'unknown-parameter';
   return undefined;
 }
 
@@ -309,9 +316,10 @@ function knownParameters(
   verb: CacheVerb,
   query: URLSearchParams,
   accept: string | string[] | undefined,
+  table: boolean,
 ): boolean {
   const known = CACHE_QUERY_PARAMETERS[verb];
-  for (const k of query.keys()) if (!known.has(k)) return false;
+  for (const k of query.keys()) if (!known.has(k) && !(table && k === 'includeObject')) return false;
   const timeout = query.get('timeout');
   // The deadline filter reads `Query().Get`: the first value; an empty one is no timeout.
   if (verb !== 'watch' && timeout !== null && timeout !== '' && parseGoDuration(timeout) === undefined)
@@ -334,7 +342,10 @@ export function uncacheableRequest(
   headers: IncomingHttpHeaders,
 ): UpstreamReason | undefined {
   if (!isValidPathSegment(info.namespace) || !isValidPathSegment(info.name)) return 'invalid-name';
-  return formReason(info, query, headers);
+  // A Table (`kubectl get`) starts no on-demand cache (one `get pods -A` would hold every pod).
+  return (
+    formReason(info, query, headers) ?? (requestForm(headers)?.form === 'table' ? 'media-type' : undefined)
+  );
 }
 
 /**

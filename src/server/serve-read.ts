@@ -15,6 +15,7 @@ import { getRead, listRead } from './delegate.ts';
 import { answerEncoding, PROTOBUF_HEADERS, protobufGet, protobufList } from './protobuf-answers.ts';
 import { readable } from './read-your-writes/consistent-read.ts';
 import { type CacheHandler, decodeWithSelectors, headersFor, type ServeContext } from './serve-context.ts';
+import { askedTable, tableGet, tableList } from './serve-table.ts';
 import { shardRead } from './shard-support.ts';
 
 /**
@@ -90,7 +91,11 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
     await writeChunks(res, cache, chunks, ctx, PROTOBUF_HEADERS);
     return undefined;
   }
-  await writeChunks(res, cache, ctx.codec.encodeList(cache.resource, result, metadata), ctx);
+  const table = askedTable(res.req.headers, query, cache.resource);
+  const body = table
+    ? tableList(cache, result, table, ctx.clock.now())
+    : ctx.codec.encodeList(cache.resource, result, metadata);
+  await writeChunks(res, cache, body, ctx);
   return undefined;
 };
 
@@ -118,7 +123,13 @@ export const serveGet: CacheHandler = async (cache, info, query, res, ctx, signa
     await writeChunks(res, cache, [body], ctx, PROTOBUF_HEADERS);
     return undefined;
   }
-  await writeChunks(res, cache, m ? obj.metadataWire(m) : [...obj.wire, NEWLINE], ctx);
+  const table = askedTable(res.req.headers, query, cache.resource);
+  const body = table
+    ? tableGet(obj, table, ctx.clock.now())
+    : m
+      ? obj.metadataWire(m)
+      : [...obj.wire, NEWLINE];
+  await writeChunks(res, cache, body, ctx);
   return undefined;
 };
 

@@ -27,6 +27,7 @@ import {
   type ServeContext,
   TOO_MANY_REQUESTS,
 } from './serve-context.ts';
+import { askedTable, TableWatchEncoder } from './serve-table.ts';
 import { shardRead } from './shard-support.ts';
 
 /**
@@ -172,6 +173,8 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
     finish();
     res.destroy();
   });
+  const asked = askedTable(res.req.headers, query, cache.resource);
+  const table = asked ? new TableWatchEncoder(asked, () => ctx.clock.now()) : undefined;
   w.stream.on('data', (line: Buffer | readonly Buffer[]) => {
     let out = line;
     if (protobuf) {
@@ -184,6 +187,8 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
         finish();
         return;
       }
+    } else if (table) {
+      out = table.encode(line);
     }
     if (!writeLine(res, out)) {
       w.stream.pause();

@@ -161,9 +161,22 @@ describe('cacheForm (issue 15: PartialObjectMetadata from the cache)', () => {
       'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1',
       undefined,
     ],
-    // Indented, Table, YAML, unknown group/version: upstream.
+    // Indented, YAML, unknown group/version: upstream.
     ['application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1;pretty=1', undefined],
-    ['application/json;as=Table;g=meta.k8s.io;v=v1,application/json', undefined],
+    // Table: JSON (kubectl get), v1 or v1beta1; YAML, protobuf-only and indented Tables upstream.
+    ['application/json;as=Table;g=meta.k8s.io;v=v1,application/json', { form: 'table', version: 'v1' }],
+    [
+      'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json',
+      { form: 'table', version: 'v1' },
+    ],
+    ['application/json;as=Table;g=meta.k8s.io;v=v1beta1', { form: 'table', version: 'v1beta1' }],
+    ['*/*;as=Table;g=meta.k8s.io;v=v1', { form: 'table', version: 'v1' }],
+    ['application/yaml;as=Table;g=meta.k8s.io;v=v1,application/json', undefined],
+    ['application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1', undefined],
+    // The apiserver skips a protobuf Table clause (Table is JSON/YAML only) and takes the next.
+    ['application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json', { form: 'plain' }],
+    ['application/json;as=Table;g=meta.k8s.io;v=v1;pretty=1', undefined],
+    ['application/json;as=Table;g=meta.k8s.io;v=v2', undefined],
     ['application/yaml;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', undefined],
     ['application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2,application/json', { form: 'plain' }],
     // q=0 refuses the JSON metadata clause.

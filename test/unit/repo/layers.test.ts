@@ -18,6 +18,7 @@ const src = resolve(dirname(fileURLToPath(import.meta.url)), '../../../src');
 const LAYERS = [
   'apimachinery',
   'util',
+  'printers',
   'config',
   'upstream',
   'reflector',
@@ -36,7 +37,11 @@ const ROOT_FILES = ['cli.ts', 'main.ts'];
 
 /** Line cap of a file under src/: longer is an alarm, unless named here with the one concept it holds. */
 const MAX_LINES = 450;
-const LONG_FILES: Record<string, string> = {};
+const LONG_FILES: Record<string, string> = {
+  'printers/column-definitions.ts':
+    "the apiserver's Table column definitions, generated (test/apiserver/tablecolumns)",
+  'server/delegate.ts': 'the one cache-or-upstream decision and its closed list of reasons',
+};
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

@@ -59,7 +59,7 @@ describe('delegate', () => {
     assert.equal(r('GET', '/api/v1/namespaces/a/pods/p?watch=1'), 'upstream');
     assert.equal(r('GET', '/api/v1/pods', { 'impersonate-user': 'bob' }), 'upstream');
     assert.equal(
-      r('GET', '/api/v1/pods', { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' }),
+      r('GET', '/api/v1/pods', { accept: 'application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io' }),
       'upstream',
     );
   });
@@ -251,9 +251,15 @@ describe('issue 29: the parameters the cache implements, per verb', () => {
     assert.equal(d(LIST, { accept: meta }), 'list');
   });
 
-  it('the reasons met first still win: Table, pretty, a single-object watch', () => {
+  it('the reasons met first still win: a Table of an unported kind, pretty, a single-object watch', () => {
     const table = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
-    assert.equal(d(`${LIST}?includeObject=Object`, { accept: table }), 'media-type');
+    assert.equal(d(`${LIST}?includeObject=Object`, { accept: table }), 'list', 'pods have a printer');
+    assert.equal(d(`${LIST}?includeObject=Bad`, { accept: table }), 'table-printer', "the apiserver's 400");
+    assert.equal(d(`${LIST}?includeObject=None&fooBar=1`, { accept: table }), 'unknown-parameter');
+    assert.equal(
+      d(`${LIST}?includeObject=None`, { accept: 'application/yaml;as=Table;v=v1;g=meta.k8s.io' }),
+      'media-type',
+    );
     assert.equal(d(`${LIST}?pretty=true&fooBar=1`), 'pretty');
     assert.equal(d(`${GET}?watch=1&fooBar=1`), 'single-object-watch');
     assert.equal(
@@ -441,7 +447,12 @@ const cases: Record<UpstreamReason, Case> = {
   },
   'media-type': {
     url: '/api/v1/pods?resourceVersion=0',
+    headers: { accept: 'application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io' },
+  },
+  'table-printer': {
+    url: '/api/v1/podtemplates?resourceVersion=0',
     headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+    over: { caches: [new FakeCache(resourceInfo('v1', 'podtemplates', 'PodTemplate'))] },
   },
   pretty: { url: '/api/v1/pods?resourceVersion=0&pretty=true' },
   'single-object-watch': { url: '/api/v1/namespaces/a/pods/p1?watch=1' },

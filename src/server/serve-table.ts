@@ -1,0 +1,148 @@
+/**
+ * Table answers from the cache (`kubectl get`, server-side printing): the LIST, GET and WATCH
+ * bodies of `as=Table;g=meta.k8s.io;v=v1|v1beta1` built from the cached bytes with the ported
+ * printers (`printers/`), as the apiserver's `asTable` (k8s.io/apiserver
+ * `endpoints/handlers/response.go`) and its watch encoder (`watchEmbeddedEncoder`: column
+ * definitions in the first event only, `null` after) answer them. Ages are printed at the
+ * moment of the answer, as the apiserver prints them at its own.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { topLevelValueSpan } from '../apimachinery/json-span.ts';
+import type { WireLine } from '../apimachinery/watch-event.ts';
+import { printerOf } from '../printers/registry.ts';
+import {
+  type IncludeObject,
+  parseIncludeObject,
+  type TableVersion,
+  tableHead,
+  tableRow,
+} from '../printers/table-encoding.ts';
+import type { TablePrinter } from '../printers/table-types.ts';
+import type { CachedObject, ListPage, ServedCache } from './cache-api.ts';
+import { requestForm } from './delegate.ts';
+
+/** What a Table request asks for ({@link askedTable}). */
+export interface TableAsk {
+  printer: TablePrinter;
+  version: TableVersion;
+  include: IncludeObject;
+}
+
+/**
+ * The Table a cache-served request asks for (`delegate` already checked the resource has a
+ * printer and `includeObject` is valid), or undefined for any other form.
+ */
+export function askedTable(
+  headers: IncomingHttpHeaders,
+  query: URLSearchParams,
+  resource: { builtIn: boolean; gvr: { group: string; resource: string } },
+): TableAsk | undefined {
+  const form = requestForm(headers);
+  if (form?.form !== 'table') return undefined;
+  const printer = printerOf(resource);
+  const include = parseIncludeObject(query.get('includeObject'));
+  if (!printer || !include) return undefined;
+  return { printer, version: form.version, include };
+}
+
+const COMMA = Buffer.from(',');
+const OPEN = Buffer.from('[');
+const END = Buffer.from(']}\n');
+const END_EVENT = Buffer.from(']}}\n');
+
+const typeMetas = new WeakMap<object, Buffer>();
+
+/** `{"kind":K,"apiVersion":V,`: what the apiserver clears from built-in LIST items. */
+function typeMetaOf(cache: ServedCache): Buffer {
+  let b = typeMetas.get(cache.resource);
+  if (!b) {
+    b = Buffer.from(
+      `{"kind":${JSON.stringify(cache.resource.kind)},"apiVersion":${JSON.stringify(cache.resource.apiVersion)},`,
+    );
+    typeMetas.set(cache.resource, b);
+  }
+  return b;
+}
+
+/**
+ * A LIST page as a Table (its resourceVersion, continue token and remainingItemCount), ending
+ * with `\n` as the apiserver's JSON encoder writes it. An empty page prints `"rows":[]` for the
+ * pkg/printers kinds and `null` for the default and CRD convertors, as theirs do.
+ */
+export function tableList(cache: ServedCache, page: ListPage, t: TableAsk, nowMs: number): Buffer[] {
+  const meta: { resourceVersion: string; continue?: string; remainingItemCount?: number } = {
+    resourceVersion: page.resourceVersion,
+  };
+  if (page.continue) meta.continue = page.continue;
+  if (page.remainingItemCount !== undefined) meta.remainingItemCount = page.remainingItemCount;
+  const chunks: Buffer[] = [tableHead(t.version, meta, t.printer, true)];
+  if (page.items.length === 0) {
+    chunks.push(Buffer.from(`${t.printer.emptyRows}}\n`));
+    return chunks;
+  }
+  // Built-in LIST items lost their kind and apiVersion (`{` + the rest); custom resources keep them.
+  const typeMeta = cache.resource.builtIn ? typeMetaOf(cache) : undefined;
+  chunks.push(OPEN);
+  page.items.forEach((item, i) => {
+    if (i > 0) chunks.push(COMMA);
+    const decoded = JSON.parse(item.toString('utf8'));
+    chunks.push(...tableRow(t.printer, item, typeMeta, decoded, t.include, t.version, nowMs));
+  });
+  chunks.push(END);
+  return chunks;
+}
+
+/** A GET as a Table of one row; its resourceVersion is the object's. */
+export function tableGet(obj: CachedObject, t: TableAsk, nowMs: number): Buffer[] {
+  const bytes = obj.wire.length === 1 ? obj.wire[0]! : Buffer.concat(obj.wire);
+  const decoded = JSON.parse(bytes.toString('utf8'));
+  const rv = String(decoded?.metadata?.resourceVersion ?? '');
+  return [
+    tableHead(t.version, { resourceVersion: rv }, t.printer, true),
+    OPEN,
+    ...tableRow(t.printer, bytes, undefined, decoded, t.include, t.version, nowMs),
+    END,
+  ];
+}
+
+/**
+ * Turns one watch's event lines (`{"type":T,"object":O}\n`, as the cache streams them) into Table
+ * events: each object a Table of one row, its resourceVersion the object's, the column
+ * definitions in the first event only. Bookmarks are printed as the apiserver prints them (a
+ * row of the empty object; the initial-events-end one with its metadata whatever
+ * `includeObject`); an ERROR event's Status is passed as it is (`doTransformObject`).
+ */
+export class TableWatchEncoder {
+  #headers = true;
+  readonly #t: TableAsk;
+  readonly #now: () => number;
+
+  /** `now`: Unix ms, read per event (the ages of that event). */
+  constructor(t: TableAsk, now: () => number) {
+    this.#t = t;
+    this.#now = now;
+  }
+
+  /** The Table event line of `line`. */
+  encode(line: WireLine): Buffer[] {
+    const bytes = Buffer.isBuffer(line) ? line : Buffer.concat(line as readonly Buffer[]);
+    const headers = this.#headers;
+    this.#headers = false;
+    const typeSpan = topLevelValueSpan(bytes, 'type');
+    const objSpan = topLevelValueSpan(bytes, 'object');
+    if (!typeSpan || !objSpan) return [bytes];
+    const type = bytes.subarray(typeSpan[0], typeSpan[1]).toString('utf8');
+    if (type === '"ERROR"') return [bytes];
+    const object = bytes.subarray(objSpan[0], objSpan[1]);
+    const decoded = JSON.parse(object.toString('utf8'));
+    const rv = String(decoded?.metadata?.resourceVersion ?? '');
+    const t = this.#t;
+    return [
+      Buffer.from(`{"type":${type},"object":`),
+      tableHead(t.version, { resourceVersion: rv }, t.printer, headers),
+      OPEN,
+      ...tableRow(t.printer, object, undefined, decoded, t.include, t.version, this.#now()),
+      END_EVENT,
+    ];
+  }
+}
