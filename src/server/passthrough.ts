@@ -266,8 +266,8 @@ function forwardShort(
         o.onStatus?.(statusCode);
         outHeaders = forwardResponseHeaders(headers as Record<string, string | string[] | undefined>);
         // A teed answer (held back by the interceptor until read) is sent whole up to the
-        // tee's cap, as one write with its length.
-        if (o.tee && statusCode < 300) cap = Math.max(cap, o.tee.maxBytes);
+        // tee's cap, as one write with its length; one the tee does not want streams as any other.
+        if (o.tee && statusCode < 300 && (o.tee.wanted?.() ?? true)) cap = Math.max(cap, o.tee.maxBytes);
       },
       onResponseData(_c, chunk) {
         if (settled) return;

@@ -23,9 +23,9 @@ export interface AnswerTee {
   /** How many bytes to hold back at most. */
   maxBytes: number;
   /**
-   * Asked once, when a 2xx answer's status line arrives (the upstream has done the request by
-   * then): false lets the answer pass untouched, nothing held and {@link onAnswer} not called.
-   * Absent: always wanted.
+   * Asked when a 2xx answer's status line arrives (the upstream has done the request by then):
+   * false lets the answer pass untouched, nothing held and {@link onAnswer} not called. The first
+   * answer holds for the request (the handler below may ask again). Absent: always wanted.
    */
   wanted?(): boolean;
   /** `complete`: `body` is the whole answer (else its first `maxBytes` or more). May throw. */

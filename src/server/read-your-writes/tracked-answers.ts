@@ -51,7 +51,12 @@ export function answerTeeFor(
   const info = x.info;
   if (!info) return undefined;
   const key = writeKey(info.group, info.resource);
-  const wanted = () => registry.tracksWritesTo(info.group, info.resource, info.namespace);
+  // Decided once, at the status line; the pass-through asks again to size its buffer.
+  let decided: boolean | undefined;
+  const wanted = () => {
+    decided ??= registry.tracksWritesTo(info.group, info.resource, info.namespace);
+    return decided;
+  };
   if (WRITE_METHODS.has(x.method)) {
     // A server-side dry run persists nothing (its answer has no resourceVersion): not a write.
     if (x.query.has('dryRun')) return undefined;

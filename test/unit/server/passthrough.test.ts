@@ -304,6 +304,33 @@ describe('pass-through against a local upstream', () => {
     assert.equal(r.body, big);
   });
 
+  it('issue 28: a write answer of a resource no cache serves streams after its first 64 KiB, as before the tee was attached to every write (not held up to the 8 MiB tee cap)', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const part = 'x'.repeat(100 * 1024);
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(part);
+      void gate.then(() => res.end('y'));
+    };
+    // configmaps: no cache here; the answer's first 100 KiB arrive before the upstream ends it.
+    const got = await new Promise<string>((resolve, reject) => {
+      const req = httpRequest(`${base}/api/v1/namespaces/a/configmaps`, { method: 'POST' }, (res) => {
+        let b = '';
+        res.on('data', (c: Buffer) => {
+          b += c.toString();
+          if (b.length >= part.length) release();
+        });
+        res.on('end', () => resolve(b));
+      });
+      req.on('error', reject);
+      req.end('{}');
+    });
+    assert.equal(got, `${part}y`);
+  });
+
   it('a server-side dry run through the proxy is no write: the resource does not go blind (regression)', async () => {
     handler = (_req, res) => {
       res.writeHead(201, { 'content-type': 'application/json' });

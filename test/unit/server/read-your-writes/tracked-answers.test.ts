@@ -60,6 +60,14 @@ describe('answerTeeFor: the read-your-writes tee of a request passed upstream', 
     assert.equal(writes.shownRV('configmaps.'), 0n);
   });
 
+  it('the decision is taken once, at the status line: the pass-through asking again gets the same answer', () => {
+    const registry = new CacheRegistry([]);
+    const tee = answerTeeFor(registry, new WriteTracker(), new FakeClock(), request('PATCH', 'a'))!;
+    assert.equal(tee.wanted?.(), false);
+    registry.add(new FakeCache(cms));
+    assert.equal(tee.wanted?.(), false, 'the answer already passed untouched');
+  });
+
   it('issue 28: a GET passed upstream and answered once the cache is registered records the RV its client was shown', () => {
     const registry = new CacheRegistry([]);
     const writes = new WriteTracker();
