@@ -22,6 +22,7 @@ const LAYERS = [
   'upstream',
   'reflector',
   'cache',
+  'snapshot',
   'resources',
   'ops',
   'auth',
