@@ -56,7 +56,7 @@ export interface SnapshotSettings {
   dir: string;
   /** ms between two writes. */
   intervalMs: number;
-  identity: IdentitySource;
+  identity: Pick<IdentitySource, 'server' | 'known' | 'get'>;
   metrics?: SnapshotMetricsHooks;
   clock?: Clock;
   logger?: Logger;

@@ -26,7 +26,7 @@ export class UpstreamUnavailableError extends Error {
  *   upstream's current RV could not be learnt.
  */
 export function resumeCheck(
-  identity: IdentitySource,
+  identity: Pick<IdentitySource, 'server' | 'get'>,
 ): (s: LoadedSnapshot, lw: ListerWatcher, signal: AbortSignal) => Promise<string | undefined> {
   return async (s, lw, signal) => {
     const now = await identity.get(signal);
