@@ -170,7 +170,13 @@ describe('ResourceSnapshot', () => {
   for (const [fault, damage] of [
     ['truncated', (b: Buffer) => b.subarray(0, 30)],
     ['corrupt', (b: Buffer) => Buffer.concat([b.subarray(0, 100), Buffer.from('x'), b.subarray(101)])],
-    ['version', (b: Buffer) => (b.writeUInt32BE(99, 8), b)],
+    [
+      'version',
+      (b: Buffer) => {
+        b.writeUInt32BE(99, 8);
+        return b;
+      },
+    ],
   ] as const) {
     it(`ignores a ${fault} snapshot with one warning, deletes it, and serves nothing from it`, async () => {
       const { s, dir, loads } = await settings();
