@@ -235,7 +235,7 @@ describe('warm restart from a snapshot, scripted upstream', () => {
     assert.deepEqual(p.state().relists, { snapshot_refused: 1 });
   });
 
-  test('started with the upstream down: serves the snapshot to the proxy's own token (ready, named on /readyz); consistent reads stay the upstream's (503)', async () => {
+  test('started with the upstream down: serves the snapshot to the proxy token (ready, named on /readyz); consistent reads stay upstream (503)', async () => {
     const { up, dir } = await firstRun({ uid: 'ks-1', current: 25 });
     const kubeconfig = join(dir, 'kubeconfig');
     await up.close();
