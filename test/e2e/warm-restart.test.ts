@@ -64,7 +64,7 @@ class ResumingWatcher {
   }
   async #run(): Promise<void> {
     const list = await request(`${this.url()}/api/v1/namespaces/${this.ns}/configmaps`, {
-      headers: this.auth,
+      headers: this.auth(),
     });
     const l = (await list.body.json()) as {
       metadata: { resourceVersion: string };
