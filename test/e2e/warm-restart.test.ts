@@ -124,6 +124,11 @@ describe('warm restart from a snapshot against the real apiserver', () => {
     await agent.close();
   });
 
+  const metrics = async (): Promise<string> => {
+    const r = await request(`${f.server}/metrics`, { dispatcher: agent, headers: auth });
+    assert.equal(r.statusCode, 200);
+    return r.body.text();
+  };
   const api = (ns: string, name = '') =>
     `${f.server}/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;
   const write = async (method: string, ns: string, name: string, v = 0) => {
@@ -189,9 +194,15 @@ describe('warm restart from a snapshot against the real apiserver', () => {
       await write('PUT', ns, 'c3', 1);
       await write('DELETE', ns, 'c3');
 
+      const lists = async () =>
+        metricSum(await metrics(), 'apiserver_request_total', { verb: 'LIST', resource: 'configmaps' });
+      const listsBefore = await lists();
       proxy = await startProxy(f, flags);
       const state = () => proxy.parts.statusSource.resources()[0]!;
       await eventually('live again', 30_000, async () => (state().live ? true : undefined));
+      // Warm: no LIST or watch-list sync, one LIST of one item (the resume check) at the apiserver.
+      assert.equal(state().lastSyncMode, null);
+      assert.equal((await lists()) - listsBefore, 1);
       await write('POST', ns, 'e0');
       await write('PUT', ns, 'c4', 1);
 
