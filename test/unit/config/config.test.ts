@@ -52,6 +52,8 @@ describe('config', () => {
       consistentReads: 'cache',
       upstreamWatchEncoding: 'identity',
       responseCompression: 'none',
+      snapshotInterval: 60_000,
+      snapshotSecrets: false,
       logLevel: 'info',
       maxInflight: 400,
       maxWatchers: 1000,
