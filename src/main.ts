@@ -17,8 +17,9 @@ import { type Config, loadConfig, renderHelp } from './config/config.ts';
 import { onDemandRequestHook } from './on-demand/server-hook.ts';
 import { createOnDemand } from './on-demand/wiring.ts';
 import type { HealthCheck } from './ops/health-checks.ts';
-import { type CacheStatusSource, createMetrics, type Metrics } from './ops/metrics.ts';
+import { type CacheStatusSource, createMetrics, type Metrics, resourceMetricsHooks } from './ops/metrics.ts';
 import { type OpsServer, startOpsServer } from './ops/ops-server.ts';
+import { snapshotMetricsHooks } from './ops/snapshot-metrics.ts';
 import { observeUpstream } from './ops/upstream-observer.ts';
 import type { Serving } from './resources/cached-resource.ts';
 import { ResourceSet } from './resources/resource-set.ts';
@@ -27,6 +28,7 @@ import type { CacheCodec } from './server/cache-api.ts';
 import type { RequestHook } from './server/request-hooks.ts';
 import { servingTlsFiles } from './server/serving-tls.ts';
 import type { UpstreamTarget } from './server/upstream-target.ts';
+import { snapshotSettings } from './snapshot/snapshot-settings.ts';
 import { createUpstream, discoverServedResources, type Upstream, UpstreamMonitor } from './upstream/index.ts';
 import { versionLine } from './util/build-info.ts';
 import { ConfigError } from './util/errors.ts';
@@ -215,19 +217,6 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     dispatcher: observe(upstream.createDispatcher(), logger),
     watchEncoding: config.upstreamWatchEncoding,
   };
-  const gr = (m: Metrics) => ({
-    eventReceived: (l: { group: string; resource: string }) => m.eventsReceived.inc(l),
-    eventDispatched: (l: { group: string; resource: string }) => m.eventsDispatched.inc(l),
-    watcherTerminated: (l: { group: string; resource: string }, reason: string) =>
-      m.terminatedWatchers.inc({ ...l, reason }),
-    watcherParked: (l: { group: string; resource: string }) => m.watcherStalls.inc(l),
-    watcherResumed: (l: { group: string; resource: string }, catchupEvents: number) => {
-      m.watcherCatchupRounds.inc(l);
-      m.watcherCatchupEvents.observe(l, catchupEvents);
-    },
-    compactionProbe: (l: { group: string; resource: string }, result: string) =>
-      m.compactionProbes.inc({ ...l, result }),
-  });
   const resources = new ResourceSet({
     upstream: reflectorUpstream,
     resources: config.resources,
@@ -235,9 +224,19 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     reflector: { livenessWindowMs: config.watchLivenessWindow },
     // --namespace: every reflector lists/watches only that namespace (namespace-scoped RBAC).
     ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
-    ...(metrics ? { metrics: gr(metrics) } : {}),
+    ...(metrics ? { metrics: resourceMetricsHooks(metrics) } : {}),
     // One bound for every cache, configured and on demand (--max-parked-watchers).
     parkedWatchers: new ParkedWatchers(config.maxParkedWatchers),
+    ...(config.snapshotDir !== undefined
+      ? {
+          snapshots: await snapshotSettings(
+            config,
+            reflectorUpstream,
+            logger,
+            metrics && snapshotMetricsHooks(metrics),
+          ),
+        }
+      : {}),
   });
   // Reviews have their own pool: they must not queue behind pass-through requests.
   const reviews: ReviewUpstream = {

@@ -232,6 +232,19 @@ export class History {
   }
 
   /**
+   * Restores a saved window (`restored-cache.ts`): its start and its events, oldest first with
+   * increasing RVs above it, kept as they were: the next `append` evicts by the usual rules.
+   */
+  restore(start: bigint, events: readonly HistoryEvent[]): void {
+    this.reset(start);
+    for (const e of events) {
+      this.#events.push(e);
+      this.#bytes += e.size;
+      e.meter(this.#meter);
+    }
+  }
+
+  /**
    * Lowers the window's start to `rv` (< start): the caller proved with the upstream that the
    * resource had no event in (rv, start] (reflector/gap-proof.ts), so a watch resuming anywhere
    * in that range misses nothing. Refused (false) when an eviction has already moved the start

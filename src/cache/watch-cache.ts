@@ -12,6 +12,7 @@
 import type { Logger } from 'pino';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import type { UpstreamObject } from '../apimachinery/object.ts';
+import { tooOldResourceVersion } from '../apimachinery/status.ts';
 import type { CacheSink } from '../reflector/cache-sink.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import type { CacheWatcher } from './cache-watcher.ts';
@@ -23,9 +24,14 @@ import { FreshWaiters } from './fresh-waiters.ts';
 import { type ChangeType, History, HistoryEvent } from './history.ts';
 import { ParkedWatchers } from './parked-watchers.ts';
 import { Ready } from './ready.ts';
+import { type CacheCapture, type RestoredCache, restoredEntries } from './restored-cache.ts';
+import { SharedGapProofs } from './shared-gap-proofs.ts';
 import { parseRV, Store, StoreEntry } from './store.ts';
 import { untilAborted } from './until-aborted.ts';
+import type { WatchCacheStats } from './watch-cache-stats.ts';
 import { type GapProver, WindowExtender, windowExtensionLog } from './window-extension.ts';
+
+export type { WatchCacheStats } from './watch-cache-stats.ts';
 
 /** Construction options of a {@link WatchCache} (and the fan-out's counters, `FanOutHooks`). */
 export interface WatchCacheOptions extends FanOutHooks {
@@ -75,34 +81,6 @@ export interface WatchCacheOptions extends FanOutHooks {
   compaction?: CompactionFloor;
 }
 
-/** Snapshot of the cache's state for metrics and `/debug/cache`. */
-export interface WatchCacheStats {
-  objects: number;
-  bytes: number;
-  historyEvents: number;
-  historyBytes: number;
-  /** Window start: the oldest RV a watch may resume from. */
-  oldestRV: string;
-  currentRV: string;
-  watchers: number;
-  synced: boolean;
-  live: boolean;
-  /** Age of the oldest buffered event, ms (0 when none). */
-  oldestEventAgeMs: number;
-  /** When the oldest buffered event was recorded, ms since the epoch; null when none. */
-  oldestEventTimeMs: number | null;
-  /** The history's hard cap on events (the ring grows up to it; `historyMaxEvents`). */
-  historyCapacity: number;
-  /** When the last snapshot was stored (`replace`), ms since the epoch; null before. */
-  lastSyncTimeMs: number | null;
-  /** When the last event or bookmark arrived, ms since the epoch; null before. */
-  lastProgressTimeMs: number | null;
-  /** Watchers ended for cause so far (buffer full without parking, fell out of the window, parked bound). */
-  terminatedWatchers: number;
-  /** Watchers parked right now (queue full; resumed from the history when their client reads). */
-  parkedWatchers: number;
-}
-
 /**
  * Store, history and watchers of one resource. Thread model: the Reflector calls the
  * {@link CacheSink} methods; the server calls list/get/watch; all on one event loop.
@@ -123,11 +101,11 @@ export class WatchCache implements CacheSink {
   #lastSyncTimeMs: number | null = null;
   #lastProgressTimeMs: number | null = null;
   readonly #extender: WindowExtender | undefined;
-  readonly #gapProver: GapProver | undefined;
   readonly #revision: CoalescedProbe<bigint | undefined> | undefined;
   readonly #compaction: CompactionFloor | undefined;
-  /** Gap proofs in flight, shared by reads whose range they cover. */
-  #gapProofs: { from: bigint; to: bigint; proof: Promise<boolean> }[] = [];
+  /** Restored from a snapshot and not yet proven by the upstream (`restore`): when it was taken. */
+  #restoredFrom: number | null = null;
+  readonly #gapProofs: SharedGapProofs;
 
   constructor(opts: WatchCacheOptions) {
     this.resource = opts.resource;
@@ -147,7 +125,7 @@ export class WatchCache implements CacheSink {
     this.#extender = opts.gapProver
       ? new WindowExtender(opts.gapProver, this.#history, windowExtensionLog(opts.logger, opts.resource))
       : undefined;
-    this.#gapProver = opts.gapProver;
+    this.#gapProofs = new SharedGapProofs(opts.gapProver);
     const probe = opts.revisionProbe;
     this.#revision = probe ? new CoalescedProbe(() => probe().catch(() => undefined)) : undefined;
     this.#fresh = new FreshWaiters(this.#clock);
@@ -222,20 +200,7 @@ export class WatchCache implements CacheSink {
    * sharing a proof in flight that covers the range; false without a gap prover.
    */
   proveNoEventsBetween(from: bigint, to: bigint, signal?: AbortSignal): Promise<boolean> {
-    if (from >= to) return Promise.resolve(true);
-    const prover = this.#gapProver;
-    if (!prover) return Promise.resolve(false);
-    let entry = this.#gapProofs.find((g) => g.from <= from && g.to >= to);
-    if (!entry) {
-      const e = { from, to, proof: prover(from, to) };
-      const drop = () => {
-        this.#gapProofs = this.#gapProofs.filter((g) => g !== e);
-      };
-      e.proof.then(drop, drop);
-      this.#gapProofs.push(e);
-      entry = e;
-    }
-    return untilAborted(entry.proof, false, signal);
+    return this.#gapProofs.prove(from, to, signal);
   }
 
   /**
@@ -260,6 +225,7 @@ export class WatchCache implements CacheSink {
   stats(): WatchCacheStats {
     const oldest = this.#history.oldest();
     return {
+      restoredFromMs: this.#restoredFrom,
       objects: this.#store.size,
       bytes: this.#store.bytes,
       historyEvents: this.#history.length,
@@ -357,6 +323,44 @@ export class WatchCache implements CacheSink {
 
   setLive(live: boolean): void {
     this.#live = live;
+    // The upstream accepted a watch from the cache's RV (or sent news): no longer just a snapshot.
+    if (live) this.#restoredFrom = null;
+  }
+
+  /**
+   * The cache as it is now, for a snapshot file (references only, O(objects + events)); undefined
+   * before the first snapshot.
+   */
+  capture(): CacheCapture | undefined {
+    if (!this.#ready.synced) return undefined;
+    const start = this.#history.start;
+    return {
+      resourceVersion: this.#rv,
+      windowStart: start,
+      entries: [...this.#store.values()],
+      events: this.#history.since(start),
+    };
+  }
+
+  /**
+   * Fills a cache that never synced with a saved state (docs/design.md §3, warm restart): synced
+   * but not live, its window starting where the saved one did. Until the upstream proves it
+   * (`setLive(true)`), Exact and continue reads are refused (410: the server passes them upstream)
+   * and consistent reads go upstream as for any cache that is not live. `takenAtMs`: when the
+   * state was saved. @throws ResourceVersionError (the state does not add up; nothing changed)
+   * or Error when the cache already synced.
+   */
+  restore(s: RestoredCache, takenAtMs: number): void {
+    if (this.#ready.synced) throw new Error(`${this.resource.gvr.resource}: restore into a synced cache`);
+    const { entries, events } = restoredEntries(this.#store, s);
+    this.#store.replaceAll(entries);
+    this.#history.restore(s.windowStart, events);
+    this.#rv = s.resourceVersion;
+    this.#restoredFrom = takenAtMs;
+    this.#live = false;
+    this.#ready.set();
+    this.#lastSyncTimeMs = this.#clock.now();
+    this.#wakeWaiters();
   }
 
   #apply(type: ChangeType, obj: UpstreamObject): void {
@@ -398,6 +402,8 @@ export class WatchCache implements CacheSink {
    *   outside the window (below it, or above the current RV) — the caller then forwards upstream.
    */
   list(q: ListRequest): ListResult {
+    const at = q.exactRV ?? q.continueFrom?.rv;
+    if (this.#restoredFrom !== null && at !== undefined) throw tooOldResourceVersion(at, this.#rv + 1n);
     return this.#cacher.list(q);
   }
 

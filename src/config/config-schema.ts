@@ -76,6 +76,12 @@ export interface Config extends AuditConfig {
   watchLivenessWindow: number;
   /** How often certificate and key files are re-read besides file-change events (ms, `--cert-reload-interval`). */
   certReloadInterval: number;
+  /** Directory of the cached resources' snapshots (`--snapshot-dir`); undefined: memory only. */
+  snapshotDir?: string;
+  /** ms between two snapshots of a resource (`--snapshot-interval`). */
+  snapshotInterval: number;
+  /** `secrets` are snapshotted too (`--snapshot-secrets`). */
+  snapshotSecrets: boolean;
   upstreamWatchEncoding: 'identity' | 'gzip';
   /** Regexps (source text) one of which a request's decoded path must match (`auth/request-filter.ts`). */
   acceptPaths: string[];
@@ -374,6 +380,32 @@ export const OPTIONS: readonly OptionSpec[] = [
     atLeast: '1s',
     description:
       "Certificate and key files (--tls-cert-file, --tls-private-key-file, --client-ca-file, the kubeconfig's client-certificate and client-key files) are re-read when they change and at least this often, as the apiserver's dynamic certificate controllers do (Go duration, at least 1s).",
+  },
+  {
+    key: 'snapshotDir',
+    flag: 'snapshot-dir',
+    env: 'KCP_SNAPSHOT_DIR',
+    kind: 'string',
+    description:
+      'Directory where each configured resource\'s cache is saved (objects, list resourceVersion, history window, apiserver identity; mode 0600 files in a 0700 directory of the proxy\'s user) after its first sync, every --snapshot-interval and at shutdown. A restarted proxy serves the saved cache (resourceVersion="0" reads and watches; consistent and Exact reads go upstream until the upstream accepts a watch from its resourceVersion) and resumes its upstream watch from it instead of listing. Default: memory only.',
+  },
+  {
+    key: 'snapshotInterval',
+    flag: 'snapshot-interval',
+    env: 'KCP_SNAPSHOT_INTERVAL',
+    kind: 'duration',
+    default: '1m',
+    atLeast: '1s',
+    description:
+      'How often each resource is saved to --snapshot-dir when it changed (Go duration, at least 1s); also after its first sync and at shutdown.',
+  },
+  {
+    key: 'snapshotSecrets',
+    flag: 'snapshot-secrets',
+    env: 'KCP_SNAPSHOT_SECRETS',
+    kind: 'bool',
+    default: false,
+    description: 'Save secrets to --snapshot-dir too (never without it: a snapshot is a file on the node).',
   },
   ...FILTER_OPTIONS,
 ];

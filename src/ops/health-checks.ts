@@ -10,10 +10,15 @@
  * the reason is shown — it is what an operator running `kubectl exec … curl` wants to read.
  */
 
-/** A named check. `check()` returns undefined when healthy, else a short reason. Must not throw. */
+/**
+ * A named check. `check()` returns undefined when healthy, else a short reason. Must not throw.
+ * `note()`, optional, qualifies a passing check on its `[+]name ok (note)` line (not the apiserver's:
+ * a resource served from a snapshot says so and its age).
+ */
 export interface HealthCheck {
   readonly name: string;
   check(): string | undefined;
+  note?(): string | undefined;
 }
 
 /** Result of running a set of checks for one endpoint. */
@@ -43,7 +48,8 @@ export function runHealthChecks(
     }
     const reason = runCheck(c);
     if (reason === undefined) {
-      out += `[+]${c.name} ok\n`;
+      const note = c.note?.();
+      out += note ? `[+]${c.name} ok (${note})\n` : `[+]${c.name} ok\n`;
     } else {
       healthy = false;
       out += `[-]${c.name} failed: ${reason}\n`;

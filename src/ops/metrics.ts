@@ -6,6 +6,7 @@
  */
 
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { ResourceMetricsHooks } from '../resources/cached-resource.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { type AuditMetrics, createAuditMetrics } from './audit-metrics.ts';
 import {
@@ -15,6 +16,7 @@ import {
 } from './cache-state-metrics.ts';
 import { type KnownResources, ResourceLabelBounds } from './metric-labels.ts';
 import { createRequestMetrics } from './request-metrics.ts';
+import { createSnapshotMetrics, type SnapshotMetrics } from './snapshot-metrics.ts';
 
 /**
  * Every Prometheus metric of kube-cache-proxy, in one registry served on the ops listener's
@@ -70,7 +72,7 @@ export type ReadWaitResult = 'fresh' | 'timeout';
 type GR = 'group' | 'resource';
 
 /** The typed metric handles of kube-cache-proxy. See {@link createMetrics}. */
-export interface Metrics extends AuditMetrics {
+export interface Metrics extends AuditMetrics, SnapshotMetrics {
   /** The registry holding every metric below plus the default Node.js process metrics. */
   readonly registry: Registry;
 
@@ -333,6 +335,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       registers: [],
     }),
     ...createAuditMetrics(registry, METRIC_PREFIX),
+    ...createSnapshotMetrics(registry, METRIC_PREFIX),
     resourceLabels: new ResourceLabelBounds(opts.knownResources),
     setStatusSource(s) {
       source = s;
@@ -342,4 +345,19 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
 
   if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry });
   return metrics;
+}
+
+/** The counters a cached resource pushes (`resources/cached-resource.ts` ResourceMetricsHooks), into `m`. */
+export function resourceMetricsHooks(m: Metrics): ResourceMetricsHooks {
+  return {
+    eventReceived: (l) => m.eventsReceived.inc(l),
+    eventDispatched: (l) => m.eventsDispatched.inc(l),
+    watcherTerminated: (l, reason) => m.terminatedWatchers.inc({ ...l, reason }),
+    watcherParked: (l) => m.watcherStalls.inc(l),
+    watcherResumed: (l, catchupEvents) => {
+      m.watcherCatchupRounds.inc(l);
+      m.watcherCatchupEvents.observe(l, catchupEvents);
+    },
+    compactionProbe: (l, result) => m.compactionProbes.inc({ ...l, result }),
+  };
 }

@@ -98,6 +98,12 @@ export function opsHealthChecks(
         : s.lastError
           ? `not synced: ${s.lastError}`
           : 'not synced',
+    // Ready from a snapshot (docs/operations.md, readiness): RV="0" reads and watches are served
+    // from it; consistent and Exact reads go upstream until the upstream accepts its watch.
+    note: () =>
+      s.restoredFromMs === null
+        ? undefined
+        : `served from a snapshot taken ${Math.round((Date.now() - s.restoredFromMs) / 1000)}s ago, not live`,
   }));
   const extra = opts.readyChecks ?? [];
   return {

@@ -53,7 +53,9 @@ export interface ReflectorStatus {
  * - `watch_open_error`: the watch request itself failed with a non-retriable error;
  * - `very_short_watch`: a watch ended within 1 s without any event (client-go `VeryShortWatchError`);
  * - `watch_error`: the watch ended with any other error;
- * - `error`: the list or watch-list failed (e.g. 403, upstream down) and was retried after backoff.
+ * - `error`: the list or watch-list failed (e.g. 403, upstream down) and was retried after backoff;
+ * - `snapshot_refused`: the snapshot a warm start restored was refused by the upstream (another
+ *   apiserver identity, or a resourceVersion ahead of the upstream's: etcd restored from a backup).
  */
 export const RELIST_REASONS = [
   'expired',
@@ -61,6 +63,7 @@ export const RELIST_REASONS = [
   'very_short_watch',
   'watch_error',
   'error',
+  'snapshot_refused',
 ] as const;
 /** One of {@link RELIST_REASONS}. */
 export type RelistReason = (typeof RELIST_REASONS)[number];
@@ -128,6 +131,12 @@ export class StatusRecorder {
   }
 
   /** Why the next ListAndWatch relists. */
+  /** Restored from a snapshot at `rv` (a warm start): synced, not live until a watch from `rv` is accepted. */
+  restored(rv: string): void {
+    this.#s.synced = true;
+    this.#s.lastResourceVersion = rv;
+  }
+
   relistReason(reason: RelistReason): void {
     this.#pendingRelistReason = reason;
   }

@@ -32,6 +32,7 @@ import {
 import { type ReflectorStatus, StatusRecorder } from './reflector-status.ts';
 import { newRetryWithDeadline, type RetryWithDeadline } from './retry-with-deadline.ts';
 import { type SyncMode, SyncProgress } from './sync-progress.ts';
+import { verifiedResume, type WarmResume, type WarmResumeContext } from './warm-resume.ts';
 import { handleAnyWatch, type WatchHandlerContext, type WatchHandlers } from './watch-handler.ts';
 import { type Snapshot, type WatchListContext, watchList } from './watch-list.ts';
 
@@ -64,6 +65,8 @@ export interface ReflectorOptions {
   progressIntervalMs?: number;
   /** Backoff override (tests); default client-go's 800 ms ×2 jitter 1.0 cap 30 s reset 2 min. */
   backoff?: Backoff;
+  /** A warm start: the sink holds a snapshot; the first attempt resumes from it (warm-resume.ts). */
+  resume?: WarmResume;
   /**
    * Called with every error that ended a ListAndWatch attempt (before the backoff), e.g. the 404
    * of a custom resource whose CRD was deleted (`on-demand/caches.ts` drops its cache). Must not throw.
@@ -96,9 +99,10 @@ export class Reflector {
   readonly #liveness: LivenessWatchdog;
   readonly #status: StatusRecorder;
   /** What the satellites (watch-handler.ts, watch-list.ts, pager.ts) use of the reflector. */
-  readonly #ctx: WatchHandlerContext & WatchListContext & ListContext;
+  readonly #ctx: WatchHandlerContext & WatchListContext & ListContext & WarmResumeContext;
   readonly #lister: Lister;
   readonly #ac = new AbortController();
+  #resume: ReflectorOptions['resume'];
 
   #lastSyncRV = '';
   #rvUnavailable = false;
@@ -123,6 +127,7 @@ export class Reflector {
     this.#lw = opts.lw;
     this.#sink = opts.sink;
     this.#onError = opts.onError;
+    this.#resume = opts.resume;
     this.#clock = clock;
     this.#log = log;
     this.#useWatchList = opts.useWatchList ?? true;
@@ -183,9 +188,18 @@ export class Reflector {
    * (client-go `Run`: `wait.BackoffUntil` immediate + sliding). Never rejects.
    */
   async run(): Promise<void> {
+    const resume = this.#resume;
+    this.#resume = undefined;
+    if (resume) {
+      this.#status.restored(resume.resourceVersion);
+      this.#setLastSyncRV(resume.resourceVersion);
+    }
+    let resuming = resume !== undefined && (await verifiedResume(this.#ctx, resume));
+    if (resume && !resuming) this.#setLastSyncRV('');
     while (!this.#stopped()) {
       try {
-        await this.#listAndWatch();
+        if (resuming) await this.#watch(undefined);
+        else await this.#listAndWatch();
       } catch (err) {
         if (err instanceof StopRequested || this.#stopped()) break;
         if (isUncacheable(err)) {
@@ -196,6 +210,7 @@ export class Reflector {
         this.#status.noteError(err, 'list-and-watch failed');
         this.#onError?.(err);
       }
+      resuming = false;
       if (this.#stopped()) break;
       this.#status.setLive(false);
       if (!(await this.#sleep(this.#backoff.next()))) break;

@@ -27,6 +27,7 @@ import { type CompactionAnswer, exactReadAt } from '../reflector/compaction-prob
 import { currentRevision, proveNoEventsBetween } from '../reflector/gap-proof.ts';
 import { HttpListerWatcher, type ListerWatcher } from '../reflector/list-watch.ts';
 import { Reflector, type ReflectorOptions } from '../reflector/reflector.ts';
+import type { LoadedSnapshot, ResourceSnapshot } from '../snapshot/resource-snapshot.ts';
 import type { Upstream } from '../upstream/connection.ts';
 import { discoverResource, parseResourceName } from '../upstream/discovery.ts';
 import { type Clock, realClock } from '../util/clock.ts';
@@ -105,6 +106,22 @@ export interface CachedResourceOptions {
   metrics?: ResourceMetricsHooks;
   /** The bound on parked watchers shared by every cache (`--max-parked-watchers`); default: the cache's own. */
   parkedWatchers?: ParkedWatchers;
+  /**
+   * Its snapshot (`--snapshot-dir`; configured resources only): loaded before discovery (a warm
+   * start serves it and resumes the watch from its RV), written after the first sync, every
+   * interval and at {@link CachedResource.stop}.
+   */
+  snapshot?: ResourceSnapshot;
+  /**
+   * Asks the upstream whether a loaded snapshot may be resumed: the reason to refuse it (another
+   * apiserver, an RV ahead of the upstream's), or undefined. Rejects when the upstream cannot
+   * answer (retried while the snapshot is served).
+   */
+  verifySnapshot?: (
+    snapshot: LoadedSnapshot,
+    lw: ListerWatcher,
+    signal: AbortSignal,
+  ) => Promise<string | undefined>;
   /** Passed to the reflector. */
   reflector?: Partial<Omit<ReflectorOptions, 'info' | 'lw' | 'sink'>>;
   clock?: Clock;
@@ -179,6 +196,8 @@ export class CachedResource {
     this.unserve();
     this.#reflector?.stop();
     await this.#done;
+    // The last snapshot, written after the reflector stopped (nothing moves the cache any more).
+    await this.#o.snapshot?.final();
     this.#cache?.close();
   }
 
@@ -216,7 +235,9 @@ export class CachedResource {
 
   async #run(): Promise<void> {
     const signal = this.#ac.signal;
-    const info = await this.#discover(signal);
+    const snap = this.#o.snapshot;
+    let loaded = snap ? await snap.load(this.#o.namespace) : undefined;
+    const info = await this.#discover(signal, loaded?.info);
     if (!info || signal.aborted) {
       this.#phase = 'stopped';
       return;
@@ -227,6 +248,17 @@ export class CachedResource {
     const lw =
       this.#o.listerWatcherFor?.(info) ?? new HttpListerWatcher(this.#o.upstream, info, info.namespace);
     this.#lw = lw;
+    const sink = this.#sink(info, lw);
+    if (loaded && this.#cache) {
+      try {
+        this.#cache.restore(loaded.state, loaded.header.takenAtMs);
+      } catch (err) {
+        await snap?.discard((err as Error).message);
+        loaded = undefined;
+      }
+    }
+    const l = loaded;
+    const verify = this.#o.verifySnapshot;
     const reflector = new Reflector({
       ...this.#o.reflector,
       clock: this.#clock,
@@ -234,9 +266,22 @@ export class CachedResource {
       ...(this.#o.random ? { random: this.#o.random } : {}),
       info,
       lw,
-      sink: this.#sink(info, lw),
+      sink,
       onError: (err) => this.#policy.onError?.(this, err),
+      ...(l && verify
+        ? {
+            resume: {
+              resourceVersion: l.header.resourceVersion,
+              verify: async (s: AbortSignal) => {
+                const refused = await verify(l, lw, s);
+                if (refused !== undefined) await snap?.discard(refused);
+                return refused === undefined;
+              },
+            },
+          }
+        : {}),
     });
+    if (this.#cache) snap?.start(this.#cache, info);
     this.#reflector = reflector;
     // Stopped while its sink was being built.
     if (signal.aborted) reflector.stop();
@@ -254,14 +299,15 @@ export class CachedResource {
    * The resource as discovered, with its scope and namespace; retried with backoff until it is
    * served or the resource is stopped (undefined).
    */
-  async #discover(signal: AbortSignal): Promise<ResourceInfo | undefined> {
+  async #discover(signal: AbortSignal, saved?: ResourceInfo): Promise<ResourceInfo | undefined> {
     const backoff = new Backoff({
       clock: this.#clock,
       ...(this.#o.random ? { random: this.#o.random } : {}),
     });
     const discover =
       this.#o.discover ?? ((n: string, s: AbortSignal) => discoverResource(this.#o.upstream, n, s));
-    let info = this.#o.info;
+    // A warm start serves the resource as it was discovered when its snapshot was taken.
+    let info = this.#o.info ?? saved;
     while (!signal.aborted && !info) {
       try {
         info = await discover(this.name, signal);
@@ -352,7 +398,10 @@ export class CachedResource {
     const policy = this.#policy;
     return observedSink(sink, {
       ...(m ? { onEvent: () => m.eventReceived(gr) } : {}),
-      onFirstSync: () => policy.onFirstSync?.(this),
+      onFirstSync: () => {
+        void this.#o.snapshot?.write();
+        policy.onFirstSync?.(this);
+      },
       onRelist: () => policy.onRelist?.(this),
     });
   }

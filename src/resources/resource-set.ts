@@ -10,11 +10,15 @@
  */
 import { groupResourceString, type ResourceInfo } from '../apimachinery/gvr.ts';
 import type { ResourceScope, ResourceSpec } from '../apimachinery/resource-scope.ts';
+import { scopeString } from '../apimachinery/resource-scope.ts';
 import type { ParkedWatchers } from '../cache/parked-watchers.ts';
 import type { CacheSink } from '../reflector/cache-sink.ts';
 import type { ListerWatcher } from '../reflector/list-watch.ts';
+import { ResourceSnapshot, type SnapshotSettings } from '../snapshot/resource-snapshot.ts';
+import { resumeCheck } from '../snapshot/resume-check.ts';
+import { deleteSnapshotFile, snapshotFileName } from '../snapshot/snapshot-file.ts';
 import type { Upstream } from '../upstream/connection.ts';
-import { discoverResource } from '../upstream/discovery.ts';
+import { discoverResource, parseResourceName } from '../upstream/discovery.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import {
@@ -55,6 +59,11 @@ export interface ResourceSetOptions {
   parkedWatchers?: ParkedWatchers;
   /** Passed to every reflector. */
   reflector?: CachedResourceOptions['reflector'];
+  /**
+   * Snapshots of the configured resources (`--snapshot-dir`); `secrets` only with `secrets`
+   * (`--snapshot-secrets`). Default: none (memory only).
+   */
+  snapshots?: SnapshotSettings & { secrets: boolean };
   /**
    * Every namespaced resource is listed and watched in this namespace only (`--namespace`, for
    * namespace-scoped RBAC) unless its added `info.namespace` names its own; cluster-scoped
@@ -110,8 +119,9 @@ export class ResourceSet {
     if (this.#serving || this.#closed) return;
     this.#serving = serving;
     for (const c of this.#configured) {
-      const r = this.#resource({ name: c.name, origin: 'configured', scope: c.scope }, (res) =>
-        configuredPolicy(res, this.#o, this.#log, this.#clock),
+      const r = this.#resource(
+        { name: c.name, origin: 'configured', scope: c.scope, ...this.#snapshot(c.name, c.scope) },
+        (res) => configuredPolicy(res, this.#o, this.#log, this.#clock),
       );
       this.#resources.set(c.name, r);
     }
@@ -174,8 +184,33 @@ export class ResourceSet {
     await Promise.all([...this.#resources.values()].map((r) => r.stop()));
   }
 
+  /** The snapshot options of a configured resource: none without `snapshots`, nor for secrets without their flag. */
+  #snapshot(
+    name: string,
+    scope: ResourceScope | undefined,
+  ): Pick<CachedResourceOptions, 'snapshot' | 'verifySnapshot'> {
+    const s = this.#o.snapshots;
+    if (!s) return {};
+    let secret = false;
+    try {
+      const n = parseResourceName(name);
+      secret = n.group === '' && n.resource === 'secrets';
+    } catch {
+      return {}; // discovery says why
+    }
+    if (secret && !s.secrets) {
+      // Never kept without --snapshot-secrets, nor one left from a run that had it.
+      void deleteSnapshotFile(s.dir, snapshotFileName(name, scopeString(scope)));
+      return {};
+    }
+    return {
+      snapshot: new ResourceSnapshot(s, name, scopeString(scope)),
+      verifySnapshot: resumeCheck(s.identity),
+    };
+  }
+
   #resource(
-    r: Pick<CachedResourceOptions, 'name' | 'origin' | 'scope' | 'info'>,
+    r: Pick<CachedResourceOptions, 'name' | 'origin' | 'scope' | 'info' | 'snapshot' | 'verifySnapshot'>,
     policy: CachedResourceOptions['policy'],
   ): CachedResource {
     const o = this.#o;

@@ -112,6 +112,11 @@ export interface ResourceState {
   terminatedWatchers: number;
   /** Watchers parked right now: their client stopped reading; they resume from the history. */
   parkedWatchers: number;
+  /**
+   * Served from a snapshot (a warm start) the upstream has not proven yet (no watch from its RV
+   * accepted): when the snapshot was taken, ms since the epoch; null otherwise.
+   */
+  restoredFromMs: number | null;
   /** Last reflector or discovery error, a short sentence without credentials; null when none. */
   lastError: string | null;
   /** Snapshots taken after the first, by reason. Monotonic for the life of the process. */
@@ -162,6 +167,7 @@ export function resourceState(
     watchers: stats?.watchers ?? 0,
     terminatedWatchers: stats?.terminatedWatchers ?? 0,
     parkedWatchers: stats?.parkedWatchers ?? 0,
+    restoredFromMs: stats?.restoredFromMs ?? null,
     lastError: r?.lastError ?? entry.discoveryError,
     relists: { ...(r?.relists ?? {}) },
     watchRestarts: r?.watchRestarts ?? 0,

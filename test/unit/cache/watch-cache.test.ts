@@ -124,6 +124,7 @@ describe("WatchCache state and the reflector's sink", () => {
       lastProgressTimeMs: 1_700_000_000_000,
       terminatedWatchers: 0,
       parkedWatchers: 0,
+      restoredFromMs: null,
     });
     const old = cache.watch({ ...ALL, resourceVersion: 11n });
     assert.deepEqual(summary(drain(old)), ['ERROR @undefined']);

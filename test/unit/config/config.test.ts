@@ -53,6 +53,8 @@ describe('config', () => {
       upstreamWatchEncoding: 'identity',
       responseCompression: 'none',
       protobufAnswers: 'cache',
+      snapshotInterval: 60_000,
+      snapshotSecrets: false,
       logLevel: 'info',
       maxInflight: 400,
       maxWatchers: 1000,

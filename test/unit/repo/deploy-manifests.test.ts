@@ -99,6 +99,7 @@ describe('deploy/overlays/node-local', () => {
     assert.equal(arg('--tls-private-key-file'), '/etc/kube-cache-proxy-tls/tls.key');
     assert.deepEqual(proxy.volumeMounts, [
       { name: 'tls', mountPath: '/etc/kube-cache-proxy-tls', readOnly: true },
+      { name: 'snapshots', mountPath: '/var/lib/kube-cache-proxy/snapshots' },
     ]);
     assert.equal(spec.volumes[0].secret.secretName, 'kube-cache-proxy-node-local-tls');
     assert.equal(
@@ -107,6 +108,23 @@ describe('deploy/overlays/node-local', () => {
       'in-cluster upstream',
     );
     assert.equal(args.includes('--impersonate-certificate-clients'), false);
+  });
+
+  it('snapshots to a hostPath (survives the pod), made 0700 of uid 65532 by a root init step with CHOWN only', () => {
+    assert.equal(arg('--snapshot-dir'), '/var/lib/kube-cache-proxy/snapshots');
+    assert.equal(args.includes('--snapshot-secrets'), false);
+    const vol = spec.volumes.find((v: { name: string }) => v.name === 'snapshots');
+    assert.deepEqual(vol.hostPath, {
+      path: '/var/lib/kube-cache-proxy/snapshots',
+      type: 'DirectoryOrCreate',
+    });
+    const init = spec.initContainers[0];
+    assert.deepEqual(init.securityContext.capabilities, { drop: ['ALL'], add: ['CHOWN'] });
+    assert.equal(init.securityContext.allowPrivilegeEscalation, false);
+    assert.match(init.command.join(' '), /chownSync\(d, 65532, 65532\); fs\.chmodSync\(d, 0o700\)/);
+    assert.deepEqual(init.volumeMounts, [
+      { name: 'snapshots', mountPath: '/var/lib/kube-cache-proxy/snapshots' },
+    ]);
   });
 
   it("caches this node's pods and Node (NODE_NAME from the downward API), Services and EndpointSlices", () => {

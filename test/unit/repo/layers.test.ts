@@ -23,6 +23,7 @@ const LAYERS = [
   'upstream',
   'reflector',
   'cache',
+  'snapshot',
   'resources',
   'ops',
   'auth',

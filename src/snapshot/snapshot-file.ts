@@ -1,0 +1,113 @@
+/**
+ * Snapshot files on disk (docs/design.md §3, "Snapshots and warm restart"; §4 for their
+ * safety): the directory (`--snapshot-dir`, 0700, owned by the proxy's user), one file per cached
+ * resource (0600), written atomically — a temporary file in the same directory, each chunk
+ * written with the event loop free between two, fsync, rename over the old file, fsync of the
+ * directory — so a crash leaves the old snapshot or the new one, never half of one.
+ */
+import { createHash } from 'node:crypto';
+import { constants, promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/** The directory or a file in it is not the proxy's own: one line naming the flag and the path. */
+export class SnapshotDirError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SnapshotDirError';
+  }
+}
+
+/**
+ * Creates `dir` (mode 0700) when missing; tightens an existing one of the proxy's user to 0700.
+ * @throws SnapshotDirError when it is not a directory or belongs to another user (`--snapshot-dir`).
+ */
+export async function ensureSnapshotDir(dir: string): Promise<void> {
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  const st = await fs.stat(dir);
+  if (!st.isDirectory()) throw new SnapshotDirError(`--snapshot-dir ${dir}: not a directory`);
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid)
+    throw new SnapshotDirError(`--snapshot-dir ${dir}: owned by uid ${st.uid}, the proxy runs as uid ${uid}`);
+  if ((st.mode & 0o777) !== 0o700) await fs.chmod(dir, 0o700);
+}
+
+/**
+ * The file name of a resource's snapshot: the entry name, and for a scoped cache a hash of its
+ * scope (two scopes of one resource are two files; selectors hold characters a file name must not).
+ */
+export function snapshotFileName(name: string, scope: string): string {
+  const safe = name.replace(/[^A-Za-z0-9._-]/g, '_');
+  if (!scope) return `${safe}.snap`;
+  return `${safe}-${createHash('sha256').update(scope).digest('hex').slice(0, 16)}.snap`;
+}
+
+/**
+ * Writes `chunks` to `dir/file` atomically (0600), yielding to the event loop after each chunk;
+ * returns the bytes written. On any error the temporary file is removed and the old snapshot
+ * stays. `signal` aborts between chunks.
+ * @throws the file system's error (ENOSPC, EACCES, …) or the signal's reason.
+ */
+export async function writeSnapshotFile(
+  dir: string,
+  file: string,
+  chunks: Iterable<Buffer>,
+  signal?: AbortSignal,
+): Promise<number> {
+  const target = join(dir, file);
+  const tmp = join(dir, `.${file}.${process.pid}.tmp`);
+  let bytes = 0;
+  const fh = await fs.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
+  try {
+    for (const chunk of chunks) {
+      signal?.throwIfAborted();
+      await fh.write(chunk);
+      bytes += chunk.length;
+      await nextTurn();
+    }
+    await fh.sync();
+  } catch (err) {
+    await fh.close().catch(() => {});
+    await fs.unlink(tmp).catch(() => {});
+    throw err;
+  }
+  await fh.close();
+  try {
+    await fs.rename(tmp, target);
+  } catch (err) {
+    await fs.unlink(tmp).catch(() => {});
+    throw err;
+  }
+  // The rename itself is durable only once the directory is.
+  const d = await fs.open(dir, constants.O_RDONLY).catch(() => undefined);
+  await d?.sync().catch(() => {});
+  await d?.close();
+  return bytes;
+}
+
+/**
+ * The bytes of `dir/file`, or undefined when there is none.
+ * @throws SnapshotDirError when the file is not a regular file of the proxy's user with mode
+ *   0600 or tighter (someone else could have written it: never read, the caller deletes it).
+ */
+export async function readSnapshotFile(dir: string, file: string): Promise<Buffer | undefined> {
+  const path = join(dir, file);
+  let st: Awaited<ReturnType<typeof fs.lstat>>;
+  try {
+    st = await fs.lstat(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  const uid = process.getuid?.();
+  if (!st.isFile()) throw new SnapshotDirError(`${path}: not a regular file`);
+  if (uid !== undefined && st.uid !== uid) throw new SnapshotDirError(`${path}: owned by uid ${st.uid}`);
+  if ((st.mode & 0o077) !== 0)
+    throw new SnapshotDirError(`${path}: mode ${(st.mode & 0o777).toString(8)}, not 600`);
+  return fs.readFile(path);
+}
+
+/** Removes `dir/file` (and never fails: a file already gone is what was asked). */
+export async function deleteSnapshotFile(dir: string, file: string): Promise<void> {
+  await fs.unlink(join(dir, file)).catch(() => {});
+}
