@@ -95,8 +95,10 @@ describe('deploy/ manifests against the fixture apiserver', () => {
     const workload = objects.find((o) => o.kind === 'Deployment' || o.kind === 'DaemonSet');
     const podSpec = workload.spec.template.spec;
     // The controller Deployment's native sidecar, or the DaemonSet's or the pool Deployment's container.
+    // (the node-local DaemonSet's first init container prepares the snapshot directory)
     const sidecar =
-      podSpec.initContainers?.[0] ?? podSpec.containers.find((c: Obj) => c.name === 'kube-cache-proxy');
+      podSpec.initContainers?.find((c: Obj) => c.name === 'kube-cache-proxy') ??
+      podSpec.containers.find((c: Obj) => c.name === 'kube-cache-proxy');
     const resourcesArg =
       (sidecar.args as string[]).find((a) => a.startsWith('--resources='))?.slice(12) ?? '';
     return { namespace, prefix, yaml: r.stdout, objects, byKind, sidecar, resourcesArg };
