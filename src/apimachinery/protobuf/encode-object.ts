@@ -22,6 +22,8 @@
  * (`runtime.RawExtension`, apiextensions `JSON`…: their bytes are not recoverable from parsed
  * JSON), FieldsV1 content whose escaping may differ, a custom type the encoder does not know.
  */
+
+import { parseTime, timeNanos } from './go-time.ts';
 import { type FieldKind, type MessageSpec, messageSpec } from './schema.ts';
 import { type BackwardWriter, FIXED32, FIXED64, LEN, VARINT } from './writer.ts';
 
@@ -101,51 +103,31 @@ const C_FIELDS_V1 = 5;
 const C_RAW_EXTENSION = 6;
 const C_OTHER = 7;
 
-function kindCode(k: FieldKind): number {
-  switch (k) {
-    case 'string':
-      return K_STRING;
-    case 'bool':
-      return K_BOOL;
-    case 'int32':
-    case 'int64':
-    case 'uint32':
-    case 'uint64':
-      return K_INT;
-    case 'double':
-      return K_DOUBLE;
-    case 'float':
-      return K_FLOAT;
-    case 'bytes':
-      return K_BYTES;
-    case 'message':
-      return K_MESSAGE;
-    case 'map':
-      return K_MAP;
-    default:
-      return K_OTHER;
-  }
-}
+const KIND_CODES: Readonly<Record<FieldKind, number>> = {
+  string: K_STRING,
+  bool: K_BOOL,
+  int32: K_INT,
+  int64: K_INT,
+  uint32: K_INT,
+  uint64: K_INT,
+  double: K_DOUBLE,
+  float: K_FLOAT,
+  bytes: K_BYTES,
+  message: K_MESSAGE,
+  map: K_MAP,
+};
+const kindCode = (k: FieldKind): number => KIND_CODES[k] ?? K_OTHER;
 
-function customCode(spec: MessageSpec): number {
-  if (!spec.custom) return C_NONE;
-  switch (spec.name) {
-    case TIME:
-      return C_TIME;
-    case MICRO_TIME:
-      return C_MICRO_TIME;
-    case QUANTITY:
-      return C_QUANTITY;
-    case INT_OR_STRING:
-      return C_INT_OR_STRING;
-    case FIELDS_V1:
-      return C_FIELDS_V1;
-    case RAW_EXTENSION:
-      return C_RAW_EXTENSION;
-    default:
-      return C_OTHER;
-  }
-}
+const CUSTOM_CODES: Readonly<Record<string, number>> = {
+  [TIME]: C_TIME,
+  [MICRO_TIME]: C_MICRO_TIME,
+  [QUANTITY]: C_QUANTITY,
+  [INT_OR_STRING]: C_INT_OR_STRING,
+  [FIELDS_V1]: C_FIELDS_V1,
+  [RAW_EXTENSION]: C_RAW_EXTENSION,
+};
+const customCode = (spec: MessageSpec): number =>
+  spec.custom ? (CUSTOM_CODES[spec.name] ?? C_OTHER) : C_NONE;
 
 /** One field's plan. */
 interface FieldPlan {
@@ -389,7 +371,8 @@ function writeCustom(w: BackwardWriter, plan: Plan, v: Json | undefined): void {
       if (v === undefined || v === null) return;
       if (typeof v !== 'string') throw new CannotEncode('json-type', ': not a time');
       const seconds = parseTime(v);
-      const nanos = timeNanos;
+      if (Number.isNaN(seconds)) throw new CannotEncode('json-type', `: time ${JSON.stringify(v)}`);
+      const nanos = timeNanos();
       if (seconds === ZERO_TIME_SECONDS && nanos === 0) return;
       w.uvarint(plan.custom === C_TIME ? 0 : nanos);
       w.tag(2, VARINT);
@@ -439,80 +422,6 @@ function writeCustom(w: BackwardWriter, plan: Plan, v: Json | undefined): void {
  * `"` follows a backslash), and a key of digits has no escapes.
  */
 const INDEX_KEY = /[{,]"(?:0|[1-9]\d*)":/;
-
-/** Nanoseconds of the time {@link parseTime} parsed last (no object allocated per time). */
-let timeNanos = 0;
-
-function digits(s: string, from: number, to: number): number {
-  let n = 0;
-  for (let i = from; i < to; i++) {
-    const d = s.charCodeAt(i) - 48;
-    if (d < 0 || d > 9) return -1;
-    n = n * 10 + d;
-  }
-  return n;
-}
-
-/**
- * RFC 3339 (as Go's Time/MicroTime JSON writes it) → Unix seconds (returned) and nanoseconds
- * ({@link timeNanos}). The UTC form `YYYY-MM-DDTHH:MM:SS[.f…]Z` of years 100–9999 is read by
- * hand; anything else by the regular expression.
- */
-function parseTime(s: string): number {
-  const n = s.length;
-  if (n >= 20 && s.charCodeAt(n - 1) === 90 /* Z */ && s.charCodeAt(10) === 84 /* T */) {
-    const year = digits(s, 0, 4);
-    const month = digits(s, 5, 7);
-    const day = digits(s, 8, 10);
-    const hour = digits(s, 11, 13);
-    const min = digits(s, 14, 16);
-    const sec = digits(s, 17, 19);
-    let nanos = 0;
-    let ok =
-      year >= 100 &&
-      month >= 0 &&
-      day >= 0 &&
-      hour >= 0 &&
-      min >= 0 &&
-      sec >= 0 &&
-      s.charCodeAt(4) === 45 &&
-      s.charCodeAt(7) === 45 &&
-      s.charCodeAt(13) === 58 &&
-      s.charCodeAt(16) === 58;
-    if (ok && n > 20) {
-      const frac = n - 21; // after the '.', before the 'Z'
-      ok = s.charCodeAt(19) === 46 && frac >= 1 && frac <= 9;
-      if (ok) {
-        nanos = digits(s, 20, n - 1);
-        ok = nanos >= 0;
-        for (let i = frac; i < 9; i++) nanos *= 10;
-      }
-    }
-    if (ok) {
-      timeNanos = nanos;
-      return Date.UTC(year, month - 1, day, hour, min, sec) / 1000;
-    }
-  }
-  const t = parseTimeSlow(s);
-  timeNanos = t.nanos;
-  return t.seconds;
-}
-
-function parseTimeSlow(s: string): { seconds: number; nanos: number } {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/.exec(s);
-  if (!m) throw new CannotEncode('json-type', `: time ${JSON.stringify(s)}`);
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));
-  // Date.UTC maps years 0–99 to 1900–1999.
-  const d = new Date(ms);
-  if (Number(m[1]) < 100) d.setUTCFullYear(Number(m[1]));
-  let seconds = d.getTime() / 1000;
-  if (m[8] !== 'Z') {
-    const sign = m[8]![0] === '-' ? -1 : 1;
-    seconds -= sign * (Number(m[8]!.slice(1, 3)) * 3600 + Number(m[8]!.slice(4, 6)) * 60);
-  }
-  const nanos = m[7] ? Number(m[7].padEnd(9, '0')) : 0;
-  return { seconds, nanos };
-}
 
 /**
  * The compact JSON structured-merge-diff writes for a FieldsV1 (`fieldpath/serialize.go`:
