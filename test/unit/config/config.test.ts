@@ -52,7 +52,7 @@ describe('config', () => {
       consistentReads: 'cache',
       upstreamWatchEncoding: 'identity',
       responseCompression: 'none',
-      protobufAnswers: 'cache',
+      protobufAnswers: 'json',
       logLevel: 'info',
       maxInflight: 400,
       maxWatchers: 1000,
