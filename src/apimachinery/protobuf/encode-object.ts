@@ -47,7 +47,8 @@ export class CannotEncode extends Error {
 
   /** Prefixes the path with an enclosing field (`.name`) or map key (`[key]`). */
   within(segment: string): this {
-    this.#detail = this.#detail.startsWith(':') ? `${segment}${this.#detail}` : `${segment}.${this.#detail}`;
+    const d = this.#detail;
+    this.#detail = d.startsWith(':') || d.startsWith('[') ? `${segment}${d}` : `${segment}.${d}`;
     this.message = `cannot encode exactly in protobuf (${this.reason}): ${this.#detail}`;
     return this;
   }
