@@ -46,7 +46,7 @@ await Promise.all(
     }
   }),
 );
-const proxy = await startProxy(f, { resources: 'pods' });
+const proxy = await startProxy(f, { resources: 'pods', args: ['--protobuf-answers=cache'] });
 const path = `/api/v1/namespaces/${ns}/pods?resourceVersion=0`;
 const list = async (base: string, accept: string, dispatcher?: Agent) => {
   const t0 = performance.now();

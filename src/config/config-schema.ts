@@ -218,9 +218,9 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: 'KCP_PROTOBUF_ANSWERS',
     kind: 'enum',
     values: ['cache', 'json'],
-    default: 'cache',
+    default: 'json',
     description:
-      'Clients whose Accept the apiserver would answer in protobuf (client-go protobuf configs, the metadata client, kube components): "cache" answers them protobuf from the cache, byte for byte the apiserver\'s (objects the encoder cannot write exactly go upstream, reason protobuf-inexact); "json" answers them the JSON they also accept, and passes protobuf-only requests upstream (reason protobuf-off).',
+      'Clients whose Accept the apiserver would answer in protobuf (client-go protobuf configs, the metadata client, kube components): "cache" (opt-in) answers them protobuf from the cache, byte for byte the apiserver\'s (objects the encoder cannot write exactly go upstream, reason protobuf-inexact); "json" answers them the JSON they also accept, and passes protobuf-only requests upstream (reason protobuf-off).',
   },
   {
     key: 'logLevel',

@@ -44,7 +44,7 @@ export interface ServerOptions {
   consistentReads: 'cache' | 'proven' | 'upstream';
   /** `--response-compression`: `gzip` compresses cache answers above 128 KiB for clients that accept it; default `none`. */
   responseCompression?: 'none' | 'gzip';
-  /** `--protobuf-answers`: `cache` (default) answers protobuf-picking clients protobuf from the cache; `json` does not. */
+  /** `--protobuf-answers`: `cache` answers protobuf-picking clients protobuf from the cache; `json` (default) does not. */
   protobufAnswers?: 'cache' | 'json';
   /** Cap on concurrent short (non-long-running) requests; default 400 (apiserver `--max-requests-inflight`). */
   maxInflight?: number;
@@ -236,7 +236,7 @@ function createLifecycle(opts: ServerOptions, track: Lifecycle['track']): Lifecy
     writes,
     consistentReads: opts.consistentReads,
     gzip: opts.responseCompression === 'gzip',
-    protobuf: opts.protobufAnswers !== 'json',
+    protobuf: opts.protobufAnswers === 'cache',
     freshnessWaitMs: opts.freshnessWaitMs ?? 3000,
     syncWaitMs: opts.syncWaitMs ?? 3000,
     minRequestTimeoutMs: opts.minRequestTimeoutMs ?? 1_800_000,

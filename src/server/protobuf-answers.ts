@@ -3,8 +3,8 @@
  * protobuf LIST, GET and watch-event bytes built from the cached JSON with the generated schema
  * table (`apimachinery/protobuf/`), byte for byte the apiserver's (test/e2e/protobuf-encode.test.ts).
  * The apiserver answers protobuf when the Accept clause it picks takes its protobuf serializer
- * (`negotiate.go`); so does the cache, unless `--protobuf-answers=json` (then such a client gets
- * the JSON it also accepts, or the upstream's answer). Whatever the encoder cannot write exactly
+ * (`negotiate.go`); so does the cache with `--protobuf-answers=cache` (opt-in; with `json`, the
+ * default, such a client gets the JSON it also accepts, or the upstream's answer). Whatever the encoder cannot write exactly
  * (`CannotEncode`: raw JSON, a field the table does not know, a kind without a protobuf form)
  * goes upstream as `protobuf-inexact` before anything is written; a watch event it cannot
  * encode ends that watch (the client re-watches, its relist goes upstream).

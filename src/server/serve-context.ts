@@ -27,9 +27,9 @@ export interface ServeContext {
   /** `--response-compression=gzip`: LIST and GET answers above 128 KiB gzip-compressed for clients that accept it. */
   gzip: boolean;
   /**
-   * `--protobuf-answers=cache` (default): clients whose Accept the apiserver would answer in
-   * protobuf are answered protobuf from the cache (`protobuf-answers.ts`); false (`json`): the
-   * JSON they also accept, else upstream.
+   * `--protobuf-answers=cache` (opt-in): clients whose Accept the apiserver would answer in
+   * protobuf are answered protobuf from the cache (`protobuf-answers.ts`); false (`json`, the
+   * default): the JSON they also accept, else upstream.
    */
   protobuf: boolean;
   /** How long a read waits for the cache to catch up before forwarding (ms, default 3 s). */

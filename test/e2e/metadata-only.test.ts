@@ -103,11 +103,8 @@ describe('issue 15: metadata-only requests from the cache', () => {
       }
     }
     // The JSON answers: client-go's protobuf-first metadata Accept gets JSON with protobuf answers
-    // off (issue 32's protobuf answers: test/e2e/protobuf-answers.test.ts).
-    proxy = await startProxy(f, {
-      resources: `configmaps,namespaces,widgets.v1.${group}`,
-      args: ['--protobuf-answers=json'],
-    });
+    // off, the default (issue 32's protobuf answers, opt-in: test/e2e/protobuf-answers.test.ts).
+    proxy = await startProxy(f, { resources: `configmaps,namespaces,widgets.v1.${group}` });
   });
   after(async () => {
     await proxy?.stop();

@@ -4,7 +4,7 @@
  * and WATCH (watch-list: every ADDED frame byte for byte, the initial-events-end BOOKMARK framed
  * as the apiserver frames it; a later write's event byte for byte). A kind the encoder declines
  * (ControllerRevision: raw JSON) goes upstream with its reason; CBOR-first goes upstream;
- * `--protobuf-answers=json` turns it off. Then client-go's typed informer with protobuf
+ * `--protobuf-answers=cache` turns it on (the default, `json`, is checked off). Then client-go's typed informer with protobuf
  * (`--content-type=protobuf`, and a protobuf-only Accept) and the metadata informer: the same
  * store as direct, and no LIST/WATCH passed upstream.
  */
@@ -110,7 +110,10 @@ describe('issue 32: protobuf answers from the cache', () => {
       body: { metadata: { name: 'cr' }, data: { x: 1 }, revision: 1 },
     });
     assert.equal(cr.status, 201, cr.body.toString());
-    proxy = await startProxy(f, { resources: 'configmaps,namespaces,controllerrevisions.apps' });
+    proxy = await startProxy(f, {
+      resources: 'configmaps,namespaces,controllerrevisions.apps',
+      args: ['--protobuf-answers=cache'], // opt-in (the default is json)
+    });
   });
   after(async () => {
     await proxy?.stop();
@@ -228,8 +231,8 @@ describe('issue 32: protobuf answers from the cache', () => {
     assert.ok(!fromCache(c), 'CBOR first: the apiserver answers');
   });
 
-  test('--protobuf-answers=json: protobuf-first clients get JSON, protobuf-only go upstream', async () => {
-    const off = await startProxy(f, { resources: 'configmaps', args: ['--protobuf-answers=json'] });
+  test('--protobuf-answers=json (the default): protobuf-first clients get JSON, protobuf-only go upstream', async () => {
+    const off = await startProxy(f, { resources: 'configmaps' }); // the default: --protobuf-answers=json
     try {
       const path = `/api/v1/namespaces/${ns}/configmaps/a`;
       const first = await request(`${off.url}${path}`, { headers: { ...auth, accept: PB_FIRST } });

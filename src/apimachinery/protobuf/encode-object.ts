@@ -22,19 +22,35 @@
  * (`runtime.RawExtension`, apiextensions `JSON`…: their bytes are not recoverable from parsed
  * JSON), FieldsV1 content whose escaping may differ, a custom type the encoder does not know.
  */
-import { type FieldKind, type FieldSpec, type MessageSpec, messageSpec } from './schema.ts';
+
+import { parseTime, timeNanos } from './go-time.ts';
+import { type FieldKind, type MessageSpec, messageSpec } from './schema.ts';
 import { type BackwardWriter, FIXED32, FIXED64, LEN, VARINT } from './writer.ts';
 
 /** The reasons {@link CannotEncode} names. */
 export type DeclineReason = 'unknown-field' | 'raw-json' | 'json-type' | 'fields-escaping' | 'unknown-kind';
 
-/** Why an object cannot be written exactly; `reason` is a short metric-safe word. */
+/**
+ * Why an object cannot be written exactly; `reason` is a short metric-safe word. The path of the
+ * value is built only when one is thrown: each enclosing field prepends its name on the way out
+ * ({@link within}), so the encoder builds no path strings while it succeeds.
+ */
 export class CannotEncode extends Error {
   readonly reason: DeclineReason;
+  #detail: string;
   constructor(reason: DeclineReason, detail: string) {
     super(`cannot encode exactly in protobuf (${reason}): ${detail}`);
     this.reason = reason;
+    this.#detail = detail;
     this.name = 'CannotEncode';
+  }
+
+  /** Prefixes the path with an enclosing field (`.name`) or map key (`[key]`). */
+  within(segment: string): this {
+    const d = this.#detail;
+    this.#detail = d.startsWith(':') || d.startsWith('[') ? `${segment}${d}` : `${segment}.${d}`;
+    this.message = `cannot encode exactly in protobuf (${this.reason}): ${this.#detail}`;
+    return this;
   }
 }
 
@@ -66,10 +82,116 @@ const RAW_EXTENSION = 'apimachinery/pkg/runtime.RawExtension';
 /** Go's zero time, 0001-01-01T00:00:00Z, in Unix seconds: `IsZero()` → an empty message. */
 const ZERO_TIME_SECONDS = -62135596800;
 
+// Compiled plans: the schema's message types with every name resolved to its plan and every
+// kind to a small integer once, so the hot loop does no Map lookups, string compares or closures.
+
+const K_STRING = 0;
+const K_BOOL = 1;
+const K_INT = 2;
+const K_DOUBLE = 3;
+const K_FLOAT = 4;
+const K_BYTES = 5;
+const K_MESSAGE = 6;
+const K_MAP = 7;
+const K_OTHER = 8;
+
+const C_NONE = 0;
+const C_TIME = 1;
+const C_MICRO_TIME = 2;
+const C_QUANTITY = 3;
+const C_INT_OR_STRING = 4;
+const C_FIELDS_V1 = 5;
+const C_RAW_EXTENSION = 6;
+const C_OTHER = 7;
+
+const KIND_CODES: Readonly<Record<FieldKind, number>> = {
+  string: K_STRING,
+  bool: K_BOOL,
+  int32: K_INT,
+  int64: K_INT,
+  uint32: K_INT,
+  uint64: K_INT,
+  double: K_DOUBLE,
+  float: K_FLOAT,
+  bytes: K_BYTES,
+  message: K_MESSAGE,
+  map: K_MAP,
+};
+const kindCode = (k: FieldKind): number => KIND_CODES[k] ?? K_OTHER;
+
+const CUSTOM_CODES: Readonly<Record<string, number>> = {
+  [TIME]: C_TIME,
+  [MICRO_TIME]: C_MICRO_TIME,
+  [QUANTITY]: C_QUANTITY,
+  [INT_OR_STRING]: C_INT_OR_STRING,
+  [FIELDS_V1]: C_FIELDS_V1,
+  [RAW_EXTENSION]: C_RAW_EXTENSION,
+};
+const customCode = (spec: MessageSpec): number =>
+  spec.custom ? (CUSTOM_CODES[spec.name] ?? C_OTHER) : C_NONE;
+
+/** One field's plan. */
+interface FieldPlan {
+  num: number;
+  json: string;
+  /** K_*; for a map, its value's kind is {@link valueKind}. */
+  kind: number;
+  ptr: boolean;
+  rep: boolean;
+  /** An inline embedded struct's plan (its fields read from the parent's object). */
+  inline: Plan | undefined;
+  /** For K_MESSAGE: the type's plan (undefined: not in the table, a decline when written). */
+  elem: Plan | undefined;
+  elemName: string;
+  valueKind: number;
+  valueElem: Plan | undefined;
+  valueElemName: string;
+  valueNilable: boolean;
+}
+
+/** One message type's plan. */
+interface Plan {
+  name: string;
+  /** C_* (C_NONE: a plain message). */
+  custom: number;
+  keys: ReadonlySet<string>;
+  fields: FieldPlan[];
+}
+
+const plans = new Map<string, Plan>();
+
+/** The plan of message type `name`, compiled once (cycles resolve through the map). */
+function planOf(name: string): Plan | undefined {
+  const have = plans.get(name);
+  if (have) return have;
+  const spec = messageSpec(name);
+  if (!spec) return undefined;
+  const plan: Plan = { name, custom: customCode(spec), keys: spec.keys, fields: [] };
+  plans.set(name, plan);
+  plan.fields = spec.fields.map(
+    (f): FieldPlan => ({
+      num: f.num,
+      json: f.json,
+      kind: kindCode(f.kind),
+      ptr: f.ptr,
+      rep: f.rep,
+      inline: f.inline ? planOf(f.elem) : undefined,
+      elem: f.kind === 'message' ? planOf(f.elem) : undefined,
+      elemName: f.elem,
+      valueKind: f.kind === 'map' ? kindCode(f.valueKind) : K_OTHER,
+      valueElem: f.kind === 'map' && f.valueKind === 'message' ? planOf(f.valueElem) : undefined,
+      valueElemName: f.valueElem,
+      valueNilable: f.valueNilable,
+    }),
+  );
+  return plan;
+}
+
 /**
  * Writes the message `spec` from the JSON object `obj` (null/undefined: the zero value) into
  * `w`, backwards (see writer.ts): the caller writes the length and tag after. `topLevel`
- * allows `kind` and `apiVersion` (TypeMeta has no protobuf field). Throws {@link CannotEncode}.
+ * allows `kind` and `apiVersion` (TypeMeta has no protobuf field). Throws {@link CannotEncode},
+ * its path starting at `path`.
  */
 export function writeMessage(
   w: BackwardWriter,
@@ -78,45 +200,64 @@ export function writeMessage(
   path: string,
   topLevel = false,
 ): void {
-  if (spec.custom) {
-    writeCustom(w, spec, obj, path);
+  const plan = planOf(spec.name);
+  try {
+    if (!plan) throw new CannotEncode('unknown-kind', `: type ${spec.name}`);
+    writePlan(w, plan, obj, topLevel);
+  } catch (err) {
+    if (err instanceof CannotEncode) err.within(path);
+    throw err;
+  }
+}
+
+function writePlan(w: BackwardWriter, plan: Plan, obj: Json | undefined, topLevel: boolean): void {
+  if (plan.custom !== C_NONE) {
+    writeCustom(w, plan, obj);
     return;
   }
   if (obj !== null && obj !== undefined) {
-    if (typeof obj !== 'object' || Array.isArray(obj) || typeof obj === 'bigint')
-      throw new CannotEncode('json-type', `${path}: not an object`);
+    if (typeof obj !== 'object' || Array.isArray(obj)) throw new CannotEncode('json-type', ': not an object');
+    const keys = plan.keys;
     for (const k in obj) {
-      if (spec.keys.has(k)) continue;
+      if (keys.has(k)) continue;
       if (topLevel && (k === 'kind' || k === 'apiVersion')) continue;
-      throw new CannotEncode('unknown-field', `${path}.${k}`);
+      throw new CannotEncode('unknown-field', k);
     }
   }
-  writeFields(w, spec, (obj ?? undefined) as JsonObject | undefined, path);
+  writeFields(w, plan, (obj ?? undefined) as JsonObject | undefined);
 }
 
-/** The fields of `spec` read from `o` (keys already checked by the caller). */
-function writeFields(w: BackwardWriter, spec: MessageSpec, o: JsonObject | undefined, path: string): void {
-  const fields = spec.fields;
-  for (let i = fields.length - 1; i >= 0; i--) {
-    const f = fields[i]!;
-    if (f.inline) {
-      const sub = messageSpec(f.elem);
-      if (!sub || sub.custom) throw new CannotEncode('unknown-kind', `${path}: inline ${f.elem}`);
-      const mark = w.written;
-      writeFields(w, sub, o, path);
-      w.lengthSince(mark);
-      w.tag(f.num, LEN);
-      continue;
+/** The fields of `plan` read from `o` (keys already checked by the caller). */
+function writeFields(w: BackwardWriter, plan: Plan, o: JsonObject | undefined): void {
+  const fields = plan.fields;
+  let i = fields.length - 1;
+  try {
+    for (; i >= 0; i--) {
+      const f = fields[i]!;
+      const inline = f.inline;
+      if (inline !== undefined) {
+        if (inline.custom !== C_NONE) throw new CannotEncode('unknown-kind', `: inline ${inline.name}`);
+        const mark = w.written;
+        writeFields(w, inline, o);
+        w.lengthSince(mark);
+        w.tag(f.num, LEN);
+        continue;
+      }
+      const v = o === undefined ? undefined : o[f.json];
+      if (f.kind === K_MAP) {
+        if (v !== undefined && v !== null) writeMap(w, f, v);
+      } else if (f.rep) {
+        if (v === undefined || v === null) continue;
+        if (!Array.isArray(v)) throw new CannotEncode('json-type', ': not an array');
+        for (let j = v.length - 1; j >= 0; j--) writeValue(w, f.num, f.kind, f.elem, f.elemName, v[j]);
+      } else if (v === undefined || v === null) {
+        if (!f.ptr && f.kind !== K_BYTES) writeValue(w, f.num, f.kind, f.elem, f.elemName, undefined);
+      } else writeValue(w, f.num, f.kind, f.elem, f.elemName, v);
     }
-    const v = o?.[f.json];
-    if (f.kind === 'map') writeMap(w, f, v, `${path}.${f.json}`);
-    else if (f.rep) {
-      if (v === undefined || v === null) continue;
-      if (!Array.isArray(v)) throw new CannotEncode('json-type', `${path}.${f.json}: not an array`);
-      for (let j = v.length - 1; j >= 0; j--) writeValue(w, f.num, f.kind, f.elem, v[j], `${path}.${f.json}`);
-    } else if (v === undefined || v === null) {
-      if (!f.ptr && f.kind !== 'bytes') writeValue(w, f.num, f.kind, f.elem, undefined, `${path}.${f.json}`);
-    } else writeValue(w, f.num, f.kind, f.elem, v, `${path}.${f.json}`);
+  } catch (err) {
+    const f = fields[i];
+    if (err instanceof CannotEncode && f && f.inline === undefined) err.within(f.json);
+    throw err;
   }
 }
 
@@ -124,60 +265,57 @@ function writeFields(w: BackwardWriter, spec: MessageSpec, o: JsonObject | undef
 function writeValue(
   w: BackwardWriter,
   num: number,
-  kind: FieldKind,
-  elem: string,
+  kind: number,
+  elem: Plan | undefined,
+  elemName: string,
   v: Json | undefined,
-  path: string,
 ): void {
   switch (kind) {
-    case 'string':
+    case K_STRING:
       if (v === undefined) w.string('');
       else if (typeof v === 'string') w.string(v);
-      else throw new CannotEncode('json-type', `${path}: not a string`);
+      else throw new CannotEncode('json-type', ': not a string');
       w.tag(num, LEN);
       return;
-    case 'bool':
-      if (v !== undefined && typeof v !== 'boolean')
-        throw new CannotEncode('json-type', `${path}: not a bool`);
+    case K_BOOL:
+      if (v !== undefined && typeof v !== 'boolean') throw new CannotEncode('json-type', ': not a bool');
       w.uvarint(v === true ? 1 : 0);
       w.tag(num, VARINT);
       return;
-    case 'int32':
-    case 'int64':
-    case 'uint32':
-    case 'uint64':
+    case K_INT:
       if (v === undefined) w.uvarint(0);
       else if (typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v))) w.varint64(v);
-      else throw new CannotEncode('json-type', `${path}: not an integer`);
+      else throw new CannotEncode('json-type', ': not an integer');
       w.tag(num, VARINT);
       return;
-    case 'double':
-    case 'float':
-      if (v !== undefined && typeof v !== 'number')
-        throw new CannotEncode('json-type', `${path}: not a number`);
-      if (kind === 'double') w.double(v ?? 0);
-      else w.float(v ?? 0);
-      w.tag(num, kind === 'double' ? FIXED64 : FIXED32);
+    case K_DOUBLE:
+      if (v !== undefined && typeof v !== 'number') throw new CannotEncode('json-type', ': not a number');
+      w.double(v ?? 0);
+      w.tag(num, FIXED64);
       return;
-    case 'bytes': {
-      if (typeof v !== 'string') throw new CannotEncode('json-type', `${path}: not base64`);
+    case K_FLOAT:
+      if (v !== undefined && typeof v !== 'number') throw new CannotEncode('json-type', ': not a number');
+      w.float(v ?? 0);
+      w.tag(num, FIXED32);
+      return;
+    case K_BYTES: {
+      if (typeof v !== 'string') throw new CannotEncode('json-type', ': not base64');
       const b = Buffer.from(v, 'base64');
       w.raw(b);
       w.uvarint(b.length);
       w.tag(num, LEN);
       return;
     }
-    case 'message': {
-      const spec = messageSpec(elem);
-      if (!spec) throw new CannotEncode('unknown-kind', `${path}: type ${elem}`);
+    case K_MESSAGE: {
+      if (!elem) throw new CannotEncode('unknown-kind', `: type ${elemName}`);
       const mark = w.written;
-      writeMessage(w, spec, v, path);
+      writePlan(w, elem, v, false);
       w.lengthSince(mark);
       w.tag(num, LEN);
       return;
     }
     default:
-      throw new CannotEncode('json-type', `${path}: kind ${kind}`);
+      throw new CannotEncode('json-type', ': kind not supported');
   }
 }
 
@@ -193,19 +331,32 @@ function goStringLess(a: string, b: string): number {
   return a.length - b.length;
 }
 
-function writeMap(w: BackwardWriter, f: FieldSpec, v: Json | undefined, path: string): void {
-  if (v === undefined || v === null) return;
-  if (typeof v !== 'object' || Array.isArray(v) || typeof v === 'bigint')
-    throw new CannotEncode('json-type', `${path}: not an object`);
+function writeMap(w: BackwardWriter, f: FieldPlan, v: Json): void {
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new CannotEncode('json-type', ': not an object');
   const keys = Object.keys(v);
   if (keys.length === 0) return;
-  keys.sort(goStringLess);
+  // Go-written JSON has its map keys sorted already (encoding/json sorts them): sort only if not.
+  for (let i = 1; i < keys.length; i++) {
+    if (goStringLess(keys[i - 1]!, keys[i]!) > 0) {
+      keys.sort(goStringLess);
+      break;
+    }
+  }
+  const valueKind = f.valueKind;
+  const nilable = f.valueNilable;
   for (let i = keys.length - 1; i >= 0; i--) {
     const k = keys[i]!;
     const val = v[k];
     const mark = w.written;
-    if (!(f.valueNilable && (val === null || val === undefined)))
-      writeValue(w, 2, f.valueKind, f.valueElem, val ?? undefined, `${path}[${k}]`);
+    if (!(nilable && (val === null || val === undefined))) {
+      try {
+        writeValue(w, 2, valueKind, f.valueElem, f.valueElemName, val ?? undefined);
+      } catch (err) {
+        if (err instanceof CannotEncode) err.within(`[${k}]`);
+        throw err;
+      }
+    }
     w.string(k);
     w.tag(1, LEN);
     w.lengthSince(mark);
@@ -214,30 +365,32 @@ function writeMap(w: BackwardWriter, f: FieldSpec, v: Json | undefined, path: st
 }
 
 /** The types with their own JSON form (schema.ts `custom`): the ones known, or a decline. */
-function writeCustom(w: BackwardWriter, spec: MessageSpec, v: Json | undefined, path: string): void {
-  switch (spec.name) {
-    case TIME:
-    case MICRO_TIME: {
+function writeCustom(w: BackwardWriter, plan: Plan, v: Json | undefined): void {
+  switch (plan.custom) {
+    case C_TIME:
+    case C_MICRO_TIME: {
       if (v === undefined || v === null) return;
-      if (typeof v !== 'string') throw new CannotEncode('json-type', `${path}: not a time`);
-      const t = parseTime(v, path);
-      if (t.seconds === ZERO_TIME_SECONDS && t.nanos === 0) return;
-      w.uvarint(spec.name === TIME ? 0 : t.nanos);
+      if (typeof v !== 'string') throw new CannotEncode('json-type', ': not a time');
+      const seconds = parseTime(v);
+      if (Number.isNaN(seconds)) throw new CannotEncode('json-type', `: time ${JSON.stringify(v)}`);
+      const nanos = timeNanos();
+      if (seconds === ZERO_TIME_SECONDS && nanos === 0) return;
+      w.uvarint(plan.custom === C_TIME ? 0 : nanos);
       w.tag(2, VARINT);
-      w.varint64(t.seconds);
+      w.varint64(seconds);
       w.tag(1, VARINT);
       return;
     }
-    case QUANTITY:
+    case C_QUANTITY:
       if (v !== undefined && v !== null && typeof v !== 'string')
-        throw new CannotEncode('json-type', `${path}: not a quantity`);
+        throw new CannotEncode('json-type', ': not a quantity');
       w.string(v ?? '0');
       w.tag(1, LEN);
       return;
-    case INT_OR_STRING: {
+    case C_INT_OR_STRING: {
       const isString = typeof v === 'string';
       if (v !== undefined && v !== null && !isString && !(typeof v === 'number' && Number.isInteger(v)))
-        throw new CannotEncode('json-type', `${path}: not an int or string`);
+        throw new CannotEncode('json-type', ': not an int or string');
       w.string(isString ? v : '');
       w.tag(3, LEN);
       w.varint64(typeof v === 'number' ? v : 0);
@@ -246,21 +399,30 @@ function writeCustom(w: BackwardWriter, spec: MessageSpec, v: Json | undefined, 
       w.tag(1, VARINT);
       return;
     }
-    case FIELDS_V1: {
+    case C_FIELDS_V1: {
       if (v === undefined || v === null) return;
-      if (hasIndexKey(v)) throw new CannotEncode('fields-escaping', path);
-      w.string(jsoniterJSON(v));
+      const text = jsoniterJSON(v);
+      if (typeof v === 'object' && INDEX_KEY.test(text))
+        throw new CannotEncode('fields-escaping', ': an array-index key');
+      w.string(text);
       w.tag(1, LEN);
       return;
     }
-    case RAW_EXTENSION:
+    case C_RAW_EXTENSION:
       // Absent or null: Raw is nil, an empty message. Present: raw JSON bytes not recoverable.
       if (v === undefined || v === null) return;
-      throw new CannotEncode('raw-json', `${path}: ${spec.name}`);
+      throw new CannotEncode('raw-json', `: ${plan.name}`);
     default:
-      throw new CannotEncode('raw-json', `${path}: ${spec.name}`);
+      throw new CannotEncode('raw-json', `: ${plan.name}`);
   }
 }
+
+/**
+ * An object key JS would reorder (an array index), found in the compact JSON of a FieldsV1: the
+ * raw JSON's key order is lost. A `"` right after `{` or `,` opens a key (inside a string every
+ * `"` follows a backslash), and a key of digits has no escapes.
+ */
+const INDEX_KEY = /[{,]"(?:0|[1-9]\d*)":/;
 
 /**
  * The compact JSON structured-merge-diff writes for a FieldsV1 (`fieldpath/serialize.go`:
@@ -269,32 +431,8 @@ function writeCustom(w: BackwardWriter, spec: MessageSpec, v: Json | undefined, 
  * `\u000c` where JS writes `\b` and `\f` (json-iterator shortens only `\n`, `\r`, `\t`).
  */
 export function jsoniterJSON(v: unknown): string {
-  return JSON.stringify(v).replace(/\\(.)/g, (m, esc: string) =>
-    esc === 'b' ? '\\u0008' : esc === 'f' ? '\\u000c' : m,
-  );
-}
-
-/** An object key JS would reorder (an array index): the raw JSON's key order is lost. */
-function hasIndexKey(v: Json): boolean {
-  if (typeof v !== 'object' || v === null || typeof v === 'bigint') return false;
-  if (Array.isArray(v)) return v.some(hasIndexKey);
-  for (const k in v) if (/^(0|[1-9]\d*)$/.test(k) || hasIndexKey(v[k]!)) return true;
-  return false;
-}
-
-/** RFC 3339 (as Go's Time/MicroTime JSON writes it) → Unix seconds and nanoseconds. */
-function parseTime(s: string, path: string): { seconds: number; nanos: number } {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/.exec(s);
-  if (!m) throw new CannotEncode('json-type', `${path}: time ${JSON.stringify(s)}`);
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));
-  // Date.UTC maps years 0–99 to 1900–1999.
-  const d = new Date(ms);
-  if (Number(m[1]) < 100) d.setUTCFullYear(Number(m[1]));
-  let seconds = d.getTime() / 1000;
-  if (m[8] !== 'Z') {
-    const sign = m[8]![0] === '-' ? -1 : 1;
-    seconds -= sign * (Number(m[8]!.slice(1, 3)) * 3600 + Number(m[8]!.slice(4, 6)) * 60);
-  }
-  const nanos = m[7] ? Number(m[7].padEnd(9, '0')) : 0;
-  return { seconds, nanos };
+  const s = JSON.stringify(v);
+  // Most FieldsV1 carry neither: skip the replace (a callback per backslash, and k:{…} keys have many).
+  if (!s.includes('\\b') && !s.includes('\\f')) return s;
+  return s.replace(/\\(.)/g, (m, esc: string) => (esc === 'b' ? '\\u0008' : esc === 'f' ? '\\u000c' : m));
 }

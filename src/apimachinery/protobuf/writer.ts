@@ -47,8 +47,17 @@ export class BackwardWriter {
   /** An unsigned varint of a non-negative safe integer. */
   uvarint(v: number): void {
     if (v < 0x80) {
-      this.#room(1);
+      if (this.#pos < 1) this.#room(1);
       this.#buf[--this.#pos] = v;
+      return;
+    }
+    if (v < 0x4000) {
+      if (this.#pos < 2) this.#room(2);
+      const b = this.#buf;
+      const p = this.#pos - 2;
+      b[p] = (v & 0x7f) | 0x80;
+      b[p + 1] = v >>> 7;
+      this.#pos = p;
       return;
     }
     if (v > Number.MAX_SAFE_INTEGER) {
@@ -91,7 +100,9 @@ export class BackwardWriter {
 
   /** A field key: `num << 3 | wire`. */
   tag(num: number, wire: number): void {
-    this.uvarint(num * 8 + wire);
+    const v = num * 8 + wire;
+    if (v < 0x80 && this.#pos > 0) this.#buf[--this.#pos] = v;
+    else this.uvarint(v);
   }
 
   /** Raw bytes. */
@@ -101,12 +112,35 @@ export class BackwardWriter {
     this.#buf.set(b, this.#pos);
   }
 
-  /** A string's UTF-8 bytes and their length (no tag). */
+  /**
+   * A string's UTF-8 bytes and their length (no tag). A short ASCII string is copied by hand; any
+   * other is encoded once, into room for its worst case (3 bytes per UTF-16 unit), then moved to
+   * its place if shorter (no `Buffer.byteLength` pass before the write).
+   */
   string(s: string): void {
-    const n = s.length < 64 && isAscii(s) ? s.length : Buffer.byteLength(s, 'utf8');
-    this.#room(n);
+    const len = s.length;
+    if (len < 32) {
+      if (this.#pos < len) this.#room(len);
+      const b = this.#buf;
+      const start = this.#pos - len;
+      let i = 0;
+      for (; i < len; i++) {
+        const c = s.charCodeAt(i);
+        if (c > 0x7f) break;
+        b[start + i] = c;
+      }
+      if (i === len) {
+        this.#pos = start;
+        this.uvarint(len);
+        return;
+      }
+    }
+    const max = len * 3;
+    this.#room(max);
+    const start = this.#pos - max;
+    const n = this.#buf.utf8Write(s, start, max);
+    if (n < max) this.#buf.copyWithin(this.#pos - n, start, start + n);
     this.#pos -= n;
-    if (n > 0) this.#buf.write(s, this.#pos, n, n === s.length ? 'latin1' : 'utf8');
     this.uvarint(n);
   }
 
@@ -140,7 +174,9 @@ export class BackwardWriter {
   }
 }
 
-function isAscii(s: string): boolean {
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
-  return true;
+declare global {
+  interface Buffer {
+    /** Node's internal UTF-8 writer behind `buf.write(s, offset, length, 'utf8')`, without its argument parsing. */
+    utf8Write(s: string, offset: number, length: number): number;
+  }
 }

@@ -52,7 +52,7 @@ describe('config', () => {
       consistentReads: 'cache',
       upstreamWatchEncoding: 'identity',
       responseCompression: 'none',
-      protobufAnswers: 'cache',
+      protobufAnswers: 'json',
       snapshotInterval: 60_000,
       snapshotSecrets: false,
       logLevel: 'info',

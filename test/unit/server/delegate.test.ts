@@ -486,12 +486,13 @@ const cases: Record<UpstreamReason, Case> = {
   'protobuf-off': {
     url: '/api/v1/pods?resourceVersion=0',
     headers: { accept: 'application/vnd.kubernetes.protobuf' },
-    over: { protobufAnswers: 'json' },
+    over: { protobufAnswers: 'json' }, // the default, named
   },
   // A field the schema table does not know: the encoder cannot be exact.
   'protobuf-inexact': {
     url: '/api/v1/pods?resourceVersion=0',
     headers: { accept: 'application/vnd.kubernetes.protobuf' },
+    over: { protobufAnswers: 'cache' },
     prepare: (cache) => {
       const o = {
         kind: 'Pod',
