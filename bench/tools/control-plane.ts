@@ -182,7 +182,9 @@ for (let i = 0; i < RUNS; i++) {
       ...(result.proxy
         ? {
             proxyExited: result.proxy.exitedEarly,
-            cacheMismatches: result.proxy.mismatches.map((m) => m.resource),
+            // With the keys and RVs that differed: the resource name alone cannot tell a stale
+            // cache from a comparison at two revisions.
+            cacheMismatches: result.proxy.mismatches,
             caches: result.proxy.cached.length,
             openCacheWatchers: result.proxy.reads.openCacheWatchers,
             upstreamReads: result.proxy.reads.upstream,
