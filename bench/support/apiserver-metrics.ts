@@ -7,6 +7,7 @@
  */
 import { request } from 'undici';
 import type { Upstream } from '../../src/upstream/connection.ts';
+import { metricSum } from '../../test/support/prometheus-text.ts';
 
 /** Counters of one resource; take two snapshots and subtract ({@link diffUpstream}). */
 export interface UpstreamCounters {
@@ -14,16 +15,6 @@ export interface UpstreamCounters {
   watches: number;
   listBytes: number;
   watchBytes: number;
-}
-
-function sum(text: string, metric: string, labels: Record<string, string>): number {
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${metric}{`)) continue;
-    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
-    total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
 }
 
 /** Reads the counters for `resource` (e.g. `pods`). */
@@ -36,10 +27,10 @@ export async function upstreamCounters(up: Upstream, resource: string): Promise<
   const text = await res.body.text();
   if (res.statusCode !== 200) throw new Error(`apiserver /metrics: ${res.statusCode}`);
   return {
-    lists: sum(text, 'apiserver_request_total', { resource, verb: 'LIST' }),
-    watches: sum(text, 'apiserver_request_total', { resource, verb: 'WATCH' }),
-    listBytes: sum(text, 'apiserver_response_sizes_sum', { resource, verb: 'LIST' }),
-    watchBytes: sum(text, 'apiserver_response_sizes_sum', { resource, verb: 'WATCH' }),
+    lists: metricSum(text, 'apiserver_request_total', { resource, verb: 'LIST' }),
+    watches: metricSum(text, 'apiserver_request_total', { resource, verb: 'WATCH' }),
+    listBytes: metricSum(text, 'apiserver_response_sizes_sum', { resource, verb: 'LIST' }),
+    watchBytes: metricSum(text, 'apiserver_response_sizes_sum', { resource, verb: 'WATCH' }),
   };
 }
 

@@ -24,6 +24,7 @@ import { proxyMode } from '../../test/support/control-plane/proxy-modes.ts';
 import { upstreamSince } from '../../test/support/control-plane/proxy-reads.ts';
 import { runSide, type Via } from '../../test/support/control-plane/side.ts';
 import { STEPS } from '../../test/support/control-plane/workload.ts';
+import { metricSum } from '../../test/support/prometheus-text.ts';
 import type { CliProxy } from '../../test/support/proxy.ts';
 import { cpuSeconds, round } from '../support/proc.ts';
 
@@ -50,16 +51,6 @@ interface Sample {
   proxyCpu: number;
 }
 
-function sum(text: string, metric: string, labels: Record<string, string>): number {
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${metric}{`)) continue;
-    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
-    total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
-}
-
 /** Reads the apiserver's counters (as its admin) and the processes' CPU. */
 async function sample(f: Fixture, componentPids: number[], proxyPid: number | undefined): Promise<Sample> {
   const agent = new Agent({
@@ -70,11 +61,11 @@ async function sample(f: Fixture, componentPids: number[], proxyPid: number | un
     const text = await r.body.text();
     if (r.statusCode !== 200) throw new Error(`apiserver /metrics: ${r.statusCode}`);
     return {
-      watchesOpen: sum(text, 'apiserver_longrunning_requests', { verb: 'WATCH' }),
-      lists: sum(text, 'apiserver_request_total', { verb: 'LIST' }),
-      watches: sum(text, 'apiserver_request_total', { verb: 'WATCH' }),
-      listBytes: sum(text, 'apiserver_response_sizes_sum', { verb: 'LIST' }),
-      watchEventBytes: sum(text, 'apiserver_watch_events_sizes_sum', {}),
+      watchesOpen: metricSum(text, 'apiserver_longrunning_requests', { verb: 'WATCH' }),
+      lists: metricSum(text, 'apiserver_request_total', { verb: 'LIST' }),
+      watches: metricSum(text, 'apiserver_request_total', { verb: 'WATCH' }),
+      listBytes: metricSum(text, 'apiserver_response_sizes_sum', { verb: 'LIST' }),
+      watchEventBytes: metricSum(text, 'apiserver_watch_events_sizes_sum', {}),
       apiserverCpu: cpuSeconds(f.pids().apiserver) + cpuSeconds(f.pids().etcd),
       componentsCpu: componentPids.reduce((s, p) => s + cpuSeconds(p), 0),
       proxyCpu: proxyPid ? cpuSeconds(proxyPid) : 0,
