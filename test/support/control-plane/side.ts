@@ -62,12 +62,29 @@ export interface SideResult {
      * then: the first step needs kube-controller-manager), to tell start-up from steady state.
      */
     readsAfterFirstStep?: ProxyReads;
+    /**
+     * The proxy's synced caches (`resource.group`) when {@link readsAfterFirstStep} was taken: an
+     * informer started later (the garbage collector's and the quota controller's monitors follow
+     * discovery) makes its resource's first WATCH pass upstream as `not-cached`, as it should.
+     */
+    cachedAfterFirstStep?: string[];
     /** The proxy's caches at the end (`resource.group` of `/debug/cache`), sorted. */
     cached: string[];
   };
 }
 
 const COMPONENTS = ['kube-controller-manager', 'kube-scheduler'];
+
+/** The proxy's caches now, as `resource.group` of `/debug/cache`, sorted. */
+async function proxyCaches(ops: string, o: { syncedOnly?: boolean } = {}): Promise<string[]> {
+  const debug = (await fetch(`${ops}/debug/cache`).then((r) => r.json())) as {
+    resources: { group: string; resource: string; synced: boolean }[];
+  };
+  return debug.resources
+    .filter((r) => r.synced || !o.syncedOnly)
+    .map((r) => `${r.resource}${r.group ? `.${r.group}` : ''}`)
+    .sort();
+}
 
 async function leases(api: ApiClient): Promise<Record<string, LeaseState>> {
   const out: Record<string, LeaseState> = {};
@@ -126,9 +143,13 @@ export async function runSide(
     await o.hooks?.started?.(f, proxy);
     const stepList = o.steps ?? STEPS;
     let readsAfterFirstStep: ProxyReads | undefined;
+    let cachedAfterFirstStep: string[] | undefined;
     const times = await runWorkload(ctx, stepList, async (name) => {
-      if (proxy && name === stepList[1]?.name)
+      if (proxy && name === stepList[1]?.name) {
+        // The caches first: a cache started between the two reads then counts as not cached.
+        cachedAfterFirstStep = await proxyCaches(proxy.ops, { syncedOnly: true });
         readsAfterFirstStep = proxyReads(await fetch(`${proxy.ops}/metrics`).then((r) => r.text()));
+      }
       await o.onStep?.(name);
     });
     await o.hooks?.finished?.(f, proxy);
@@ -157,16 +178,14 @@ export async function runSide(
         authorization: proxy.auth.authorization,
         caPem: f.caPem,
       });
-      const debug = (await fetch(`${proxy.ops}/debug/cache`).then((r) => r.json())) as {
-        resources: { group: string; resource: string }[];
-      };
-      const cached = debug.resources.map((r) => `${r.resource}${r.group ? `.${r.group}` : ''}`).sort();
+      const cached = await proxyCaches(proxy.ops);
       proxySide = {
         reads: proxyReads(metrics),
         mismatches,
         exitedEarly,
         cached,
         ...(readsAfterFirstStep ? { readsAfterFirstStep } : {}),
+        ...(cachedAfterFirstStep ? { cachedAfterFirstStep } : {}),
       };
     }
     return {
