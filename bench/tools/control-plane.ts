@@ -162,7 +162,7 @@ for (let i = 0; i < RUNS; i++) {
     });
     // The checks of test/e2e/control-plane.test.ts, reported here rather than asserted.
     firstDirect ??= mode === 'direct' ? result.state : undefined;
-    const after = result.proxy?.readsAfterFirstStep;
+    const after = result.proxy?.steady?.reads;
     const checks = {
       stateDiffersFromDirect: firstDirect
         ? compareStates(firstDirect, result.state).map((d) => d.kind)
@@ -179,7 +179,9 @@ for (let i = 0; i < RUNS; i++) {
             caches: result.proxy.cached.length,
             openCacheWatchers: result.proxy.reads.openCacheWatchers,
             upstreamReads: result.proxy.reads.upstream,
-            upstreamAfterFirstStep: after ? upstreamSince(after, result.proxy.reads) : 'none taken',
+            upstreamInSteadyState: after
+              ? upstreamSince(after, result.proxy.reads)
+              : 'no steady state reached',
           }
         : {}),
     };

@@ -240,9 +240,11 @@ export function spawnProxyCli(args: string[], env: NodeJS.ProcessEnv = {}): CliP
     exited,
     listening: () =>
       new Promise((resolve, reject) => {
+        // A bound, not a wait: the check below resolves as soon as it listens. Loading the bundle
+        // took more than 30 s at load average 50 on 2 cores.
         const timer = setTimeout(
-          () => reject(new Error(`proxy did not listen in 30 s: ${out}${err}`)),
-          30_000,
+          () => reject(new Error(`proxy did not listen in 120 s: ${out}${err}`)),
+          120_000,
         );
         const check = () => {
           const m = /"address":"(https?:\/\/[^"]+)","ops":"(https?:\/\/[^"]+)"/.exec(out);

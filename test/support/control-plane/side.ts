@@ -7,6 +7,7 @@
  * the proxy's request counters and its caches against the apiserver.
  */
 import { readFile } from 'node:fs/promises';
+import { HANDOVER_WAIT_MS, MIN_WATCH_MS } from '../../../src/server/watch-relay.ts';
 import { type CacheMismatch, cacheMismatches } from '../../conformance/cache-state.ts';
 import type { Fixture } from '../../fixture/index.ts';
 import { type PodsFixture, startPodsFixture } from '../../fixture/pods-fixture.ts';
@@ -58,16 +59,13 @@ export interface SideResult {
     mismatches: CacheMismatch[];
     exitedEarly: boolean;
     /**
-     * The reads counted once the first step was done (every informer of both components runs by
-     * then: the first step needs kube-controller-manager), to tell start-up from steady state.
-     */
-    readsAfterFirstStep?: ProxyReads;
-    /**
-     * The proxy's synced caches (`resource.group`) when {@link readsAfterFirstStep} was taken: an
-     * informer started later (the garbage collector's and the quota controller's monitors follow
+     * The steady state: the reads counted and the synced caches (`resource.group`) at the first
+     * step boundary where every cache had been synced for longer than a passed-through watch's
+     * handover may take ({@link HANDOVER_BOUND_MS}; such a watch is counted only when it ends).
+     * An informer started later (the garbage collector's and quota controller's monitors follow
      * discovery) makes its resource's first WATCH pass upstream as `not-cached`, as it should.
      */
-    cachedAfterFirstStep?: string[];
+    steady?: { step: string; reads: ProxyReads; caches: string[] };
     /** The proxy's caches at the end (`resource.group` of `/debug/cache`), sorted. */
     cached: string[];
   };
@@ -75,15 +73,34 @@ export interface SideResult {
 
 const COMPONENTS = ['kube-controller-manager', 'kube-scheduler'];
 
+/**
+ * How long after its cache synced a watch passed upstream may still be open (ms): a handover
+ * waits out client-go's very short watch ({@link MIN_WATCH_MS}) and at most
+ * {@link HANDOVER_WAIT_MS} for an event in flight; 5 s more for a loaded machine's timers.
+ */
+export const HANDOVER_BOUND_MS = MIN_WATCH_MS + HANDOVER_WAIT_MS + 5_000;
+
+interface DebugCacheResources {
+  resources: { group: string; resource: string; synced: boolean; lastSyncTime: string | null }[];
+}
+
+const nameOf = (r: { group: string; resource: string }) => `${r.resource}${r.group ? `.${r.group}` : ''}`;
+
 /** The proxy's caches now, as `resource.group` of `/debug/cache`, sorted. */
-async function proxyCaches(ops: string, o: { syncedOnly?: boolean } = {}): Promise<string[]> {
-  const debug = (await fetch(`${ops}/debug/cache`).then((r) => r.json())) as {
-    resources: { group: string; resource: string; synced: boolean }[];
-  };
-  return debug.resources
-    .filter((r) => r.synced || !o.syncedOnly)
-    .map((r) => `${r.resource}${r.group ? `.${r.group}` : ''}`)
-    .sort();
+async function proxyCaches(ops: string): Promise<string[]> {
+  const debug = (await fetch(`${ops}/debug/cache`).then((r) => r.json())) as DebugCacheResources;
+  return debug.resources.map(nameOf).sort();
+}
+
+/**
+ * The proxy's caches (sorted `resource.group`) when every one is synced and synced for longer
+ * than {@link HANDOVER_BOUND_MS}; undefined before.
+ */
+async function steadyCaches(ops: string): Promise<string[] | undefined> {
+  const debug = (await fetch(`${ops}/debug/cache`).then((r) => r.json())) as DebugCacheResources;
+  const settled = (r: DebugCacheResources['resources'][number]) =>
+    r.synced && r.lastSyncTime !== null && Date.now() - Date.parse(r.lastSyncTime) > HANDOVER_BOUND_MS;
+  return debug.resources.every(settled) ? debug.resources.map(nameOf).sort() : undefined;
 }
 
 async function leases(api: ApiClient): Promise<Record<string, LeaseState>> {
@@ -142,13 +159,17 @@ export async function runSide(
     const startupMs = Math.round(performance.now() - componentsStarted);
     await o.hooks?.started?.(f, proxy);
     const stepList = o.steps ?? STEPS;
-    let readsAfterFirstStep: ProxyReads | undefined;
-    let cachedAfterFirstStep: string[] | undefined;
+    let steady: { step: string; reads: ProxyReads; caches: string[] } | undefined;
     const times = await runWorkload(ctx, stepList, async (name) => {
-      if (proxy && name === stepList[1]?.name) {
+      if (proxy && !steady && name !== stepList[0]?.name) {
         // The caches first: a cache started between the two reads then counts as not cached.
-        cachedAfterFirstStep = await proxyCaches(proxy.ops, { syncedOnly: true });
-        readsAfterFirstStep = proxyReads(await fetch(`${proxy.ops}/metrics`).then((r) => r.text()));
+        const caches = await steadyCaches(proxy.ops);
+        if (caches)
+          steady = {
+            step: name,
+            caches,
+            reads: proxyReads(await fetch(`${proxy.ops}/metrics`).then((r) => r.text())),
+          };
       }
       await o.onStep?.(name);
     });
@@ -184,8 +205,7 @@ export async function runSide(
         mismatches,
         exitedEarly,
         cached,
-        ...(readsAfterFirstStep ? { readsAfterFirstStep } : {}),
-        ...(cachedAfterFirstStep ? { cachedAfterFirstStep } : {}),
+        ...(steady ? { steady } : {}),
       };
     }
     return {
