@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { EXIT_CONFIG, EXIT_OK, main } from '../../src/main.ts';
+import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, main } from '../../src/main.ts';
 import { version, versionLine } from '../../src/util/build-info.ts';
 
 function io() {
@@ -77,5 +78,122 @@ describe('main', () => {
     ]) {
       assert.ok(out.stdout.includes(`${f} `), f);
     }
+  });
+
+  // User trial: a failed start said `listen EADDRINUSE: address already in use 127.0.0.1:8001`
+  // (which of the two listeners?), `EISDIR: illegal operation on a directory, read`, a YAML
+  // excerpt over five lines, or `EEXIST: file already exists, mkdir '…'`: none named its flag or
+  // file. Each is now one line on stderr naming it, exit 1.
+  describe('a failed start is one line naming the flag or the file, exit 1', () => {
+    const kubeconfig = (dir: string) => {
+      const file = join(dir, 'kubeconfig');
+      writeFileSync(
+        file,
+        'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
+      );
+      return file;
+    };
+    const busyPort = async (): Promise<{ server: Server; port: number }> => {
+      const server = createServer();
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      return { server, port: (server.address() as { port: number }).port };
+    };
+    const start = async (args: string[]) => {
+      const { out, io: x } = io();
+      const code = await main([...args, '--resources', '', '--log-level', 'silent'], {}, x);
+      return { code, stderr: out.stderr };
+    };
+
+    it('--listen and --ops-listen on a port in use name their flag and address', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'kcp-main-'));
+      const busy = await busyPort();
+      try {
+        const kc = kubeconfig(dir);
+        const api = await start([
+          '--kubeconfig',
+          kc,
+          '--listen',
+          `127.0.0.1:${busy.port}`,
+          '--ops-listen',
+          '127.0.0.1:0',
+        ]);
+        assert.equal(api.code, EXIT_FAILURE);
+        assert.equal(
+          api.stderr,
+          `kube-cache-proxy: --listen 127.0.0.1:${busy.port}: listen EADDRINUSE: address already in use 127.0.0.1:${busy.port}\n`,
+        );
+        const ops = await start([
+          '--kubeconfig',
+          kc,
+          '--listen',
+          '127.0.0.1:0',
+          '--ops-listen',
+          `127.0.0.1:${busy.port}`,
+        ]);
+        assert.equal(ops.code, EXIT_FAILURE);
+        assert.equal(
+          ops.stderr,
+          `kube-cache-proxy: --ops-listen 127.0.0.1:${busy.port}: listen EADDRINUSE: address already in use 127.0.0.1:${busy.port}\n`,
+        );
+      } finally {
+        busy.server.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('a --kubeconfig that is a directory or not YAML names the file, on one line', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'kcp-main-'));
+      try {
+        const isDir = await start([
+          '--kubeconfig',
+          dir,
+          '--listen',
+          '127.0.0.1:0',
+          '--ops-listen',
+          '127.0.0.1:0',
+        ]);
+        assert.equal(isDir.code, EXIT_FAILURE);
+        assert.equal(isDir.stderr, `kube-cache-proxy: kubeconfig ${dir}: cannot read: EISDIR\n`);
+        const bad = join(dir, 'bad.yaml');
+        writeFileSync(bad, 'garbage: [\n');
+        const notYaml = await start([
+          '--kubeconfig',
+          bad,
+          '--listen',
+          '127.0.0.1:0',
+          '--ops-listen',
+          '127.0.0.1:0',
+        ]);
+        assert.equal(notYaml.code, EXIT_FAILURE);
+        assert.match(
+          notYaml.stderr,
+          new RegExp(`^kube-cache-proxy: kubeconfig ${bad}: invalid YAML: [^\n]*line 2, column 1[^\n]*\n$`),
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('a --snapshot-dir that is a file names the flag and the path', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'kcp-main-'));
+      try {
+        const file = join(dir, 'file');
+        writeFileSync(file, 'x');
+        const r = await start([
+          '--kubeconfig',
+          kubeconfig(dir),
+          '--listen',
+          '127.0.0.1:0',
+          '--ops-listen',
+          '127.0.0.1:0',
+          '--snapshot-dir',
+          file,
+        ]);
+        assert.equal(r.code, EXIT_FAILURE);
+        assert.equal(r.stderr, `kube-cache-proxy: --snapshot-dir ${file}: not a directory\n`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
   });
 });
