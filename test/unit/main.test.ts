@@ -63,6 +63,16 @@ describe('main', () => {
     }
   });
 
+  it("-h is --help, as for every Kubernetes component (was: Unknown option '-h', exit 2)", async () => {
+    const short = io();
+    const long = io();
+    assert.equal(await main(['-h'], {}, short.io), EXIT_OK);
+    assert.equal(await main(['--help'], {}, long.io), EXIT_OK);
+    assert.equal(short.out.stdout, long.out.stdout);
+    assert.match(short.out.stdout, /^Usage: kube-cache-proxy \[flags\]\n/);
+    assert.equal(short.out.stderr, '');
+  });
+
   it('--help lists every flag', async () => {
     const { out, io: x } = io();
     assert.equal(await main(['--help'], {}, x), EXIT_OK);
