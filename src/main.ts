@@ -235,6 +235,14 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     dispatcher: observe(upstream.createDispatcher(), logger),
     watchEncoding: config.upstreamWatchEncoding,
   };
+  // On-demand caches are never saved (docs/design.md §3): with nothing configured the flag would
+  // silently save nothing, and every restart would relist.
+  if (config.snapshotDir !== undefined && config.resources.length === 0) {
+    logger.warn(
+      { snapshotDir: config.snapshotDir },
+      '--snapshot-dir saves only the resources named in --resources; on-demand caches (--resources=auto) are not saved, so nothing will be',
+    );
+  }
   const resources = new ResourceSet({
     upstream: reflectorUpstream,
     resources: config.resources,

@@ -3,9 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, main } from '../../src/main.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import { createParts, EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, main } from '../../src/main.ts';
 import { version, versionLine } from '../../src/util/build-info.ts';
+import { createLogger } from '../../src/util/logger.ts';
 
 function io() {
   const out = { stdout: '', stderr: '' };
@@ -205,5 +208,49 @@ describe('main', () => {
         rmSync(dir, { recursive: true, force: true });
       }
     });
+  });
+
+  // User trial: `--resources=auto --snapshot-dir D` saved nothing (on-demand caches are never
+  // saved) and said nothing; a restart relisted everything.
+  it('--snapshot-dir with no configured resource warns that nothing will be saved; with one it does not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kcp-main-'));
+    try {
+      const kc = join(dir, 'kubeconfig');
+      writeFileSync(
+        kc,
+        'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
+      );
+      const warnings = async (resources: string) => {
+        const lines: { level: number; msg: string; snapshotDir?: string }[] = [];
+        const destination = new Writable({
+          write(chunk, _enc, done) {
+            for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+            done();
+          },
+        });
+        const r = loadConfig({
+          argv: ['--kubeconfig', kc, '--resources', resources, '--snapshot-dir', join(dir, 'snap')],
+          env: {},
+        });
+        assert.equal(r.kind, 'config');
+        if (r.kind !== 'config') return [];
+        const parts = await createParts(r.config, createLogger({ level: 'warn', destination }));
+        await parts.close();
+        return lines.filter((l) => l.level === 40 && l.msg.startsWith('--snapshot-dir'));
+      };
+      const auto = await warnings('auto');
+      assert.deepEqual(
+        auto.map((l) => [l.msg, l.snapshotDir]),
+        [
+          [
+            '--snapshot-dir saves only the resources named in --resources; on-demand caches (--resources=auto) are not saved, so nothing will be',
+            join(dir, 'snap'),
+          ],
+        ],
+      );
+      assert.deepEqual(await warnings('auto,configmaps'), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
