@@ -108,7 +108,7 @@ export function startText(
     `  alias kubectl=${fixture.bin.kubectl}    # the fixture's kubectl, if you have none`,
     `  export KUBECONFIG=${people.admin}`,
     '  kubectl auth whoami                    # system:serviceaccount:kcp-system:admin',
-    `  kubectl get configmaps -A -o yaml      # LIST from the cache${config.auto ? ' (the first one starts it, passed upstream)' : ''}; table output is rendered upstream`,
+    `  kubectl get configmaps -A -o yaml      # LIST from the cache${config.auto ? ' (the first one starts it, passed upstream)' : ''}; without -o, the table is printed by the cache too`,
     '  kubectl create configmap demo --from-literal=a=1 && kubectl get configmaps -w -o name   # WATCH from the cache',
     `  export KUBECONFIG=${people.limited}`,
     `  kubectl get configmaps -o name         # namespace ${ns}: allowed, from the cache`,

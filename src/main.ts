@@ -14,6 +14,7 @@ import type { ReviewUpstream } from './auth/review-client.ts';
 import { cacheCodec } from './cache/codec.ts';
 import { ParkedWatchers } from './cache/parked-watchers.ts';
 import { type Config, loadConfig, renderHelp } from './config/config.ts';
+import type { ListenAddress } from './config/listen-address.ts';
 import { onDemandRequestHook } from './on-demand/server-hook.ts';
 import { createOnDemand } from './on-demand/wiring.ts';
 import type { HealthCheck } from './ops/health-checks.ts';
@@ -109,7 +110,12 @@ export async function runProxy(
   });
   // Listen first: a port already in use must fail before any reflector starts. Until a
   // resource's cache is added, its requests are simply passed upstream.
-  await server.app.listen({ host: config.listen.host, port: config.listen.port });
+  try {
+    await server.app.listen({ host: config.listen.host, port: config.listen.port });
+  } catch (err) {
+    audit?.o.backend.shutdown();
+    throw listenError('--listen', config.listen, err);
+  }
   let ops: OpsServer;
   try {
     ops = await startOpsServer({
@@ -123,7 +129,7 @@ export async function runProxy(
   } catch (err) {
     await server.app.close();
     audit?.o.backend.shutdown();
-    throw err;
+    throw listenError('--ops-listen', config.opsListen, err);
   }
   parts.resources.start(serving(server, logger));
   tlsFiles?.start();
@@ -162,6 +168,18 @@ export async function runProxy(
       return stopping;
     },
   };
+}
+
+/**
+ * A listener that could not be bound, as one line naming its flag and address, e.g.
+ * `--listen 127.0.0.1:8001: listen EADDRINUSE: address already in use 127.0.0.1:8001` or
+ * `--ops-listen $(HOST_IP):6447: getaddrinfo ENOTFOUND $(HOST_IP)` (Node's message kept: it
+ * says which call failed and why); the original error is the `cause`.
+ */
+export function listenError(flag: string, at: ListenAddress, err: unknown): Error {
+  const host = at.host.includes(':') ? `[${at.host}]` : at.host;
+  const message = (err as Error)?.message ?? String(err);
+  return new Error(`${flag} ${host}:${at.port}: ${message.replace(/\s*\n\s*/g, ' ')}`, { cause: err });
 }
 
 /** `/readyz`'s `upstream` check: the last result of the periodic upstream check. */
@@ -217,6 +235,14 @@ export async function createParts(config: Config, logger: Logger, metrics?: Metr
     dispatcher: observe(upstream.createDispatcher(), logger),
     watchEncoding: config.upstreamWatchEncoding,
   };
+  // On-demand caches are never saved (docs/design.md §3): with nothing configured the flag would
+  // silently save nothing, and every restart would relist.
+  if (config.snapshotDir !== undefined && config.resources.length === 0) {
+    logger.warn(
+      { snapshotDir: config.snapshotDir },
+      '--snapshot-dir saves only the resources named in --resources; on-demand caches (--resources=auto) are not saved, so nothing will be',
+    );
+  }
   const resources = new ResourceSet({
     upstream: reflectorUpstream,
     resources: config.resources,
@@ -353,7 +379,8 @@ export async function main(
     proxy = await runProxy(config, parts, logger, metrics);
   } catch (err) {
     logger.fatal({ err }, 'kube-cache-proxy failed to start');
-    io.stderr(`kube-cache-proxy: ${(err as Error).message}\n`);
+    // One line: a message from below (a parser's excerpt) may span several.
+    io.stderr(`kube-cache-proxy: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')}\n`);
     // Nothing may keep the process alive after a failed start (pools, reflector timers).
     await parts?.close().catch(() => {});
     return EXIT_FAILURE;

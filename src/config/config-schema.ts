@@ -387,7 +387,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: 'KCP_SNAPSHOT_DIR',
     kind: 'string',
     description:
-      'Directory where each configured resource\'s cache is saved (objects, list resourceVersion, history window, apiserver identity; mode 0600 files in a 0700 directory of the proxy\'s user) after its first sync, every --snapshot-interval and at shutdown. A restarted proxy serves the saved cache (resourceVersion="0" reads and watches; consistent and Exact reads go upstream until the upstream accepts a watch from its resourceVersion) and resumes its upstream watch from it instead of listing. Default: memory only.',
+      'Directory where each configured resource\'s cache is saved (those named in --resources; on-demand caches of --resources=auto are not) (objects, list resourceVersion, history window, apiserver identity; mode 0600 files in a 0700 directory of the proxy\'s user) after its first sync, every --snapshot-interval and at shutdown. A restarted proxy serves the saved cache (resourceVersion="0" reads and watches; consistent and Exact reads go upstream until the upstream accepts a watch from its resourceVersion) and resumes its upstream watch from it instead of listing. Default: memory only.',
   },
   {
     key: 'snapshotInterval',

@@ -41,8 +41,12 @@ export interface LoadInputs {
  */
 export function loadConfig(inputs: LoadInputs): LoadResult {
   const readFile = inputs.readFile ?? ((p: string) => readFileSync(p, 'utf8'));
-  const parseOptions: Record<string, { type: 'string' | 'boolean' }> = { config: { type: 'string' } };
+  const parseOptions: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+    config: { type: 'string' },
+  };
   for (const f of ['help', 'version']) parseOptions[f] = { type: 'boolean' };
+  // -h as every Kubernetes component (cobra) and Go's flag package accept it.
+  parseOptions.help = { type: 'boolean', short: 'h' };
   for (const o of OPTIONS) parseOptions[o.flag] = { type: o.kind === 'bool' ? 'boolean' : 'string' };
   let flags: Record<string, string | boolean | undefined>;
   try {
@@ -144,6 +148,7 @@ export function renderHelp(): string {
   }
   lines.push('  --config FILE   [KCP_CONFIG]', '      YAML file with any of the keys above.');
   lines.push('  --version', '      Print the version and the git revision it was built from, and exit.');
+  lines.push('  -h, --help', '      Print this help and exit.');
   return `${lines.join('\n')}\n`;
 }
 

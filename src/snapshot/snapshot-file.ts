@@ -20,10 +20,18 @@ export class SnapshotDirError extends Error {
 
 /**
  * Creates `dir` (mode 0700) when missing; tightens an existing one of the proxy's user to 0700.
- * @throws SnapshotDirError when it is not a directory or belongs to another user (`--snapshot-dir`).
+ * @throws SnapshotDirError (one line naming `--snapshot-dir` and `dir`) when it is not a directory,
+ *   cannot be created (e.g. ENOTDIR, EACCES) or belongs to another user.
  */
 export async function ensureSnapshotDir(dir: string): Promise<void> {
-  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  try {
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    // EEXIST: a file by that name (the stat below says so); anything else (ENOTDIR: a file on
+    // the way, EACCES) is the operator's to fix, named like every other flag error.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST') throw new SnapshotDirError(`--snapshot-dir ${dir}: cannot create: ${code ?? err}`);
+  }
   const st = await fs.stat(dir);
   if (!st.isDirectory()) throw new SnapshotDirError(`--snapshot-dir ${dir}: not a directory`);
   const uid = process.getuid?.();

@@ -37,8 +37,9 @@ export interface LoadedKubeConfig {
 /**
  * Loads the upstream's settings via @kubernetes/client-node: an explicit file, else a single
  * `KUBECONFIG` file, else client-node's `loadFromDefault` (merged `KUBECONFIG`, `~/.kube/config`,
- * in-cluster when no file exists). Throws {@link KubeconfigError} when nothing usable is found
- * (no kubeconfig at all, no current cluster with a server URL).
+ * in-cluster when no file exists). Throws {@link KubeconfigError}, one line naming the file when
+ * there is one, when nothing usable is found (no kubeconfig at all, a file that cannot be read or
+ * parsed, no current cluster with a server URL).
  */
 export function loadKubeConfig(src: KubeConfigSource = {}): LoadedKubeConfig {
   const kc = new KubeConfig();
@@ -46,7 +47,11 @@ export function loadKubeConfig(src: KubeConfigSource = {}): LoadedKubeConfig {
   const envFiles = process.env.KUBECONFIG?.split(path.delimiter).filter((p) => p !== '') ?? [];
   const file = src.kubeconfig ?? (src.inCluster || envFiles.length !== 1 ? undefined : envFiles[0]);
   if (file) {
-    loadFile(kc, file);
+    try {
+      loadFile(kc, file);
+    } catch (err) {
+      throw new KubeconfigError(`kubeconfig ${file}: ${fileProblem(err)}`, { cause: err });
+    }
     tokenFile = findTokenFile(file, kc, src.context);
   } else if (src.inCluster) {
     kc.loadFromCluster(src.inClusterPathPrefix);
@@ -67,7 +72,8 @@ export function loadKubeConfig(src: KubeConfigSource = {}): LoadedKubeConfig {
   }
   if (src.context) kc.setCurrentContext(src.context);
   const cluster = kc.getCurrentCluster();
-  if (!cluster?.server) throw new KubeconfigError('kubeconfig: no current cluster with a server URL');
+  if (!cluster?.server)
+    throw new KubeconfigError(`kubeconfig${file ? ` ${file}` : ''}: no current cluster with a server URL`);
   if (!tokenFile) {
     const provider = kc.getCurrentUser()?.authProvider as
       | { name?: string; config?: { tokenFile?: string } }
@@ -75,6 +81,18 @@ export function loadKubeConfig(src: KubeConfigSource = {}): LoadedKubeConfig {
     if (provider?.name === 'tokenFile' && provider.config?.tokenFile) tokenFile = provider.config.tokenFile;
   }
   return { kc, tokenFile };
+}
+
+/**
+ * Why a kubeconfig file did not load, on one line: the errno code of a read (`EISDIR`,
+ * `EACCES`), `invalid YAML: …` (the yaml package's message, its source excerpt folded), or
+ * client-node's message for a document it rejects.
+ */
+function fileProblem(err: unknown): string {
+  const e = err as NodeJS.ErrnoException & { name?: string };
+  if (typeof e.code === 'string' && e.syscall !== undefined) return `cannot read: ${e.code}`;
+  const message = (e.message ?? String(err)).replace(/\s*\n\s*/g, ' ').trim();
+  return e.name === 'YAMLParseError' ? `invalid YAML: ${message}` : message;
 }
 
 /**

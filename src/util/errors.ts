@@ -108,10 +108,10 @@ export class ConnectionRefusedError extends KcpError<'KCP_ERR_CONNECTION_REFUSED
   }
 }
 
-/** No usable kubeconfig: none found, or no current cluster / server URL. */
+/** No usable kubeconfig: none found, a file that cannot be read or parsed, or no current cluster / server URL. */
 export class KubeconfigError extends KcpError<'KCP_ERR_KUBECONFIG'> {
-  constructor(message: string) {
-    super('KCP_ERR_KUBECONFIG', message);
+  constructor(message: string, options?: ErrorOptions) {
+    super('KCP_ERR_KUBECONFIG', message, options);
   }
 }
 

@@ -179,6 +179,21 @@ describe('deploy/helm/kube-cache-proxy: the kustomizations as a Helm chart', { t
       { name: 'ctl', image: 'example/ctl:1', args: ['--v=2'] },
     );
     assert.equal(deployment.metadata.name, 'r1-ctl');
+    // deploy/README.md says so (user trial: it said "named like the controller").
+    assert.equal(objects.find((o) => o.kind === 'ServiceAccount').metadata.name, 'r1-ctl');
+    assert.equal(deployment.spec.template.spec.serviceAccountName, 'r1-ctl');
+    // deploy/README.md's Helm note on step 4 of the node-local cache: the chart's kubeconfig
+    // ConfigMap carries the release prefix, the Secret it mounts does not.
+    const nodeLocal = (await template('kcp-node', 'kube-system', ['mode=node-local'])).objects;
+    assert.deepEqual(
+      nodeLocal.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata.name),
+      ['kcp-node-kube-cache-proxy-node-local-kubeconfig'],
+    );
+    const ds = nodeLocal.find((o) => o.kind === 'DaemonSet');
+    assert.deepEqual(
+      ds.spec.template.spec.volumes.filter((v: Obj) => v.secret).map((v: Obj) => v.secret.secretName),
+      ['kube-cache-proxy-node-local-tls'],
+    );
 
     const bad = await helm(['template', 'r1', chart, '--set', 'mode=sidecars']);
     assert.notEqual(bad.code, 0);

@@ -71,6 +71,37 @@ test('npm start: a kubeconfig per identity, each itself through the proxy; SIGIN
       kubeconfig: admin,
     });
     assert.equal(got.stdout, '1', got.stderr);
+    // User trial: the printed hint said "table output is rendered upstream", but kubectl get's
+    // Table of configmaps is printed by the cache (as the README says): the hint says so, and a
+    // Table LIST is counted served from the cache.
+    assert.match(
+      r.out(),
+      /kubectl get configmaps -A -o yaml .*; without -o, the table is printed by the cache too\n/,
+    );
+    assert.doesNotMatch(r.out(), /rendered upstream/);
+    const ops = /\(ops: (http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(r.out())![1]!;
+    const cachedLists = async () => {
+      const text = await (await fetch(`${ops}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find((l) =>
+          l.startsWith(
+            'kube_cache_proxy_requests_total{verb="LIST",group="",version="v1",resource="configmaps",subresource="",served_from="cache",code="200",reason=""}',
+          ),
+        );
+      return line === undefined ? 0 : Number(line.split(' ').pop());
+    };
+    // Until the configured configmaps cache has synced a Table LIST may pass upstream; then each
+    // one (kubectl get's only request) is counted from the cache.
+    for (;;) {
+      assert.ok(Date.now() < deadline, 'no kubectl get Table served from the cache');
+      const before = await cachedLists();
+      const table = await f.kubectl(['get', 'configmaps', '-A'], { kubeconfig: admin });
+      assert.equal(table.code, 0, table.stderr);
+      assert.match(table.stdout, /^NAMESPACE +NAME +DATA +AGE\n/);
+      if ((await cachedLists()) === before + 1) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
     // The README's quick start: the limited user is refused where the apiserver refuses it.
     const other = await f.kubectl(['get', 'configmaps', '-n', 'kube-system'], { kubeconfig: limited });
     assert.equal(other.code, 1);

@@ -174,3 +174,41 @@ describe('loadKubeConfig: nothing configured', () => {
     }
   });
 });
+
+describe('loadKubeConfig: a file that does not load', () => {
+  // User trial: these were YAML's multi-line message, `EISDIR: illegal operation on a directory,
+  // read` and `kubeconfig: no current cluster with a server URL`, none naming the file.
+  it('is one line naming the file: unreadable, not YAML, no current cluster', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kcp-kc-bad-'));
+    try {
+      const notYaml = path.join(dir, 'not-yaml');
+      writeFileSync(notYaml, 'garbage: [\n');
+      const empty = path.join(dir, 'empty');
+      writeFileSync(empty, '{}\n');
+      const cases: [string, RegExp][] = [
+        [dir, new RegExp(`^kubeconfig ${dir}: cannot read: EISDIR$`)],
+        [
+          notYaml,
+          new RegExp(
+            `^kubeconfig ${notYaml}: invalid YAML: Flow sequence in block collection .* at line 2, column 1: garbage: \\[ \\^$`,
+          ),
+        ],
+        [empty, new RegExp(`^kubeconfig ${empty}: no current cluster with a server URL$`)],
+      ];
+      for (const [file, message] of cases) {
+        assert.throws(
+          () => loadKubeConfig({ kubeconfig: file }),
+          (err: Error & { code?: string }) => {
+            assert.equal(err.code, 'KCP_ERR_KUBECONFIG');
+            assert.match(err.message, message);
+            assert.doesNotMatch(err.message, /\n/);
+            return true;
+          },
+          file,
+        );
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
