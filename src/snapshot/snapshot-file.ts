@@ -93,10 +93,16 @@ export async function writeSnapshotFile(
 
 /**
  * The bytes of `dir/file`, or undefined when there is none.
+ * `prefix`: its first `bytes` are read and given to `check` before the rest, which `check` may
+ * refuse by throwing (what it throws is thrown).
  * @throws SnapshotDirError when the file is not a regular file of the proxy's user with mode
  *   0600 or tighter (someone else could have written it: never read, the caller deletes it).
  */
-export async function readSnapshotFile(dir: string, file: string): Promise<Buffer | undefined> {
+export async function readSnapshotFile(
+  dir: string,
+  file: string,
+  prefix?: { bytes: number; check: (head: Buffer) => void },
+): Promise<Buffer | undefined> {
   const path = join(dir, file);
   let fh: Awaited<ReturnType<typeof fs.open>>;
   try {
@@ -115,6 +121,12 @@ export async function readSnapshotFile(dir: string, file: string): Promise<Buffe
     if (uid !== undefined && st.uid !== uid) throw new SnapshotDirError(`${path}: owned by uid ${st.uid}`);
     if ((st.mode & 0o077) !== 0)
       throw new SnapshotDirError(`${path}: mode ${(st.mode & 0o777).toString(8)}, not 600`);
+    if (prefix) {
+      // A file of something else (or zeros) is refused after its first bytes, not read whole.
+      const head = Buffer.alloc(Math.min(prefix.bytes, st.size));
+      const { bytesRead } = await fh.read(head, 0, head.length, 0);
+      prefix.check(head.subarray(0, bytesRead));
+    }
     return await fh.readFile();
   } finally {
     await fh.close();

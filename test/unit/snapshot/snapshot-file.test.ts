@@ -1,6 +1,6 @@
 /**
  * Cases marked `attack:` are operator-side inputs found by attacking `--snapshot-dir` (a planted
- * symbolic link, files that are not regular files).
+ * symbolic link, files that are not regular files, a huge file of zeros).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -13,6 +13,11 @@ import {
   readSnapshotFile,
   SnapshotDirError,
 } from '../../../src/snapshot/snapshot-file.ts';
+import {
+  checkSnapshotPrefix,
+  SNAPSHOT_PREFIX_BYTES,
+  SnapshotFormatError,
+} from '../../../src/snapshot/snapshot-format.ts';
 
 async function scratch(): Promise<string> {
   return fs.mkdtemp(join(tmpdir(), 'kcp-snapfile-'));
@@ -66,5 +71,37 @@ describe('readSnapshotFile', () => {
     const dir = await scratch();
     execFileSync('mkfifo', ['-m', '600', join(dir, 'a.snap')]);
     await assert.rejects(readSnapshotFile(dir, 'a.snap'), /not a regular file/);
+  });
+});
+
+describe('readSnapshotFile with a prefix check', () => {
+  it('attack: a 1 GiB file of zeros is refused after its first 12 bytes, never read whole', async () => {
+    // Before: the whole file was read (700 MB sparse file: start RSS 857 MB, ~30 s on a loaded
+    // machine), enough to OOM-kill a 320Mi node-local pod on every start while the file stays.
+    const dir = await scratch();
+    const fh = await fs.open(join(dir, 'a.snap'), 'w', 0o600);
+    await fh.truncate(1 << 30);
+    await fh.close();
+    const seen: number[] = [];
+    await assert.rejects(
+      readSnapshotFile(dir, 'a.snap', {
+        bytes: SNAPSHOT_PREFIX_BYTES,
+        check: (head) => {
+          seen.push(head.length);
+          checkSnapshotPrefix(head);
+        },
+      }),
+      (err: Error) => err instanceof SnapshotFormatError && err.fault === 'corrupt',
+    );
+    assert.deepEqual(seen, [12]);
+  });
+
+  it('a file shorter than the prefix is given to the check as it is (truncated)', async () => {
+    const dir = await scratch();
+    await fs.writeFile(join(dir, 'a.snap'), 'KCP', { mode: 0o600 });
+    await assert.rejects(
+      readSnapshotFile(dir, 'a.snap', { bytes: SNAPSHOT_PREFIX_BYTES, check: checkSnapshotPrefix }),
+      (err: Error) => err instanceof SnapshotFormatError && err.fault === 'truncated',
+    );
   });
 });
