@@ -230,3 +230,32 @@ export function acceptParameterNames(accept: string | undefined): Set<string> {
   }
   return names;
 }
+
+/** The serializer the apiserver writes an error `metav1.Status` with, and whether indented. */
+export interface StatusMediaType {
+  subtype: Serializer['subtype'];
+  /** A clause's `pretty=1` (the request's `pretty` query and User-Agent are the caller's). */
+  pretty: boolean;
+}
+
+/**
+ * How the apiserver encodes an error Status for `accept` (`responsewriters.ErrorNegotiated` →
+ * `WriteObjectNegotiated` with `negotiation.DefaultEndpointRestrictions`, k8s.io/apiserver
+ * v0.37.2): the first clause, in goautoneg's order, that a serializer takes with NO conversion
+ * (any `as`, `g` or `v` parameter drops the clause, as does a `stream` other than `watch` or a
+ * non-empty `sv`). An absent or empty header is JSON. Undefined when no clause qualifies
+ * (e.g. `application/json;as=Table;g=meta.k8s.io;v=v1` alone): the apiserver then answers
+ * `WriteRawJSON`, the Status indented by two spaces, `Content-Type: application/json`.
+ */
+export function statusMediaType(accept: string | undefined): StatusMediaType | undefined {
+  if (accept === undefined || accept === '') return { subtype: 'json', pretty: false };
+  for (const c of parseAccept(accept)) {
+    if (c.params.has('as') || c.params.has('g') || c.params.has('v')) continue;
+    if ((c.params.get('sv') ?? '') !== '') continue;
+    for (const s of SERIALIZERS) {
+      if (!matches(c, s) || options(c, s) === undefined) continue;
+      return { subtype: s.subtype, pretty: c.params.get('pretty') === '1' };
+    }
+  }
+  return undefined;
+}

@@ -7,9 +7,10 @@ import type { Status } from './status.ts';
 /**
  * `JSON.stringify` with Go encoding/json's HTML-safe escapes (`<`, `>`, `&`, U+2028, U+2029 as
  * `\\u003c`…), so messages match the apiserver byte for byte. Key order is the argument's.
+ * `indent` (spaces): Go's `json.MarshalIndent(v, "", "  ")` for 2 (same layout as JSON.stringify's).
  */
-export function goJSON(v: unknown): string {
-  return JSON.stringify(v).replace(
+export function goJSON(v: unknown, indent?: number): string {
+  return JSON.stringify(v, null, indent).replace(
     /[<>&\u2028\u2029]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );

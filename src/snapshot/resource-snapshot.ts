@@ -27,8 +27,10 @@ import {
   writeSnapshotFile,
 } from './snapshot-file.ts';
 import {
+  checkSnapshotPrefix,
   decodeSnapshot,
   encodeSnapshot,
+  SNAPSHOT_PREFIX_BYTES,
   type SnapshotEvent,
   SnapshotFormatError,
   type SnapshotHeader,
@@ -116,8 +118,12 @@ export class ResourceSnapshot {
     });
     let bytes: Buffer | undefined;
     try {
-      bytes = await readSnapshotFile(this.#s.dir, this.#file);
+      bytes = await readSnapshotFile(this.#s.dir, this.#file, {
+        bytes: SNAPSHOT_PREFIX_BYTES,
+        check: checkSnapshotPrefix,
+      });
     } catch (err) {
+      if (err instanceof SnapshotFormatError) return this.#unreadable(log, err);
       log.warn(
         { file: this.#file, err: (err as Error).message },
         "snapshot refused and deleted: not the proxy's own file",
@@ -177,15 +183,20 @@ export class ResourceSnapshot {
       );
       return { header: h, info: resourceInfo(h.resource), state };
     } catch (err) {
-      const fault = err instanceof SnapshotFormatError ? err.fault : 'corrupt';
-      log.warn(
-        { file: this.#file, fault, err: (err as Error).message },
-        'snapshot unreadable: ignored and deleted, the resource is listed from the upstream',
-      );
-      await deleteSnapshotFile(this.#s.dir, this.#file);
-      this.#loaded(fault);
-      return undefined;
+      return this.#unreadable(log, err);
     }
+  }
+
+  /** An unreadable file: one warning, deleted, the resource listed from the upstream. */
+  async #unreadable(log: Logger, err: unknown): Promise<undefined> {
+    const fault = err instanceof SnapshotFormatError ? err.fault : 'corrupt';
+    log.warn(
+      { file: this.#file, fault, err: (err as Error).message },
+      'snapshot unreadable: ignored and deleted, the resource is listed from the upstream',
+    );
+    await deleteSnapshotFile(this.#s.dir, this.#file);
+    this.#loaded(fault);
+    return undefined;
   }
 
   /** Deletes the file (a snapshot the upstream refused: another apiserver, an RV ahead of it). */

@@ -20,19 +20,24 @@ export class SnapshotDirError extends Error {
 
 /**
  * Creates `dir` (mode 0700) when missing; tightens an existing one of the proxy's user to 0700.
- * @throws SnapshotDirError (one line naming `--snapshot-dir` and `dir`) when it is not a directory,
- *   cannot be created (e.g. ENOTDIR, EACCES) or belongs to another user.
+ * `dir` itself must not be a symbolic link: in a shared parent such as `/tmp` anyone may plant
+ * one, and following it would chmod and fill a directory of the link's choosing (any directory
+ * of the proxy's user: all of them when it runs as root).
+ * @throws SnapshotDirError (one line naming `--snapshot-dir` and `dir`) when it is a symbolic
+ *   link, not a directory, cannot be created (e.g. ENOTDIR, EACCES) or belongs to another user.
  */
 export async function ensureSnapshotDir(dir: string): Promise<void> {
   try {
     await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
-    // EEXIST: a file by that name (the stat below says so); anything else (ENOTDIR: a file on
+    // EEXIST: a file by that name (the lstat below says so); anything else (ENOTDIR: a file on
     // the way, EACCES) is the operator's to fix, named like every other flag error.
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'EEXIST') throw new SnapshotDirError(`--snapshot-dir ${dir}: cannot create: ${code ?? err}`);
   }
-  const st = await fs.stat(dir);
+  const st = await fs.lstat(dir);
+  if (st.isSymbolicLink())
+    throw new SnapshotDirError(`--snapshot-dir ${dir}: a symbolic link; give the directory itself`);
   if (!st.isDirectory()) throw new SnapshotDirError(`--snapshot-dir ${dir}: not a directory`);
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid)
@@ -95,24 +100,44 @@ export async function writeSnapshotFile(
 
 /**
  * The bytes of `dir/file`, or undefined when there is none.
+ * `prefix`: its first `bytes` are read and given to `check` before the rest, which `check` may
+ * refuse by throwing (what it throws is thrown).
  * @throws SnapshotDirError when the file is not a regular file of the proxy's user with mode
  *   0600 or tighter (someone else could have written it: never read, the caller deletes it).
  */
-export async function readSnapshotFile(dir: string, file: string): Promise<Buffer | undefined> {
+export async function readSnapshotFile(
+  dir: string,
+  file: string,
+  prefix?: { bytes: number; check: (head: Buffer) => void },
+): Promise<Buffer | undefined> {
   const path = join(dir, file);
-  let st: Awaited<ReturnType<typeof fs.lstat>>;
+  let fh: Awaited<ReturnType<typeof fs.open>>;
   try {
-    st = await fs.lstat(path);
+    // O_NOFOLLOW, then checks on the opened file itself: no window between check and read.
+    fh = await fs.open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') throw new SnapshotDirError(`${path}: not a regular file`);
     throw err;
   }
-  const uid = process.getuid?.();
-  if (!st.isFile()) throw new SnapshotDirError(`${path}: not a regular file`);
-  if (uid !== undefined && st.uid !== uid) throw new SnapshotDirError(`${path}: owned by uid ${st.uid}`);
-  if ((st.mode & 0o077) !== 0)
-    throw new SnapshotDirError(`${path}: mode ${(st.mode & 0o777).toString(8)}, not 600`);
-  return fs.readFile(path);
+  try {
+    const st = await fh.stat();
+    const uid = process.getuid?.();
+    if (!st.isFile()) throw new SnapshotDirError(`${path}: not a regular file`);
+    if (uid !== undefined && st.uid !== uid) throw new SnapshotDirError(`${path}: owned by uid ${st.uid}`);
+    if ((st.mode & 0o077) !== 0)
+      throw new SnapshotDirError(`${path}: mode ${(st.mode & 0o777).toString(8)}, not 600`);
+    if (prefix) {
+      // A file of something else (or zeros) is refused after its first bytes, not read whole.
+      const head = Buffer.alloc(Math.min(prefix.bytes, st.size));
+      const { bytesRead } = await fh.read(head, 0, head.length, 0);
+      prefix.check(head.subarray(0, bytesRead));
+    }
+    return await fh.readFile();
+  } finally {
+    await fh.close();
+  }
 }
 
 /** Removes `dir/file` (and never fails: a file already gone is what was asked). */

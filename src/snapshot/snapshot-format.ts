@@ -161,6 +161,24 @@ export function* encodeSnapshot(s: SnapshotSource): Generator<Buffer> {
   yield hash.digest();
 }
 
+/** Bytes of the magic and the format version, the part {@link checkSnapshotPrefix} reads. */
+export const SNAPSHOT_PREFIX_BYTES = MAGIC.length + 4;
+
+/**
+ * Checks the first {@link SNAPSHOT_PREFIX_BYTES} of a file (the magic, the format version) before
+ * the rest is read, so a file of something else costs no more than those bytes.
+ * @throws SnapshotFormatError `corrupt` (not the magic) or `version`; `truncated` when shorter.
+ */
+export function checkSnapshotPrefix(prefix: Buffer): void {
+  if (prefix.length < SNAPSHOT_PREFIX_BYTES)
+    throw new SnapshotFormatError('truncated', `${prefix.length} bytes, less than a header`);
+  if (!prefix.subarray(0, MAGIC.length).equals(MAGIC))
+    throw new SnapshotFormatError('corrupt', 'not a kube-cache-proxy snapshot (magic)');
+  const version = prefix.readUInt32BE(MAGIC.length);
+  if (version !== FORMAT_VERSION)
+    throw new SnapshotFormatError('version', `format version ${version}, this proxy reads ${FORMAT_VERSION}`);
+}
+
 /**
  * Decodes a whole snapshot file.
  * @throws SnapshotFormatError `truncated` (shorter than an empty snapshot, or a length runs past
