@@ -20,9 +20,21 @@ export const CONTROL_PLANE_RESOURCES =
  */
 export const AUTO_FLAGS = ['--auto-max-resources', '100'];
 
-/** The proxy of mode `auto` or `list`: its `--resources` and further flags. */
-export function proxyMode(mode: 'auto' | 'list'): { resources: string; args: string[] } {
-  return mode === 'auto'
-    ? { resources: 'auto', args: AUTO_FLAGS }
-    : { resources: CONTROL_PLANE_RESOURCES, args: [] };
+/** How the proxy runs: caches on demand, the configured list, or on demand with protobuf answers. */
+export type ProxyModeName = 'auto' | 'list' | 'auto-pb';
+
+/** The mode names, for a command line. */
+export const PROXY_MODES: readonly ProxyModeName[] = ['auto', 'list', 'auto-pb'];
+
+/**
+ * The proxy of a mode: its `--resources` and further flags. `auto-pb` is `auto` with
+ * `--protobuf-answers=cache`: the components' protobuf requests answered protobuf from the cache
+ * (as the apiserver answers them) instead of JSON.
+ */
+export function proxyMode(mode: ProxyModeName): { resources: string; args: string[] } {
+  if (mode === 'list') return { resources: CONTROL_PLANE_RESOURCES, args: [] };
+  return {
+    resources: 'auto',
+    args: [...AUTO_FLAGS, ...(mode === 'auto-pb' ? ['--protobuf-answers=cache'] : [])],
+  };
 }
