@@ -1,6 +1,6 @@
 /**
  * kube-controller-manager (every default controller) and kube-scheduler through ONE kube-cache-proxy
- * (sidecar mode, `--resources=auto --auto-max-resources=100`, or with `KCP_CP_RESOURCES=list` the
+ * (sidecar mode, `--resources=auto` with the default `--auto-max-resources`, or with `KCP_CP_RESOURCES=list` the
  * configured list of test/support/control-plane/proxy-modes.ts), compared with the same
  * control plane talking to the apiserver directly, each on a fresh pods fixture with 3 KWOK nodes
  * (test/support/control-plane/side.ts), both running the scripted workload
