@@ -1,8 +1,9 @@
 /**
  * The control-plane rows: kube-controller-manager (every default controller) and kube-scheduler
  * of a fresh pods fixture in the control-plane shape, talking to the apiserver DIRECTLY and
- * through ONE kube-cache-proxy (sidecar mode, `--resources=auto --auto-max-resources=100` and/or
- * the list of test/support/control-plane/proxy-modes.ts), then the scripted
+ * through ONE kube-cache-proxy (sidecar mode, `--resources=auto` (`auto`), the same with
+ * `--protobuf-answers=cache` (`auto-pb`) and/or the list of test/support/control-plane/proxy-modes.ts
+ * (`list`)), then the scripted
  * workload (test/support/control-plane/workload.ts). Per side and phase (start-up: from the
  * components' start until both Leases are held, the proxy's caches synced and the apiserver's open
  * watches steady; workload: the steps): the apiserver's open watches at the
@@ -12,7 +13,7 @@
  * plus watch event bytes, `apiserver_watch_events_sizes_sum`), the apiserver's (and etcd's) CPU seconds, the
  * components' CPU seconds and the proxy's; with the ratio proxy / direct. Each side runs
  * `--runs` times (default 2); the table gives the mean and the min–max spread.
- *   node bench/tools/control-plane.ts [--runs 2] [--modes direct,auto,list] [--steps a,b]
+ *   node bench/tools/control-plane.ts [--runs 2] [--modes direct,auto,list,auto-pb] [--steps a,b]
  * Prints one JSON line per run, then a Markdown table (and the load average at start and end).
  */
 import { readFile } from 'node:fs/promises';
@@ -20,7 +21,7 @@ import { loadavg } from 'node:os';
 import { Agent, request } from 'undici';
 import type { Fixture } from '../../test/fixture/index.ts';
 import { compareStates, type FinalState } from '../../test/support/control-plane/final-state.ts';
-import { proxyMode } from '../../test/support/control-plane/proxy-modes.ts';
+import { PROXY_MODES, type ProxyModeName, proxyMode } from '../../test/support/control-plane/proxy-modes.ts';
 import { upstreamSince } from '../../test/support/control-plane/proxy-reads.ts';
 import { runSide, type Via } from '../../test/support/control-plane/side.ts';
 import { STEPS } from '../../test/support/control-plane/workload.ts';
@@ -35,6 +36,9 @@ const opt = (name: string, d: string) => {
 };
 const RUNS = Number(opt('runs', '2'));
 const MODES = opt('modes', 'direct,auto').split(',');
+for (const m of MODES)
+  if (m !== 'direct' && !PROXY_MODES.includes(m as ProxyModeName))
+    throw new Error(`--modes: unknown mode "${m}" (want direct, ${PROXY_MODES.join(', ')})`);
 const STEP_NAMES = opt('steps', '');
 const steps = STEP_NAMES ? STEPS.filter((s) => STEP_NAMES.split(',').includes(s.name)) : STEPS;
 const log = (m: string) => process.stderr.write(`${m}\n`);
@@ -131,9 +135,7 @@ const loadStart = loadavg();
 for (let i = 0; i < RUNS; i++) {
   for (const mode of MODES) {
     const via: Via =
-      mode === 'direct'
-        ? { kind: 'direct' }
-        : { kind: 'proxy', ...proxyMode(mode === 'auto' ? 'auto' : 'list') };
+      mode === 'direct' ? { kind: 'direct' } : { kind: 'proxy', ...proxyMode(mode as ProxyModeName) };
     log(`control-plane bench: run ${i + 1}/${RUNS}, ${mode}`);
     let s0: Sample | undefined;
     let s1: Sample | undefined;

@@ -109,9 +109,12 @@ function field(b: Buffer, num: number): Field | undefined {
 
 /**
  * Reads kind, metadata, Status details and list items' metadata from a protobuf answer (or a
- * prefix of one). undefined when `body` is not a Kubernetes protobuf message.
+ * prefix of one). `complete`: `body` is the whole answer, so a list without items has `items: []`
+ * (protobuf writes no field for an empty repeated one; a prefix may just not reach them: then
+ * `items` is left out unless one was read). undefined when `body` is not a Kubernetes protobuf
+ * message.
  */
-export function decodeProtobufMeta(body: Buffer): ProtobufMeta | undefined {
+export function decodeProtobufMeta(body: Buffer, complete = false): ProtobufMeta | undefined {
   if (body.length < 4 || !body.subarray(0, 4).equals(PROTOBUF_MAGIC)) return undefined;
   const unknown = body.subarray(4);
   const typeMeta = field(unknown, 1);
@@ -135,6 +138,7 @@ export function decodeProtobufMeta(body: Buffer): ProtobufMeta | undefined {
     return out;
   }
   const isList = out.kind?.endsWith('List') === true;
+  if (isList && complete) out.items = [];
   for (const f of fields(raw)) {
     if (f.num === 1 && f.bytes) out.metadata = meta(f.bytes, isList ? LIST_META : OBJECT_META);
     else if (isList && f.num === 2 && f.complete && f.bytes) {

@@ -154,9 +154,13 @@ export const OPTIONS: readonly OptionSpec[] = [
     flag: 'auto-max-resources',
     env: 'KCP_AUTO_MAX_RESOURCES',
     kind: 'int',
-    default: 50,
+    // kube-controller-manager (every default controller) and kube-scheduler list and watch 62
+    // resources; 100 idle on-demand caches of empty resources took 5.7 MiB of live heap and
+    // 5.5–25.8 MiB of RSS (bench/tools/idle-caches-rss.ts, docs/benchmarks.md), so the cap is
+    // about upstream watches and data, not idle caches.
+    default: 100,
     description:
-      'At most this many on-demand caches at once; one more evicts the least recently used idle one first (synced and unused for at least 1m, or --auto-idle-timeout if shorter), else it is not started (logged, its requests pass upstream).',
+      'At most this many on-demand caches at once (the default covers the 62 resources kube-controller-manager and kube-scheduler watch, with room for custom resources their garbage collector and quota controller also watch); one more evicts the least recently used idle one first (synced and unused for at least 1m, or --auto-idle-timeout if shorter), else it is not started (logged, its requests pass upstream).',
   },
   {
     key: 'autoMaxBytes',

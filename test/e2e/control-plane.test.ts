@@ -1,6 +1,6 @@
 /**
  * kube-controller-manager (every default controller) and kube-scheduler through ONE kube-cache-proxy
- * (sidecar mode, `--resources=auto --auto-max-resources=100`, or with `KCP_CP_RESOURCES=list` the
+ * (sidecar mode, `--resources=auto` with the default `--auto-max-resources`, or with `KCP_CP_RESOURCES=list` the
  * configured list of test/support/control-plane/proxy-modes.ts), compared with the same
  * control plane talking to the apiserver directly, each on a fresh pods fixture with 3 KWOK nodes
  * (test/support/control-plane/side.ts), both running the scripted workload
@@ -32,10 +32,13 @@ const STEP_SLACK_MS = 15_000;
  * Why a LIST or WATCH of the components may pass upstream (docs/delegation.md), and when:
  * `not-cached` — the first request of a resource while `--resources=auto` starts its cache (its
  * watch is handed over to the cache at sync), and the Secrets `--auto-exclude` keeps out;
- * `write-pending` — a `resourceVersion=""` read after a write whose answer carried no
- * resourceVersion the proxy could read (the namespace controller's DELETE collection);
+ * `write-pending` — a `resourceVersion=""` read after a write through the proxy the cache had
+ * not seen within 3 s (the namespace controller's check LIST after a deletecollection whose items
+ * its cache still holds, e.g. a Pod the controllers were still updating);
  * `not-synced`, `not-live`, `behind-upstream` — a read while a cache starts, or at
- * `resourceVersion=""` while the upstream watch is not proven live or behind an answer already given.
+ * `resourceVersion=""` while the upstream watch is not proven live or behind an answer already
+ * given (the namespace controller's check LIST after a deletecollection that matched nothing, of
+ * a resource with no later event).
  */
 const EXPECTED_UPSTREAM_READ_REASONS = new Set([
   'not-cached',

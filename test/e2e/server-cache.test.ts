@@ -8,7 +8,9 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
+import { decodeProtobufMeta } from '../../src/apimachinery/protobuf-meta.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { metricSum } from '../support/prometheus-text.ts';
 import { type InProcessProxy, spawnProxyCli, startProxy } from '../support/proxy.ts';
 
 describe('the proxy serving from its cache', () => {
@@ -94,6 +96,62 @@ describe('the proxy serving from its cache', () => {
     await dc.body.dump();
     const l = await request(`${base}?labelSelector=dc%3Dyes`, { headers: auth });
     assert.deepEqual(((await l.body.json()) as { items: unknown[] }).items, []);
+  });
+
+  test('an empty deletecollection writes nothing: the LIST right after it waits for nothing and is not older than it', async () => {
+    // The namespace controller's pattern (protobuf, as client-go's metadata client asks): a
+    // deletecollection that matched nothing, then a consistent LIST to check nothing is left.
+    // The answer's RV is the apiserver's LIST before the deletes, etcd's global revision; the
+    // configmaps cache reaches it only with a later configmap event, so the LIST used to wait
+    // the full 3 s and then pass upstream as `write-pending`.
+    const base = `/api/v1/namespaces/${ns}/configmaps`;
+    const c = await request(`${proxy.url}${base}`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ metadata: { name: 'quiet' } }),
+    });
+    assert.equal(c.statusCode, 201);
+    await c.body.dump();
+    // A write to another resource moves etcd's revision past the cache's.
+    const sa = await request(`${f.server}/api/v1/namespaces/${ns}/serviceaccounts`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ metadata: { generateName: 'moves-rv-' } }),
+      dispatcher: new Agent({ connect: { ca: f.caPem } }),
+    });
+    assert.equal(sa.statusCode, 201);
+    await sa.body.dump();
+    const metrics = async () => {
+      const text = await fetch(`${proxy.ops}/metrics`).then((r) => r.text());
+      const cm = { resource: 'configmaps', group: '' };
+      return {
+        writePending: metricSum(text, 'kube_cache_proxy_requests_total', { ...cm, reason: 'write-pending' }),
+        waitTimeouts: metricSum(text, 'kube_cache_proxy_watch_cache_read_wait_seconds_count', {
+          ...cm,
+          result: 'timeout',
+        }),
+      };
+    };
+    const before = await metrics();
+    const q = 'labelSelector=none%3Dhere';
+    const dc = await request(`${proxy.url}${base}?${q}`, {
+      method: 'DELETE',
+      headers: { ...auth, accept: 'application/vnd.kubernetes.protobuf,application/json' },
+    });
+    assert.equal(dc.statusCode, 200);
+    const answer = decodeProtobufMeta(Buffer.from(await dc.body.arrayBuffer()));
+    assert.equal(answer?.kind, 'ConfigMapList');
+    assert.equal(answer?.items, undefined, 'the deletecollection matched nothing');
+    const shownRV = BigInt(answer!.metadata!.resourceVersion!);
+    const l = await request(`${proxy.url}${base}?${q}`, { headers: auth });
+    assert.equal(l.statusCode, 200);
+    const list = (await l.body.json()) as { metadata: { resourceVersion: string }; items: unknown[] };
+    assert.deepEqual(list.items, []);
+    assert.ok(
+      BigInt(list.metadata.resourceVersion) >= shownRV,
+      `LIST at ${list.metadata.resourceVersion}, older than the deletecollection's ${shownRV}`,
+    );
+    assert.deepEqual(await metrics(), before, 'no freshness wait ran out, nothing passed as write-pending');
   });
 
   test('RV edge cases answer like the apiserver (watch below the window, Exact too old, too large)', async () => {

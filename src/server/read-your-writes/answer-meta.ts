@@ -67,7 +67,7 @@ export function answerMeta(body: Buffer, h: AnswerHeaders, complete: boolean): A
   else if (enc !== '' && enc !== 'identity') return undefined;
   if (!data) return undefined;
   const type = (h.contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type === 'application/vnd.kubernetes.protobuf') return decodeProtobufMeta(data);
+  if (type === 'application/vnd.kubernetes.protobuf') return decodeProtobufMeta(data, complete);
   if (type === 'application/yaml') return yamlMeta(data.toString('utf8'));
   if (type !== 'application/json' && type !== '') return undefined;
   if (complete) {

@@ -7,6 +7,11 @@
  * - deletions whose answer carries no usable RV: an immediate DELETE answers a Status
  *   (`details.name/uid`, no RV) and a deletecollection answers the deleted items at their
  *   pre-delete RVs. For those the cache is fresh once the object is gone from it;
+ * - a deletecollection's list RV is the RV of the LIST the apiserver ran before deleting
+ *   (`registry/generic/registry/store.go` `DeleteCollection` answers that list, items as listed),
+ *   etcd's global revision, not a write of the resource: with items, their deletions come after
+ *   it (the cache must see them gone); without items nothing was written, and the RV is only
+ *   what the client was shown (a cache of a resource with no later event never reaches it);
  * - "blind" answers whose RV could not be learnt (CBOR, an unknown encoding, a Status without details): until an
  *   answer to a request that started after them tells an RV, consistent reads go upstream.
  * A "consistent" read is served from the cache only once all hold, so a client that writes or
@@ -33,7 +38,14 @@ export interface PendingDelete {
 
 /** What a write's answer tells read-your-writes. */
 export interface WriteEffect {
+  /** The RV the write returned: a consistent read waits (bounded) until the cache reaches it. */
   resourceVersion?: bigint;
+  /**
+   * The RV of a read the answer showed, not of a write (an empty deletecollection's list): a
+   * consistent read is served from the cache only once it reached it, else passed upstream at
+   * once (`behind-upstream`), as after a LIST passed upstream.
+   */
+  shownRV?: bigint;
   deleted: Omit<PendingDelete, 'atMs'>[];
   /** False when the answer could not be read (encoding): neither RV nor deletions are known. */
   learnt: boolean;
@@ -112,6 +124,7 @@ export class WriteTracker {
       return;
     }
     if (effect.resourceVersion !== undefined) this.record(key, effect.resourceVersion, startedMs);
+    if (effect.shownRV !== undefined) this.shown(key, effect.shownRV, startedMs);
     if (effect.deleted.length === 0) return;
     const list = this.pendingDeletes(key, nowMs);
     for (const d of effect.deleted) {
@@ -172,7 +185,12 @@ export function writeEffectOf(
   const effect: WriteEffect = { deleted: [], learnt: false };
   if (meta === undefined || meta === null || typeof meta !== 'object') return effect;
   const rv = rvOf(meta.metadata);
-  if (rv !== undefined) effect.resourceVersion = rv;
+  // An empty deletecollection wrote nothing: its RV is its LIST's (see the file comment).
+  // Waiting for the cache to reach it stalled a consistent read 3 s whenever the resource had
+  // no later event (the namespace controller's check after each deletecollection).
+  const emptyDeleteCollection = method === 'DELETE' && Array.isArray(meta.items) && meta.items.length === 0;
+  if (rv !== undefined && emptyDeleteCollection) effect.shownRV = rv;
+  else if (rv !== undefined) effect.resourceVersion = rv;
   if (method === 'DELETE') {
     if (meta.kind === 'Status') {
       const d = meta.status === 'Success' ? deletedOf(meta.details, namespace) : undefined;
@@ -186,6 +204,7 @@ export function writeEffectOf(
   }
   // A single object answered by DELETE is still present (graceful deletion or finalizers):
   // its RV (the update that set deletionTimestamp) is what a consistent read must reach.
-  effect.learnt = effect.resourceVersion !== undefined || effect.deleted.length > 0;
+  effect.learnt =
+    effect.resourceVersion !== undefined || effect.shownRV !== undefined || effect.deleted.length > 0;
   return effect;
 }

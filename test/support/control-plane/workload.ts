@@ -83,21 +83,54 @@ const core = (ns: string, r: string, name = '') => `/api/v1/namespaces/${ns}/${r
 const batch = (ns: string, r: string, name = '') =>
   `/apis/batch/v1/namespaces/${ns}/${r}${name ? `/${name}` : ''}`;
 
-/** A Deployment has rolled out `replicas`: observed, updated, available, no old pods left. */
-async function rolledOut(c: WorkloadContext, ns: string, name: string, replicas: number): Promise<boolean> {
-  const d = await c.api.get(apps(ns, 'deployments', name));
-  const s = d.status ?? {};
-  if (s.observedGeneration !== d.metadata.generation) return false;
-  if ((s.replicas ?? 0) !== replicas || (s.updatedReplicas ?? 0) !== replicas) return false;
-  if ((s.availableReplicas ?? 0) !== replicas || (s.readyReplicas ?? 0) !== replicas) return false;
-  const pods = await items(c, `${core(ns, 'pods')}?labelSelector=app%3D${name}`);
-  return pods.length === replicas;
+/**
+ * What a rollout ends at: the object at `path` (its API path) whose `status` counters `fields`
+ * all reach `n`; with `app`, the pods labelled `app=<app>` in `ns` are counted too.
+ */
+interface RolloutTarget {
+  path: string;
+  fields: string[];
+  n: number;
+  ns: string;
+  app?: string;
 }
 
+/**
+ * A workload object has rolled out to `o.n`: its controller observed its generation, each of its
+ * `status` counters in `o.fields` is `o.n` (absent counts as 0), and with `o.app` exactly `o.n`
+ * pods carry that label (no old pod left).
+ */
+async function rolledOutTo(c: WorkloadContext, o: RolloutTarget): Promise<boolean> {
+  const obj = await c.api.get(o.path);
+  const s = obj.status ?? {};
+  if (s.observedGeneration !== obj.metadata.generation) return false;
+  if (!o.fields.every((f) => (s[f] ?? 0) === o.n)) return false;
+  if (o.app === undefined) return true;
+  return (await items(c, `${core(o.ns, 'pods')}?labelSelector=app%3D${o.app}`)).length === o.n;
+}
+
+/** Waits until {@link rolledOutTo} holds, naming `what` on a timeout. */
+async function waitRolledOut(c: WorkloadContext, what: string, o: RolloutTarget): Promise<void> {
+  await waitFor(c, `${what} rolled out at ${o.n}`, () => rolledOutTo(c, o));
+}
+
+const DEPLOYMENT_COUNTERS = ['replicas', 'updatedReplicas', 'availableReplicas', 'readyReplicas'];
+const STATEFULSET_COUNTERS = ['replicas', 'readyReplicas', 'availableReplicas'];
+const DAEMONSET_COUNTERS = [
+  'desiredNumberScheduled',
+  'numberReady',
+  'numberAvailable',
+  'updatedNumberScheduled',
+];
+
 async function deploymentReady(c: WorkloadContext, ns: string, name: string, replicas: number) {
-  await waitFor(c, `deployment ${ns}/${name} rolled out at ${replicas}`, () =>
-    rolledOut(c, ns, name, replicas),
-  );
+  await waitRolledOut(c, `deployment ${ns}/${name}`, {
+    path: apps(ns, 'deployments', name),
+    fields: DEPLOYMENT_COUNTERS,
+    n: replicas,
+    ns,
+    app: name,
+  });
 }
 
 async function scale(c: WorkloadContext, ns: string, name: string, replicas: number) {
@@ -410,21 +443,11 @@ export const STEPS: WorkloadStep[] = [
           },
         },
       ]);
-      const at = (n: number) => async () => {
-        const s = await c.api.get(path);
-        const st = s.status ?? {};
-        const pods = await items(c, `${core(WORK_NS, 'pods')}?labelSelector=app%3Ddb`);
-        return (
-          st.observedGeneration === s.metadata.generation &&
-          st.replicas === n &&
-          st.readyReplicas === n &&
-          st.availableReplicas === n &&
-          pods.length === n
-        );
-      };
-      await waitFor(c, 'statefulset db at 3', at(3));
+      const at = (n: number) =>
+        waitRolledOut(c, 'statefulset db', { path, fields: STATEFULSET_COUNTERS, n, ns: WORK_NS, app: 'db' });
+      await at(3);
       await patch(c, path, { spec: { replicas: 1 } });
-      await waitFor(c, 'statefulset db at 1', at(1));
+      await at(1);
     },
   },
   {
@@ -439,17 +462,11 @@ export const STEPS: WorkloadStep[] = [
           spec: { selector: { matchLabels: { app: 'agent' } }, template: template('agent') },
         },
       ]);
-      const n = c.kwokNodes.length;
-      await waitFor(c, `daemonset agent on ${n} nodes`, async () => {
-        const s = await c.api.get(path);
-        const st = s.status ?? {};
-        return (
-          st.observedGeneration === s.metadata.generation &&
-          st.desiredNumberScheduled === n &&
-          st.numberReady === n &&
-          st.numberAvailable === n &&
-          st.updatedNumberScheduled === n
-        );
+      await waitRolledOut(c, `daemonset agent on ${c.kwokNodes.length} nodes`, {
+        path,
+        fields: DAEMONSET_COUNTERS,
+        n: c.kwokNodes.length,
+        ns: WORK_NS,
       });
     },
   },

@@ -32,6 +32,19 @@ describe('issue 11 item 3: decodeProtobufMeta', () => {
     assert.deepEqual(decodeProtobufMeta(body.subarray(0, 40))?.metadata, { resourceVersion: '704' });
   });
 
+  it('an empty list: `items: []` when the answer is complete (protobuf writes no field for it), left out of a prefix', () => {
+    const body = k8sProtobuf('v1', 'ConfigMapList', pbField(1, pbField(2, '705')));
+    assert.deepEqual(decodeProtobufMeta(body, true), {
+      kind: 'ConfigMapList',
+      metadata: { resourceVersion: '705' },
+      items: [],
+    });
+    assert.deepEqual(decodeProtobufMeta(body), {
+      kind: 'ConfigMapList',
+      metadata: { resourceVersion: '705' },
+    });
+  });
+
   it('a Status: status (field 2) and details name (1) / uid (6)', () => {
     const details = Buffer.concat([pbField(1, 'c'), pbField(3, 'configmaps'), pbField(6, 'u')]);
     const raw = Buffer.concat([pbField(1, Buffer.alloc(0)), pbField(2, 'Success'), pbField(5, details)]);

@@ -45,7 +45,7 @@ describe('config', () => {
       auto: true,
       autoExclude: ['secrets'],
       autoIdleTimeout: 600_000,
-      autoMaxResources: 50,
+      autoMaxResources: 100,
       autoMaxBytes: 1_073_741_824,
       listen: { host: '127.0.0.1', port: 8001 },
       opsListen: { host: '127.0.0.1', port: 8081 },

@@ -51,6 +51,18 @@ describe('writeEffectOf', () => {
       learnt: true,
     });
   });
+  it('an empty deletecollection wrote nothing: its list RV (the LIST before the deletes) is only shown, in JSON and protobuf', () => {
+    const l = { kind: 'PartialObjectMetadataList', metadata: { resourceVersion: '705' }, items: [] };
+    const shown = { shownRV: 705n, deleted: [], learnt: true };
+    assert.deepEqual(effect(b(l), 'DELETE', 'n'), shown);
+    const pb = k8sProtobuf('v1', 'ConfigMapList', pbField(1, pbField(2, '705')));
+    assert.deepEqual(
+      effect(pb, 'DELETE', 'n', { contentType: 'application/vnd.kubernetes.protobuf' }),
+      shown,
+    );
+    // An empty list answered to anything but DELETE is not a deletecollection.
+    assert.deepEqual(effect(b(l), 'POST', 'n'), { resourceVersion: 705n, deleted: [], learnt: true });
+  });
   it('garbage and failure Statuses are not learnt (never "assume seen")', () => {
     assert.deepEqual(effect(Buffer.from('not json'), 'DELETE', 'a'), { deleted: [], learnt: false });
     assert.deepEqual(
@@ -85,6 +97,12 @@ describe('WriteTracker', () => {
     assert.equal(t.required('pods.'), 9n);
     assert.equal(t.pendingDeletes('pods.', 60_999).length, 1);
     assert.equal(t.pendingDeletes('pods.', 61_000).length, 0);
+  });
+  it("a shown RV is no write's: consistent reads wait for nothing, the cache must only have reached it", () => {
+    const t = new WriteTracker();
+    t.apply('c.', { shownRV: 705n, deleted: [], learnt: true }, 1000);
+    assert.equal(t.required('c.'), 0n);
+    assert.equal(t.shownRV('c.'), 705n);
   });
   it('resolved deletes are forgotten', () => {
     const t = new WriteTracker();
