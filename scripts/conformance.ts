@@ -99,6 +99,7 @@ const note = (mode: Mode, text: string) => {
   notes[mode] = [...(notes[mode] ?? []), text];
 };
 let featureGates = '';
+let apiserverFlags = '';
 let broken = false;
 for (let r = 1; r <= repeat; r++) {
   for (const mode of modes) {
@@ -122,6 +123,7 @@ for (let r = 1; r <= repeat; r++) {
       }
       runs[mode] = [...(runs[mode] ?? []), run.specs];
       featureGates = run.featureGates;
+      apiserverFlags = run.apiserverFlags ?? '';
       if (run.proxyAlive === false) broken = true;
       if (mode !== 'direct') {
         const bad = run.cacheMismatches ?? [];
@@ -167,6 +169,7 @@ const meta = {
   date: `${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
   commit: runCommit,
   featureGates,
+  apiserverFlags,
   repeat,
   command: ['npm run conformance --', ...argv].join(' ').replace(/ --$/, ''),
 };

@@ -24,6 +24,8 @@ export interface ReportMeta {
   commit: string;
   /** The fixture apiserver's feature gates ('' = the defaults). */
   featureGates: string;
+  /** The fixture apiserver's flags beside its defaults ('' or absent: none). */
+  apiserverFlags?: string;
   /** Runs per mode. */
   repeat: number;
   /** The exact command that regenerates the page. */
@@ -123,6 +125,9 @@ export function renderReport(
     `| focus | ${meta.focusLabel ?? `\`${esc(meta.focus)}\``} |`,
     `| skip | the families below${meta.extraSkip ? `, and \`${esc(meta.extraSkip)}\`` : ''} |`,
     `| feature gates | ${meta.featureGates || `the defaults of kube-apiserver ${meta.version} (none set)`} |`,
+    ...(meta.apiserverFlags
+      ? [`| apiserver flags | \`${esc(meta.apiserverFlags)}\` (besides the defaults) |`]
+      : []),
     `| runs per mode | ${meta.repeat} (durations are medians) |`,
     `| command | \`${esc(meta.command)}\` |`,
     '',
