@@ -17,7 +17,8 @@
  * and logs; default a temporary directory, kept), `--resume` (with `--dir`: a run whose
  * `DIR/<mode>-<n>/run.json` exists, written by an earlier invocation with the same focus, skip and
  * seed, is read instead of run again, so the matrix can be run one mode at a time; the page's date
- * and commit are the earliest run's). Exits 1 when a proxy died during a run or a run wrote no
+ * and commit are the earliest run's), `--until=HH:MM` (UTC: a run still going then is interrupted
+ * and keeps the specs it finished; the page says so per mode). Exits 1 when a proxy died during a run or a run wrote no
  * report, 2 on a bad flag (or a `--resume` run made with another focus, skip or seed).
  */
 import { execFileSync } from 'node:child_process';
@@ -37,7 +38,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const flags = new Map<string, string>();
 for (const a of process.argv.slice(2)) {
   const m = /^--([a-z]+)(?:=([\s\S]*))?$/.exec(a);
-  if (!m || !['focus', 'skip', 'seed', 'modes', 'repeat', 'out', 'dir', 'subset', 'resume'].includes(m[1]!)) {
+  if (
+    !m ||
+    !['focus', 'skip', 'seed', 'modes', 'repeat', 'out', 'dir', 'subset', 'resume', 'until'].includes(m[1]!)
+  ) {
     process.stderr.write(`conformance: unknown argument ${a} (see scripts/conformance.ts)\n`);
     process.exit(2);
   }
@@ -53,6 +57,19 @@ if (resume && !flags.get('dir')) {
   process.stderr.write('conformance: --resume needs --dir=DIR (the directory of the earlier runs)\n');
   process.exit(2);
 }
+// --until=HH:MM (UTC): each run started later gets the time left until then (see RunOptions.timeBoxMs).
+const until = flags.get('until');
+const untilMs = (() => {
+  if (until === undefined) return undefined;
+  const m = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(until);
+  if (!m) {
+    process.stderr.write(`conformance: --until=${until}: expected HH:MM (UTC)\n`);
+    process.exit(2);
+  }
+  const d = new Date();
+  d.setUTCHours(Number(m[1]), Number(m[2]), 0, 0);
+  return d.getTime();
+})();
 const focus = flags.get('focus') ?? (subset === 'ci' ? focusFor(CI_SPECS) : fullFocus());
 const extraSkip = flags.get('skip') ?? '';
 const seed = Number(flags.get('seed') ?? 1);
@@ -117,7 +134,9 @@ for (let r = 1; r <= repeat; r++) {
       let run: SuiteRun;
       if (saved) run = saved.run;
       else {
-        run = await runSuite({ mode, focus, skip, seed, dir: runDir, e2eTest, log });
+        // The fixture takes about a minute to start: the time box counts from e2e.test's start.
+        const timeBoxMs = untilMs === undefined ? undefined : Math.max(60_000, untilMs - Date.now() - 60_000);
+        run = await runSuite({ mode, focus, skip, seed, dir: runDir, e2eTest, log, timeBoxMs });
         const record: SavedRun = { focus, skip, seed, startedAt: new Date(t0).toISOString(), commit, run };
         await writeFile(join(runDir, 'run.json'), JSON.stringify(record));
       }
@@ -129,13 +148,16 @@ for (let r = 1; r <= repeat; r++) {
         const bad = run.cacheMismatches ?? [];
         note(
           mode,
-          run.proxyAlive === false
-            ? 'EXITED during the suite'
-            : `${
-                bad.length === 0
-                  ? 'up, caches equal'
-                  : `up, ${bad.length} cache(s) differ: ${bad.map((b) => b.resource).join(', ')}`
-              }; ${run.served?.cache ?? 0} requests answered from the cache, ${run.served?.upstream ?? 0} upstream`,
+          (run.stoppedAfter === undefined
+            ? ''
+            : `stopped by the time box after ${(run.stoppedAfter / 60).toFixed(0)} min (${run.specs.length} specs ran to an end); `) +
+            (run.proxyAlive === false
+              ? 'EXITED during the suite'
+              : `${
+                  bad.length === 0
+                    ? 'up, caches equal'
+                    : `up, ${bad.length} cache(s) differ: ${bad.map((b) => b.resource).join(', ')}`
+                }; ${run.served?.cache ?? 0} requests answered from the cache, ${run.served?.upstream ?? 0} upstream`),
         );
       }
       const ok = run.specs.filter((s) => s.state === 'passed').length;

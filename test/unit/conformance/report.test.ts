@@ -34,6 +34,7 @@ const meta = {
   date: '2026-12-06 09:00 UTC',
   commit: 'abc1234',
   featureGates: '',
+  apiserverFlags: '--etcd-compaction-interval=1m',
   repeat: 1,
   command: 'npm run conformance -- --seed=7',
 };
@@ -48,6 +49,7 @@ describe('docs/conformance.md rendering', () => {
       ['seed', '7'],
       ['commit', 'abc1234'],
       ['feature gates', 'the defaults of kube-apiserver v1.37.2 (none set)'],
+      ['apiserver flags', '`--etcd-compaction-interval=1m` (besides the defaults)'],
       ['command', '`npm run conformance -- --seed=7`'],
     ])
       assert.ok(
