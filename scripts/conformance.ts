@@ -3,49 +3,74 @@
  * mode on its own fresh pods fixture (test/conformance/runner.ts), then docs/conformance.md
  * (test/conformance/report.ts). Builds e2e.test first if needed (`build.sh --pods --e2e`).
  *
- *   npm run conformance                         # sig-api-machinery Conformance, every mode, seed 1
+ *   npm run conformance                         # the whole matrix (--subset=full), every mode, seed 1
  *   npm run conformance -- --modes=direct,sidecar --repeat=3
  *   npm run conformance -- --focus='\[sig-node\] ConfigMap' --out=/tmp/x.md
  *   npm run conformance -- --subset=ci          # the CI list (test/conformance/ci-subset.ts)
+ *   npm run conformance -- --dir=/tmp/c --resume --modes=direct,sidecar   # reuse the runs in /tmp/c
  *
- * Flags: `--focus=RE` (default {@link DEFAULT_FOCUS}), `--skip=RE` (besides the skipped families
- * of test/conformance/skips.ts), `--seed=N` (default 1), `--modes=…` (direct,sidecar,delegated,
- * listed), `--repeat=N` (runs per mode; durations are medians), `--out=FILE` (default
- * docs/conformance.md; `--out=` writes none), `--dir=DIR` (reports and logs; default a temporary
- * directory, kept). Exits 1 when a proxy died during a run or a run wrote no report, 2 on a bad
- * flag.
+ * Flags: `--subset=full|ci` (default full: the families of test/conformance/full-subset.ts; ci:
+ * the named list of test/conformance/ci-subset.ts), `--focus=RE` (instead of a subset), `--skip=RE`
+ * (besides the skipped families of test/conformance/skips.ts), `--seed=N` (default 1),
+ * `--modes=…` (direct,sidecar,delegated,listed), `--repeat=N` (runs per mode; durations are
+ * medians), `--out=FILE` (default docs/conformance.md; `--out=` writes none), `--dir=DIR` (reports
+ * and logs; default a temporary directory, kept), `--resume` (with `--dir`: a run whose
+ * `DIR/<mode>-<n>/run.json` exists, written by an earlier invocation with the same focus, skip and
+ * seed, is read instead of run again, so the matrix can be run one mode at a time; the page's date
+ * and commit are the earliest run's), `--until=HH:MM` (UTC: a run still going then is interrupted
+ * and keeps the specs it finished; the page says so per mode). Exits 1 when a proxy died during a run or a run wrote no
+ * report, 2 on a bad flag (or a `--resume` run made with another focus, skip or seed).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CI_SPECS, focusFor } from '../test/conformance/ci-subset.ts';
 import { differences, rows } from '../test/conformance/compare.ts';
+import { FULL_FAMILIES, fullFocus } from '../test/conformance/full-subset.ts';
 import type { SpecResult } from '../test/conformance/junit.ts';
 import { renderReport, totalsSentence } from '../test/conformance/report.ts';
-import { ensureE2eTest, MODES, type Mode, runSuite } from '../test/conformance/runner.ts';
+import { ensureE2eTest, MODES, type Mode, runSuite, type SuiteRun } from '../test/conformance/runner.ts';
 import { SKIP_FAMILIES, skipRegex } from '../test/conformance/skips.ts';
-
-/** The default focus: the sig-api-machinery Conformance specs (`[Slow]` included). */
-export const DEFAULT_FOCUS = '\\[sig-api-machinery\\].*\\[Conformance\\]';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const flags = new Map<string, string>();
 for (const a of process.argv.slice(2)) {
   const m = /^--([a-z]+)(?:=([\s\S]*))?$/.exec(a);
-  if (!m || !['focus', 'skip', 'seed', 'modes', 'repeat', 'out', 'dir', 'subset'].includes(m[1]!)) {
+  if (
+    !m ||
+    !['focus', 'skip', 'seed', 'modes', 'repeat', 'out', 'dir', 'subset', 'resume', 'until'].includes(m[1]!)
+  ) {
     process.stderr.write(`conformance: unknown argument ${a} (see scripts/conformance.ts)\n`);
     process.exit(2);
   }
   flags.set(m[1]!, m[2] ?? '');
 }
-const subset = flags.get('subset');
-if (subset !== undefined && subset !== 'ci') {
-  process.stderr.write(`conformance: --subset=${subset}: only --subset=ci exists\n`);
+const subset = flags.get('subset') ?? 'full';
+if (subset !== 'full' && subset !== 'ci') {
+  process.stderr.write(`conformance: --subset=${subset}: the subsets are full and ci\n`);
   process.exit(2);
 }
-const focus = flags.get('focus') ?? (subset === 'ci' ? focusFor(CI_SPECS) : DEFAULT_FOCUS);
+const resume = flags.has('resume');
+if (resume && !flags.get('dir')) {
+  process.stderr.write('conformance: --resume needs --dir=DIR (the directory of the earlier runs)\n');
+  process.exit(2);
+}
+// --until=HH:MM (UTC): each run started later gets the time left until then (see RunOptions.timeBoxMs).
+const until = flags.get('until');
+const untilMs = (() => {
+  if (until === undefined) return undefined;
+  const m = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(until);
+  if (!m) {
+    process.stderr.write(`conformance: --until=${until}: expected HH:MM (UTC)\n`);
+    process.exit(2);
+  }
+  const d = new Date();
+  d.setUTCHours(Number(m[1]), Number(m[2]), 0, 0);
+  return d.getTime();
+})();
+const focus = flags.get('focus') ?? (subset === 'ci' ? focusFor(CI_SPECS) : fullFocus());
 const extraSkip = flags.get('skip') ?? '';
 const seed = Number(flags.get('seed') ?? 1);
 const repeat = Number(flags.get('repeat') ?? 1);
@@ -75,10 +100,12 @@ const commit = (() => {
     return 'unknown';
   }
 })();
-const startedAt = new Date();
+let startedAt = new Date();
+let runCommit = commit;
 const { e2eTest } = await ensureE2eTest();
 const version = (await readFile(join(root, 'test', 'apiserver', 'VERSION'), 'utf8')).trim();
 const dir = flags.get('dir') || (await mkdtemp(join(tmpdir(), 'kcp-conformance-')));
+await mkdir(dir, { recursive: true });
 const skip = [skipRegex(SKIP_FAMILIES), extraSkip].filter(Boolean).join('|');
 log(`e2e.test ${version}, seed ${seed}, modes ${modes.join(',')} × ${repeat}; reports and logs in ${dir}`);
 
@@ -89,26 +116,48 @@ const note = (mode: Mode, text: string) => {
   notes[mode] = [...(notes[mode] ?? []), text];
 };
 let featureGates = '';
+let apiserverFlags = '';
 let broken = false;
 for (let r = 1; r <= repeat; r++) {
   for (const mode of modes) {
     const t0 = Date.now();
+    const runDir = join(dir, `${mode}-${r}`);
     try {
-      const run = await runSuite({ mode, focus, skip, seed, dir: join(dir, `${mode}-${r}`), e2eTest, log });
+      const saved = resume ? await readSavedRun(runDir, { focus, skip, seed }) : undefined;
+      if (saved) {
+        log(`${mode} #${r}: reusing the run of ${saved.startedAt} (${saved.commit}) in ${runDir}`);
+        if (new Date(saved.startedAt) < startedAt) {
+          startedAt = new Date(saved.startedAt);
+          runCommit = saved.commit;
+        }
+      }
+      let run: SuiteRun;
+      if (saved) run = saved.run;
+      else {
+        // The fixture takes about a minute to start: the time box counts from e2e.test's start.
+        const timeBoxMs = untilMs === undefined ? undefined : Math.max(60_000, untilMs - Date.now() - 60_000);
+        run = await runSuite({ mode, focus, skip, seed, dir: runDir, e2eTest, log, timeBoxMs });
+        const record: SavedRun = { focus, skip, seed, startedAt: new Date(t0).toISOString(), commit, run };
+        await writeFile(join(runDir, 'run.json'), JSON.stringify(record));
+      }
       runs[mode] = [...(runs[mode] ?? []), run.specs];
       featureGates = run.featureGates;
+      apiserverFlags = run.apiserverFlags ?? '';
       if (run.proxyAlive === false) broken = true;
       if (mode !== 'direct') {
         const bad = run.cacheMismatches ?? [];
         note(
           mode,
-          run.proxyAlive === false
-            ? 'EXITED during the suite'
-            : `${
-                bad.length === 0
-                  ? 'up, caches equal'
-                  : `up, ${bad.length} cache(s) differ: ${bad.map((b) => b.resource).join(', ')}`
-              }; ${run.served?.cache ?? 0} requests answered from the cache, ${run.served?.upstream ?? 0} upstream`,
+          (run.stoppedAfter === undefined
+            ? ''
+            : `stopped by the time box after ${(run.stoppedAfter / 60).toFixed(0)} min (${run.specs.length} specs ran to an end); `) +
+            (run.proxyAlive === false
+              ? 'EXITED during the suite'
+              : `${
+                  bad.length === 0
+                    ? 'up, caches equal'
+                    : `up, ${bad.length} cache(s) differ: ${bad.map((b) => b.resource).join(', ')}`
+                }; ${run.served?.cache ?? 0} requests answered from the cache, ${run.served?.upstream ?? 0} upstream`),
         );
       }
       const ok = run.specs.filter((s) => s.state === 'passed').length;
@@ -121,21 +170,28 @@ for (let r = 1; r <= repeat; r++) {
   }
 }
 
-const argv = process.argv.slice(2).filter((a) => !a.startsWith('--dir=') && !a.startsWith('--out='));
+const argv = process.argv
+  .slice(2)
+  .filter((a) => !a.startsWith('--dir=') && !a.startsWith('--out=') && a !== '--resume');
 const meta = {
   version,
   seed,
   focus,
-  // The CI list's focus expression is a 3,000-character alternation: the page names the list.
-  ...(subset === 'ci' && !flags.has('focus')
-    ? {
-        focusLabel: `the CI list, \`test/conformance/ci-subset.ts\` (${CI_SPECS.length} specs, each a row below)`,
-      }
-    : {}),
+  // The subsets' focus expressions are long alternations: the page names the list.
+  ...(flags.has('focus')
+    ? {}
+    : subset === 'ci'
+      ? {
+          focusLabel: `the CI list, \`test/conformance/ci-subset.ts\` (${CI_SPECS.length} specs, each a row below)`,
+        }
+      : {
+          focusLabel: `the full list, \`test/conformance/full-subset.ts\`: ${FULL_FAMILIES.map((f) => f.family).join('; ')}`,
+        }),
   extraSkip,
   date: `${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
-  commit,
+  commit: runCommit,
   featureGates,
+  apiserverFlags,
   repeat,
   command: ['npm run conformance --', ...argv].join(' ').replace(/ --$/, ''),
 };
@@ -156,3 +212,35 @@ for (const d of differences(rows(runs)))
     `difference (${d.mode}, ${d.kind}): ${d.name}: direct ${d.direct.seconds.toFixed(1)} s, proxy ${d.proxied.states.join('/')} ${d.proxied.seconds.toFixed(1)} s`,
   );
 process.exit(broken ? 1 : 0);
+
+/** What `run.json` holds: one run of {@link runSuite} and what it was run with. */
+interface SavedRun {
+  focus: string;
+  skip: string;
+  seed: number;
+  /** ISO time the run began. */
+  startedAt: string;
+  /** The proxy's commit when it ran (as the page shows it). */
+  commit: string;
+  run: SuiteRun;
+}
+
+/**
+ * The run saved in `runDir/run.json`, or undefined when there is none. Exits 2 when it was made
+ * with another focus, skip or seed (its results would not belong on the same page).
+ */
+async function readSavedRun(
+  runDir: string,
+  want: { focus: string; skip: string; seed: number },
+): Promise<SavedRun | undefined> {
+  const text = await readFile(join(runDir, 'run.json'), 'utf8').catch(() => '');
+  if (!text) return undefined;
+  const saved = JSON.parse(text) as SavedRun;
+  if (saved.focus !== want.focus || saved.skip !== want.skip || saved.seed !== want.seed) {
+    process.stderr.write(
+      `conformance: --resume: ${runDir}/run.json was run with another focus, skip or seed; use another --dir\n`,
+    );
+    process.exit(2);
+  }
+  return saved;
+}

@@ -24,6 +24,8 @@ export interface ReportMeta {
   commit: string;
   /** The fixture apiserver's feature gates ('' = the defaults). */
   featureGates: string;
+  /** The fixture apiserver's flags beside its defaults ('' or absent: none). */
+  apiserverFlags?: string;
   /** Runs per mode. */
   repeat: number;
   /** The exact command that regenerates the page. */
@@ -35,6 +37,10 @@ export interface ReportMeta {
  * count as differences in the totals.
  */
 export const KNOWN_DIFFERENCES: Record<string, string> = {
+  '[sig-auth] SelfSubjectReview should support SelfSubjectReview API operations':
+    'deliberate, in the plain-HTTP modes (sidecar, listed): the spec creates a SelfSubjectReview as an impersonated user (`Impersonate-User`, `-Uid`, `-Extra-*`) and no credential of its own; the apiserver answers its first request (`authentication.k8s.io/v1alpha1`, not served by default) 404 NotFound, on which the spec returns as passed; the proxy answers 403 ("Impersonate-* headers arrived without a credential …"), as for the API priority and fairness classification spec (design.md, "Deliberate differences from the apiserver")',
+  '[sig-api-machinery] API priority and fairness should ensure that requests can be classified by adding FlowSchema and PriorityLevelConfiguration':
+    'deliberate, in the plain-HTTP modes (sidecar, listed): the spec sends `GET /version` with `Impersonate-User: noxu` and no credential of its own (client-go sends none to an http:// server); the apiserver answers 200 with the `X-Kubernetes-PF-*` headers of the FlowSchema that matched `noxu`, the proxy a 403 Status ("Impersonate-* headers arrived without a credential, and kube-cache-proxy never lends its own credentials to impersonate …"), since passing them on would lend the proxy\'s rights to every local user; with TLS + `--delegated-auth` the client\'s token travels with them and the spec passes (design.md, "Deliberate differences from the apiserver")',
   '[sig-api-machinery] Servers with support for API chunking should support continue listing from the last key if the original version has been compacted away, though the list is inconsistent [Conformance] [Slow]':
     'fixed since this difference was found: the proxy answered a continue token at a revision etcd had compacted from its cache (200) where the apiserver answers 410 Expired with an "inconsistent" continue token; such reads now go upstream below the compaction floor the proxy learns (test/e2e/proxy-compaction.test.ts)',
   '[sig-api-machinery] MutatingAdmissionPolicy [Privileged:ClusterAdmin] should support MutatingAdmissionPolicy API operations [Conformance]':
@@ -123,6 +129,9 @@ export function renderReport(
     `| focus | ${meta.focusLabel ?? `\`${esc(meta.focus)}\``} |`,
     `| skip | the families below${meta.extraSkip ? `, and \`${esc(meta.extraSkip)}\`` : ''} |`,
     `| feature gates | ${meta.featureGates || `the defaults of kube-apiserver ${meta.version} (none set)`} |`,
+    ...(meta.apiserverFlags
+      ? [`| apiserver flags | \`${esc(meta.apiserverFlags)}\` (besides the defaults) |`]
+      : []),
     `| runs per mode | ${meta.repeat} (durations are medians) |`,
     `| command | \`${esc(meta.command)}\` |`,
     '',

@@ -58,6 +58,17 @@ export function proxyFlags(mode: Exclude<Mode, 'direct'>): {
   return { resources: 'auto', tls: mode === 'delegated', delegatedAuth: mode === 'delegated' };
 }
 
+/**
+ * The fixture apiserver's flags beside its defaults, the same in every mode (the report shows
+ * them). `--etcd-compaction-interval=1m` (default 5m): the `[Slow]` chunking spec ("… the original
+ * version has been compacted away …") waits until etcd has compacted its continue token's
+ * revision, and the apiserver compacts the revision it saw one interval earlier, so with the
+ * default the spec waits about 10 minutes per mode; with 1m about 2. Younger revisions than one
+ * interval are never compacted, so the other specs (which watch and read at revisions seconds
+ * old) see no difference.
+ */
+export const APISERVER_FLAGS: readonly string[] = ['--etcd-compaction-interval=1m'];
+
 /** What {@link runSuite} runs. */
 export interface RunOptions {
   mode: Mode;
@@ -73,6 +84,13 @@ export interface RunOptions {
   e2eTest: string;
   /** Kill e2e.test after this long, ms; default 3 h. The run then has no report and throws. */
   timeoutMs?: number;
+  /**
+   * Interrupt e2e.test after this long, ms (SIGINT: Ginkgo stops the running spec, runs its
+   * cleanup, skips the rest and still writes its report); a second SIGINT 2 min later, SIGKILL
+   * 4 min later. The run then holds the specs that finished before ({@link SuiteRun.stoppedAfter}):
+   * on a loaded machine a mode can be given the time left instead of none. Default: none.
+   */
+  timeBoxMs?: number;
   /** Progress lines (default: none). */
   log?: (line: string) => void;
 }
@@ -88,6 +106,8 @@ export interface SuiteRun {
   seconds: number;
   /** The fixture apiserver's `--feature-gates` values ('' when it sets none: the defaults). */
   featureGates: string;
+  /** The fixture apiserver's flags beside its defaults ({@link APISERVER_FLAGS}), space-separated. */
+  apiserverFlags: string;
   /** The proxied modes: whether the proxy was still running after the suite (a crash fails it). */
   proxyAlive?: boolean;
   /**
@@ -102,6 +122,11 @@ export interface SuiteRun {
   served?: { cache: number; upstream: number };
   /** e2e.test's output file. */
   outputFile: string;
+  /**
+   * Set when the time box ({@link RunOptions.timeBoxMs}) stopped the suite: its length, s. The
+   * spec it interrupted and the ones it skipped are not in `specs` (they did not run to an end).
+   */
+  stoppedAfter?: number;
 }
 
 /**
@@ -149,7 +174,11 @@ export async function runSuite(o: RunOptions): Promise<SuiteRun> {
   await mkdir(o.dir, { recursive: true });
   const t00 = Date.now();
   const since = () => `${((Date.now() - t00) / 1000).toFixed(0)} s`;
-  const f: PodsFixture = await startPodsFixture({ controllers: '*', exec: false });
+  const f: PodsFixture = await startPodsFixture({
+    controllers: '*',
+    exec: false,
+    apiserverFlags: [...APISERVER_FLAGS],
+  });
   let proxy: CliProxy | undefined;
   try {
     let kubeconfig = f.kubeconfigs.adminToken;
@@ -163,12 +192,21 @@ export async function runSuite(o: RunOptions): Promise<SuiteRun> {
     const outputFile = join(o.dir, 'e2e.log');
     const args = e2eArgs({ kubeconfig, kubectl: f.bin.kubectl, reportDir: o.dir, ...o });
     const t0 = Date.now();
-    const exitCode = await runLogged(o.e2eTest, args, o.dir, outputFile, o.timeoutMs ?? 3 * 3600_000);
+    const { code: exitCode, interrupted } = await runLogged(
+      o.e2eTest,
+      args,
+      o.dir,
+      outputFile,
+      o.timeoutMs ?? 3 * 3600_000,
+      o.timeBoxMs,
+    );
     const seconds = (Date.now() - t0) / 1000;
     log(`${o.mode}: e2e.test exited ${exitCode} after ${seconds.toFixed(0)} s`);
     const xml = await readFile(join(o.dir, 'junit_01.xml'), 'utf8').catch(() => '');
     if (!xml) throw new Error(`${o.mode}: e2e.test (exit ${exitCode}) wrote no report; see ${outputFile}`);
-    const specs = parseJUnit(xml).filter((s) => !s.filtered);
+    // Interrupted by the time box: the spec it stopped is `interrupted`, the ones after it skipped
+    // with no reason (Ginkgo's `skipped`, as a filtered spec): neither ran to an end.
+    const specs = parseJUnit(xml).filter((s) => !s.filtered && !(interrupted && s.state === 'interrupted'));
     const proxyAlive = proxy ? proxy.child.exitCode === null && proxy.child.signalCode === null : undefined;
     if (proxy && !proxyAlive)
       log(`${o.mode}: THE PROXY EXITED during the suite: ${proxy.stderr().slice(-2000)}`);
@@ -197,10 +235,12 @@ export async function runSuite(o: RunOptions): Promise<SuiteRun> {
       exitCode,
       seconds,
       featureGates: gates.join(','),
+      apiserverFlags: APISERVER_FLAGS.join(' '),
       proxyAlive,
       cacheMismatches: mismatches,
       served,
       outputFile,
+      ...(interrupted && o.timeBoxMs !== undefined ? { stoppedAfter: o.timeBoxMs / 1000 } : {}),
     };
   } finally {
     await proxy?.stop();
@@ -208,21 +248,45 @@ export async function runSuite(o: RunOptions): Promise<SuiteRun> {
   }
 }
 
-/** Runs `cmd args` in `cwd` with stdout+stderr to `file`; SIGKILL after `timeoutMs`; the exit code. */
-function runLogged(cmd: string, args: string[], cwd: string, file: string, timeoutMs: number) {
-  return new Promise<number | null>((resolve, reject) => {
+/**
+ * Runs `cmd args` in `cwd` with stdout+stderr to `file`; SIGKILL after `timeoutMs`; with
+ * `timeBoxMs`, SIGINT then, again 2 min later (Ginkgo's interrupt levels), SIGKILL 4 min later.
+ * Resolves with the exit code and whether the time box interrupted it.
+ */
+function runLogged(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  file: string,
+  timeoutMs: number,
+  timeBoxMs?: number,
+) {
+  return new Promise<{ code: number | null; interrupted: boolean }>((resolve, reject) => {
     const out = createWriteStream(file);
     const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.pipe(out, { end: false });
     child.stderr.pipe(out, { end: false });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    let interrupted = false;
+    const timers = [setTimeout(() => child.kill('SIGKILL'), timeoutMs)];
+    if (timeBoxMs !== undefined)
+      timers.push(
+        setTimeout(() => {
+          interrupted = true;
+          child.kill('SIGINT');
+        }, timeBoxMs),
+        setTimeout(() => child.kill('SIGINT'), timeBoxMs + 120_000),
+        setTimeout(() => child.kill('SIGKILL'), timeBoxMs + 240_000),
+      );
+    const clear = () => {
+      for (const t of timers) clearTimeout(t);
+    };
     child.on('error', (err) => {
-      clearTimeout(timer);
+      clear();
       reject(err);
     });
     child.on('close', (code) => {
-      clearTimeout(timer);
-      out.end(() => resolve(code));
+      clear();
+      out.end(() => resolve({ code, interrupted }));
     });
   });
 }

@@ -31,26 +31,31 @@ export const SKIP_FAMILIES: readonly SkipFamily[] = [
   },
   {
     family: 'aggregated API servers',
-    pattern: '\\bAggregator\\b|sample-apiserver',
+    pattern: '\\bAggregator\\b|sample-apiserver|OpenAPI V3 for Aggregated APIServer',
     reason: 'deploys the sample-apiserver, which the apiserver must reach in a real container',
   },
   {
     family: 'exec into a pod',
     pattern:
-      '\\[sig-apps\\] StatefulSet|\\[sig-cli\\] Kubectl (client|Port forwarding)|[Ee]xec|remote command|port.?forward|Port forwarding|attach',
+      '\\[sig-apps\\] StatefulSet|\\[sig-cli\\] Kubectl (client|Port forwarding)|[Ee]xec|remote command|port.?forward|Port forwarding|attach|EndpointSlice should support a Service with multiple|EndpointSliceMirroring should mirror a custom Endpoint with multiple subsets|ServiceCIDR and IPAddress API should create Services and serve|ServiceAccounts should mount an API token',
     reason:
-      "execs, attaches or port-forwards into a pod: KWOK's exec would run the pod's command on this machine (StatefulSet specs run `mv` and `dd` on absolute paths)",
+      "execs, attaches or port-forwards into a pod (kubectl exec, `RunHostCmd`, `ReadFileViaContainer`: the EndpointSlice multi-slice, mirroring-with-subsets and ServiceCIDR serving specs curl from an exec pod, the API-token spec reads the mounted token with exec): KWOK's exec would run the pod's command on this machine (StatefulSet specs run `mv` and `dd` on absolute paths)",
   },
   {
     family: 'container output, files and probes',
     pattern:
-      'should be consumable|Downward API|\\[sig-storage\\] (Projected|EmptyDir|Secrets|ConfigMap|HostPath|Subpath)|Container Runtime|Probing container|Lifecycle [Hh]ook|Variable Expansion|Kubelet|PreStop|Sysctls|Security Context|Pods Extended|InitContainer|retrieving logs|logs',
+      'should be consumable|Downward API|\\[sig-storage\\] (Projected|EmptyDir|Secrets|ConfigMap|HostPath|Subpath)|Container Runtime|Probing container|Lifecycle [Hh]ook|Variable Expansion|Kubelet|PreStop|Sysctls|Security Context|Pods Extended|InitContainer|retrieving logs|logs|ServiceAccounts should (mount projected|set ownership|support InClusterConfig)|ServiceAccountIssuerDiscovery',
     reason: "reads a container's output, files or probe results: KWOK runs no container",
+  },
+  {
+    family: 'a real kubelet',
+    pattern: 'Events should be sent by kubelets',
+    reason: "waits for the events a kubelet sends about a pod's containers; KWOK sends none",
   },
   {
     family: 'pod networking',
     pattern:
-      '\\[sig-network\\] (Networking|DNS|Proxy|Conntrack|HostPort|Services should (serve|be able to|have session|create endpoints|provide|work|preserve|implement|allow|fail|check)|Netpol|NetworkPolicy)',
+      '\\[sig-network\\] (Networking|DNS|Proxy|Conntrack|HostPort|Services should (serve|be able to|have session|create endpoints|provide|work|preserve|implement|allow|fail)|Netpol|NetworkPolicy)',
     reason: 'needs a pod network, kube-proxy and DNS; KWOK has none',
   },
   {

@@ -27,6 +27,32 @@ describe('skipped families and the CI subset', () => {
         'conversion webhooks',
       ],
       ['[sig-network] DNS should provide DNS for services  [Conformance]', 'pod networking'],
+      // The full subset's areas: the specs that exec through a helper (no "exec" in their names).
+      [
+        '[sig-network] EndpointSlice should support a Service with multiple ports specified in multiple EndpointSlices [Conformance]',
+        'exec into a pod',
+      ],
+      [
+        '[sig-network] EndpointSliceMirroring should mirror a custom Endpoint with multiple subsets and same IP address',
+        'exec into a pod',
+      ],
+      [
+        '[sig-network] ServiceCIDR and IPAddress API should create Services and serve on different Service CIDRs',
+        'exec into a pod',
+      ],
+      ['[sig-auth] ServiceAccounts should mount an API token into pods [Conformance]', 'exec into a pod'],
+      [
+        '[sig-auth] ServiceAccounts should mount projected service account token [Conformance]',
+        'container output, files and probes',
+      ],
+      [
+        '[sig-api-machinery] OpenAPIV3 should contain OpenAPI V3 for Aggregated APIServer [Serial]',
+        'aggregated API servers',
+      ],
+      [
+        '[sig-node] Events should be sent by kubelets and the scheduler about pods scheduling and running',
+        'a real kubelet',
+      ],
     ];
     for (const [name, family] of cases) assert.equal(skipFamilyOf(name)?.family, family, name);
   });
@@ -36,6 +62,9 @@ describe('skipped families and the CI subset', () => {
       '[sig-api-machinery] Watchers should be able to restart watching from the last resource version observed by the previous watch [Conformance]',
       '[sig-api-machinery] Servers with support for API chunking should return chunks of results for list calls [Conformance]',
       '[sig-storage] VolumeAttachment Conformance should run through the lifecycle of a VolumeAttachment [Conformance]',
+      '[sig-network] Services should check NodePort out-of-range',
+      '[sig-network] EndpointSlice should create Endpoints and EndpointSlices for Pods matching a Service [Conformance]',
+      '[sig-auth] ServiceAccounts should allow opting out of API token automount [Conformance]',
       ...CI_SPECS,
     ])
       assert.equal(skipFamilyOf(name), undefined, name);
