@@ -50,6 +50,7 @@ describe('warm restarts the upstream cannot resume: compaction, a start during a
     // podtemplates without the apiserver's watch cache: a watch is etcd's, 410 once compacted.
     f = await startFixture({
       apiserverFlags: ['--etcd-compaction-interval=5s', '--watch-cache-sizes=podtemplates#0'],
+      readyTimeoutMs: 300_000,
     });
     agent = new Agent({ connect: { ca: f.caPem } });
     certAgent = new Agent({

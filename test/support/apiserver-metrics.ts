@@ -31,6 +31,9 @@ export async function apiserverMetrics(a: ApiserverEndpoint): Promise<string> {
  * Requests the apiserver has completed (`apiserver_request_total`) whose labels include `labels`,
  * e.g. `{ verb: 'LIST', resource: 'configmaps' }` (a WATCH counts when it ends).
  */
-export async function apiserverRequests(a: ApiserverEndpoint, labels: Record<string, string>): Promise<number> {
+export async function apiserverRequests(
+  a: ApiserverEndpoint,
+  labels: Record<string, string>,
+): Promise<number> {
   return metricSum(await apiserverMetrics(a), 'apiserver_request_total', labels);
 }
