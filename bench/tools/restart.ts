@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { startFixture, writeKubeconfig } from '../../test/fixture/index.ts';
+import { apiserverRequests } from '../../test/support/apiserver-metrics.ts';
 import { metricSum } from '../../test/support/prometheus-text.ts';
 import { startByteRelay } from '../support/byte-relay.ts';
 import { pin } from '../support/proc.ts';
@@ -49,10 +50,11 @@ const kubeconfig = await writeKubeconfig(join(work, 'relay.kubeconfig'), {
   user: { token: f.tokens.admin },
 });
 
-async function apiserverLists(): Promise<number> {
-  const r = await request(`${f.server}/metrics`, { dispatcher: agent, headers: auth });
-  return metricSum(await r.body.text(), 'apiserver_request_total', { verb: 'LIST', resource: 'configmaps' });
-}
+const apiserverLists = () =>
+  apiserverRequests(
+    { server: f.server, dispatcher: agent, token: f.tokens.admin },
+    { verb: 'LIST', resource: 'configmaps' },
+  );
 
 async function send(method: string, url: string, body?: unknown): Promise<string> {
   const r = await request(url, {

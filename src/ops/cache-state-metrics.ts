@@ -192,7 +192,8 @@ export function registerCacheStateMetrics(o: CacheStateMetricsOptions): void {
     'Complete snapshots (list or watch-list) taken from upstream, by reason (initial, expired, watch_error, ...).',
     ['reason'],
     (s) => [
-      ...(s.synced ? [[{ reason: 'initial' }, 1] as [Record<'reason', string>, number]] : []),
+      // A warm start took no initial LIST (its first one, if any, has its reason in `relists`).
+      ...(s.synced && !s.warmStart ? [[{ reason: 'initial' }, 1] as [Record<'reason', string>, number]] : []),
       ...Object.entries(s.relists).map(([r, v]) => [{ reason: r }, v] as [Record<'reason', string>, number]),
     ],
   );

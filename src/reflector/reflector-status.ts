@@ -23,6 +23,11 @@ export interface ReflectorStatus {
   lastSyncObjects: number;
   /** Snapshots taken after the first, by the reason that forced them. */
   relists: Partial<Record<RelistReason, number>>;
+  /**
+   * The first state came from a snapshot file (a warm start, `resume`), not from the upstream: no
+   * initial LIST was taken; a later one (a refused snapshot, a 410) counts in `relists`.
+   */
+  warmStart: boolean;
   /** Watch streams re-opened without a relist (timeouts, liveness, 429, …). */
   watchRestarts: number;
   /** Watch-list attempts that fell back to LIST. */
@@ -87,6 +92,7 @@ export class StatusRecorder {
       lastSyncMode: null,
       lastSyncObjects: 0,
       relists: {},
+      warmStart: false,
       watchRestarts: 0,
       watchListFallbacks: 0,
       lastResourceVersion: '',
@@ -134,6 +140,7 @@ export class StatusRecorder {
   /** Restored from a snapshot at `rv` (a warm start): synced, not live until a watch from `rv` is accepted. */
   restored(rv: string): void {
     this.#s.synced = true;
+    this.#s.warmStart = true;
     this.#s.lastResourceVersion = rv;
   }
 

@@ -103,6 +103,12 @@ export class Reflector {
   readonly #lister: Lister;
   readonly #ac = new AbortController();
   #resume: ReflectorOptions['resume'];
+  /**
+   * The sink holds a restored snapshot whose resumed watch has delivered nothing yet: accepting
+   * the request does not prove it (a watch the apiserver serves from etcd answers 200, then an
+   * ERROR 410 once etcd compacted past the RV), its first event or bookmark does.
+   */
+  #unproven = false;
 
   #lastSyncRV = '';
   #rvUnavailable = false;
@@ -163,6 +169,7 @@ export class Reflector {
       progress: (mode: SyncMode, start: number, lastLogAt?: number) =>
         new SyncProgress({ log, clock, intervalMs: progressMs, mode, start, lastLogAt }),
       onLiveEvent: () => {
+        this.#unproven = false;
         if (this.#status.synced) this.#status.setLive(true);
       },
       onPeriodicBookmark: () => this.#status.periodicBookmarkSeen(),
@@ -196,6 +203,7 @@ export class Reflector {
     }
     let resuming = resume !== undefined && (await verifiedResume(this.#ctx, resume));
     if (resume && !resuming) this.#setLastSyncRV('');
+    this.#unproven = resuming;
     while (!this.#stopped()) {
       try {
         if (resuming) await this.#watch(undefined);
@@ -211,6 +219,7 @@ export class Reflector {
         this.#onError?.(err);
       }
       resuming = false;
+      this.#unproven = false;
       if (this.#stopped()) break;
       this.#status.setLive(false);
       if (!(await this.#sleep(this.#backoff.next()))) break;
@@ -307,8 +316,9 @@ export class Reflector {
           throw err;
         }
         // The upstream just accepted a stream that resumes exactly at our RV: that is as good a
-        // proof of liveness as an event (a half-open connection never gets this far).
-        if (this.#status.synced) this.#status.setLive(true);
+        // proof of liveness as an event (a half-open connection never gets this far) — except
+        // for a restored snapshot, whose downtime an ERROR 410 in the stream may still refuse.
+        if (this.#status.synced && !this.#unproven) this.#status.setLive(true);
       }
       try {
         await this.#handle(w, start, false, {

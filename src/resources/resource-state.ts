@@ -121,6 +121,8 @@ export interface ResourceState {
   lastError: string | null;
   /** Snapshots taken after the first, by reason. Monotonic for the life of the process. */
   relists: Partial<Record<RelistReason, number>>;
+  /** The first state was restored from `--snapshot-dir` (no initial LIST); see `ReflectorStatus.warmStart`. */
+  warmStart: boolean;
   /** Upstream watches re-opened without a relist (timeouts, liveness, 429, 5xx). Monotonic. */
   watchRestarts: number;
   /** Watch-list attempts that fell back to LIST (an apiserver without the WatchList feature). Monotonic. */
@@ -170,6 +172,7 @@ export function resourceState(
     restoredFromMs: stats?.restoredFromMs ?? null,
     lastError: r?.lastError ?? entry.discoveryError,
     relists: { ...(r?.relists ?? {}) },
+    warmStart: r?.warmStart ?? false,
     watchRestarts: r?.watchRestarts ?? 0,
     watchListFallbacks: r?.watchListFallbacks ?? 0,
   };

@@ -17,7 +17,7 @@ import { mintCa, signCertificate } from '../fixture/certs.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { spawnProxyCli } from '../support/proxy.ts';
-import { cacheRbacRules } from '../support/rbac-rules.ts';
+import { cacheRbacRules, SNAPSHOT_IDENTITY_RULE } from '../support/rbac-rules.ts';
 
 const deployDir = fileURLToPath(new URL('../../deploy/', import.meta.url));
 
@@ -380,8 +380,13 @@ describe('deploy/ manifests against the fixture apiserver', () => {
     assert.deepEqual(m.byKind('ClusterRole').rules, [
       { apiGroups: [''], resources: ['nodes', 'pods', 'services'], verbs: ['list', 'watch'] },
       { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+      // --snapshot-dir: the kube-system namespace's UID (the snapshot's apiserver identity).
+      { apiGroups: [''], resources: ['namespaces'], resourceNames: ['kube-system'], verbs: ['get'] },
     ]);
-    assert.deepEqual(m.byKind('ClusterRole').rules, cacheRbacRules(m.resourcesArg));
+    assert.deepEqual(m.byKind('ClusterRole').rules, [
+      ...cacheRbacRules(m.resourcesArg),
+      SNAPSHOT_IDENTITY_RULE,
+    ]);
     const delegator = m.objects.find(
       (o) => o.metadata.name === `${m.prefix}kube-cache-proxy-node-local-auth-delegator`,
     );

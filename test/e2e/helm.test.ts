@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import { runBuildScript } from '../fixture/fixture.ts';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
-import { cacheRbacRules } from '../support/rbac-rules.ts';
+import { cacheRbacRules, SNAPSHOT_IDENTITY_RULE } from '../support/rbac-rules.ts';
 
 const deployDir = fileURLToPath(new URL('../../deploy/', import.meta.url));
 const chart = join(deployDir, 'helm', 'kube-cache-proxy');
@@ -140,6 +140,17 @@ describe('deploy/helm/kube-cache-proxy: the kustomizations as a Helm chart', { t
       for (const l of lines) assert.match(l, / created \(server dry run\)$/);
     });
   }
+
+  it('node-local: the kube-system get (the snapshot identity) only with nodeLocal.snapshot.enabled', async () => {
+    const rules = async (set: string[]) =>
+      (await template('r1', 'ns1', ['mode=node-local', ...set])).objects.find((o) => o.kind === 'ClusterRole')
+        .rules;
+    const on = await rules([]);
+    assert.deepEqual(on.at(-1), SNAPSHOT_IDENTITY_RULE);
+    const off = await rules(['nodeLocal.snapshot.enabled=false']);
+    assert.deepEqual(off, on.slice(0, -1));
+    assert.ok(!JSON.stringify(off).includes('namespaces'));
+  });
 
   it('helm lint passes in every mode', async () => {
     for (const set of [[], ['sidecar.namespaced=true'], ['mode=node-local'], ['mode=pool']]) {

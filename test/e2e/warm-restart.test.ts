@@ -9,14 +9,14 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, type ProbeResult, sharedFixture } from '../fixture/index.ts';
+import { freePort } from '../fixture/ports.ts';
+import { apiserverRequests } from '../support/apiserver-metrics.ts';
 import { eventually } from '../support/eventually.ts';
 import { startProbe } from '../support/informer-probe.ts';
-import { metricSum } from '../support/prometheus-text.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
 /** Per key, event RVs strictly increase (a duplicate or a relist's replay breaks it). */
@@ -31,14 +31,6 @@ function outOfOrder(events: { key: string; rv: string; tombstone?: boolean }[]):
     last.set(e.key, rv);
   }
   return bad;
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((res) => s.listen(0, '127.0.0.1', res));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((res) => s.close(res));
-  return port;
 }
 
 /**
@@ -124,11 +116,6 @@ describe('warm restart from a snapshot against the real apiserver', () => {
     await agent.close();
   });
 
-  const metrics = async (): Promise<string> => {
-    const r = await request(`${f.server}/metrics`, { dispatcher: agent, headers: auth });
-    assert.equal(r.statusCode, 200);
-    return r.body.text();
-  };
   const api = (ns: string, name = '') =>
     `${f.server}/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;
   const write = async (method: string, ns: string, name: string, v = 0) => {
@@ -194,8 +181,11 @@ describe('warm restart from a snapshot against the real apiserver', () => {
       await write('PUT', ns, 'c3', 1);
       await write('DELETE', ns, 'c3');
 
-      const lists = async () =>
-        metricSum(await metrics(), 'apiserver_request_total', { verb: 'LIST', resource: 'configmaps' });
+      const lists = () =>
+        apiserverRequests(
+          { server: f.server, dispatcher: agent, token: f.tokens.admin },
+          { verb: 'LIST', resource: 'configmaps' },
+        );
       const listsBefore = await lists();
       proxy = await startProxy(f, flags);
       const state = () => proxy.parts.statusSource.resources()[0]!;

@@ -160,16 +160,25 @@ describe('warm restart from a snapshot, scripted upstream', () => {
       ready.body,
       /\[\+\]cache-sync\/configmaps ok \(served from a snapshot taken \d+s ago, not live\)/,
     );
-    // Accepted: proven live.
+    // Accepted is not proven (an ERROR 410 may follow in the stream); its first event is.
     w.accept();
+    await until('accepted', () => up.requests.length === 3);
+    assert.equal(p.state().live, false);
+    assert.equal((await get(base)).status, 404); // RV="": upstream (the fake has no LIST), not the snapshot
+    w.send('ADDED', configMap('c', 22));
     await until('live', () => p.state().live);
     assert.equal(p.state().restoredFromMs, null);
-    w.send('ADDED', configMap('c', 22));
     await until('c@22', () => p.state().resourceVersion === '22');
-    // The only upstream requests: the identity, the resume check's LIST of one item, the watch.
+    // The only upstream requests: the identity, the resume check's LIST of one item, the watch
+    // (and the client's RV="" LIST passed upstream).
     assert.deepEqual(
       up.requests.map((r) => r.replace(/\?.*/, '')),
-      ['GET /api/v1/namespaces/kube-system', 'GET /api/v1/configmaps', 'GET /api/v1/configmaps'],
+      [
+        'GET /api/v1/namespaces/kube-system',
+        'GET /api/v1/configmaps',
+        'GET /api/v1/configmaps',
+        'GET /api/v1/namespaces/ns/configmaps',
+      ],
     );
     assert.match(up.requests[1]!, /limit=1/);
     assert.deepEqual(p.state().relists, {});
@@ -203,6 +212,37 @@ describe('warm restart from a snapshot, scripted upstream', () => {
     const old = await watchLines(`${base}?watch=1&resourceVersion=20&timeoutSeconds=1`);
     assert.equal(old.length, 1);
     assert.match(old[0]!, /^ERROR/);
+  });
+
+  test('a resumed watch accepted, then ERROR 410 in its stream (an etcd-served watch): never live from the snapshot; relisted', async () => {
+    const { up, dir } = await firstRun({ uid: 'ks-1', current: 40 });
+    up.holdWatches = true;
+    const p = await proxyOn(up, dir);
+    const base = `${p.proxy.address}/api/v1/namespaces/ns/configmaps`;
+    let everLive = false;
+    const watchLive = setInterval(() => {
+      everLive ||= p.state().live;
+    }, 1);
+    const w = await up.nextWatch();
+    try {
+      assert.equal(w.query.get('resourceVersion'), '21');
+      w.accept();
+      await until('accepted', () => up.requests.length === 3);
+      // RV="" is not answered from the snapshot while the stream has delivered nothing.
+      for (let i = 0; i < 5; i++) assert.equal((await get(base)).status, 404);
+    } finally {
+      clearInterval(watchLive);
+    }
+    assert.equal(everLive, false, 'live from the snapshot before the stream delivered anything');
+    w.error(410, 'Expired', 'The resourceVersion for the provided watch is too old.');
+    up.holdWatches = false;
+    const relist = await up.nextWatch();
+    assert.equal(relist.query.get('sendInitialEvents'), 'true');
+    relist.send('ADDED', configMap('a', 10));
+    relist.send('BOOKMARK', endBookmark(40));
+    await until('relisted', () => p.state().resourceVersion === '40');
+    assert.deepEqual(p.state().relists, { expired: 1 });
+    assert.deepEqual(items((await get(`${base}?resourceVersion=0`)).body), ['a@10']);
   });
 
   test('a snapshot RV ahead of the upstream (etcd restored from a backup) is refused, deleted and relisted', async () => {

@@ -2,8 +2,20 @@
 export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
+  resourceNames?: string[];
   verbs: string[];
 }
+
+/**
+ * What `--snapshot-dir` adds to the cache rules: `get` on the `kube-system` namespace alone, whose
+ * UID tells one cluster from another at the same URL (src/snapshot/apiserver-identity.ts).
+ */
+export const SNAPSHOT_IDENTITY_RULE: PolicyRule = {
+  apiGroups: [''],
+  resources: ['namespaces'],
+  resourceNames: ['kube-system'],
+  verbs: ['get'],
+};
 
 /**
  * The entries of a `--resources` value: split at the commas outside a `[...]` scope, each

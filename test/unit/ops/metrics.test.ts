@@ -199,6 +199,22 @@ describe('createMetrics', () => {
     ]);
   });
 
+  it('a warm start (restored from a snapshot) counts no initial LIST; a refused snapshot counts one LIST', async () => {
+    const pods = 'group="",resource="pods"';
+    const warm = createMetrics({
+      processMetrics: false,
+      source: new FakeStatusSource([podsStatus({ warmStart: true, relists: {} })]),
+    });
+    assert.deepEqual(await samples(warm, 'kube_cache_proxy_reflector_relists_total'), []);
+    const refused = createMetrics({
+      processMetrics: false,
+      source: new FakeStatusSource([podsStatus({ warmStart: true, relists: { snapshot_refused: 1 } })]),
+    });
+    assert.deepEqual(await samples(refused, 'kube_cache_proxy_reflector_relists_total'), [
+      `kube_cache_proxy_reflector_relists_total{${pods},reason="snapshot_refused"} 1`,
+    ]);
+  });
+
   it('uses the apiserver read-wait buckets', async () => {
     const m = createMetrics({ processMetrics: false });
     m.readWait.observe({ group: '', resource: 'pods', result: 'fresh' }, 0.03);

@@ -25,6 +25,7 @@ describe('StatusRecorder', () => {
       lastSyncMode: 'watch-list',
       lastSyncObjects: 3,
       relists: {},
+      warmStart: false,
       watchRestarts: 0,
       watchListFallbacks: 0,
       lastResourceVersion: '40',

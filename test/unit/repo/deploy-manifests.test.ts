@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { cacheRbacRules, resourceNames } from '../../support/rbac-rules.ts';
+import { cacheRbacRules, resourceNames, SNAPSHOT_IDENTITY_RULE } from '../../support/rbac-rules.ts';
 
 // Structural checks on the source manifests (no kubectl needed). test/e2e/deploy.test.ts renders
 // them with kustomize and applies them with a server-side dry-run against a real apiserver.
@@ -166,7 +166,11 @@ describe('deploy/overlays/node-local', () => {
   });
 
   it('grants list/watch on exactly the cached resources, the review APIs, no impersonation', () => {
-    assert.deepEqual(load('overlays/node-local/clusterrole.yaml').rules, cacheRbacRules(arg('--resources')!));
+    assert.ok(arg('--snapshot-dir'));
+    assert.deepEqual(load('overlays/node-local/clusterrole.yaml').rules, [
+      ...cacheRbacRules(arg('--resources')!),
+      SNAPSHOT_IDENTITY_RULE,
+    ]);
     assert.equal(
       load('overlays/node-local/auth-delegator-clusterrolebinding.yaml').roleRef.name,
       'system:auth-delegator',
