@@ -102,6 +102,15 @@ export function protobufList(resource: ResourceInfo, page: ListPage, metadata?: 
 
 /** Event lines shared by watchers (the history's) → their frames: encoded once per event. */
 const frames = new WeakMap<object, Buffer>();
+let watchEncodes = 0;
+
+/**
+ * How many watch event lines this process has encoded to protobuf frames: one per (event line,
+ * format), however many watchers receive it (a count for tests and profiles, not a metric).
+ */
+export function protobufWatchEncodes(): number {
+  return watchEncodes;
+}
 
 /**
  * One watch event's protobuf frame from its JSON line (`{"type":…,"object":…}\n`, one Buffer or
@@ -118,6 +127,7 @@ export function protobufWatchFrame(line: Buffer | readonly Buffer[]): Buffer {
   const spec = kindSpec(o.apiVersion ?? '', o.kind ?? '');
   if (!spec) throw new CannotEncode('unknown-kind', `${o.apiVersion}/${o.kind}`);
   const msg = encodeParsed(spec.name, o);
+  watchEncodes++;
   const frame = watchFrame(e.type, unknownEnvelope(o.apiVersion!, o.kind!, msg));
   frames.set(line, frame);
   return frame;
