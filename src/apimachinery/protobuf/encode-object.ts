@@ -57,20 +57,47 @@ export class CannotEncode extends Error {
 type Json = null | boolean | number | bigint | string | Json[] | { [k: string]: Json };
 type JsonObject = { [k: string]: Json };
 
-/** A JSON number of 16 or more digits may lie beyond 2^53. */
-const LONG_NUMBER = /\d{16}/;
+/**
+ * Thrown by the encoder when an integer field holds a number JSON.parse could not keep exactly
+ * (beyond 2^53): the caller parses again with {@link parseGoJSON} and encodes once more
+ * ({@link encodeFromText}). Not a decline.
+ */
+export class LossyNumber extends Error {
+  constructor() {
+    super('an integer beyond 2^53 parsed as a double');
+    this.name = 'LossyNumber';
+  }
+}
+const LOSSY = new LossyNumber();
+
+const revive = (_k: string, v: unknown, ctx?: { source?: string }) =>
+  typeof v === 'number' && !Number.isSafeInteger(v) && ctx?.source && /^-?\d+$/.test(ctx.source)
+    ? BigInt(ctx.source)
+    : v;
 
 /**
  * Parses Go-written JSON, keeping integers beyond 2^53 exact as bigint (JSON.parse source
- * access, ES2025). Throws SyntaxError on malformed JSON.
+ * access, ES2025). Throws SyntaxError on malformed JSON. Slower than JSON.parse (a reviver call
+ * per value): {@link encodeFromText} parses plainly first and uses this only when it must.
  */
 export function parseGoJSON(text: string): Json {
-  if (!LONG_NUMBER.test(text)) return JSON.parse(text) as Json;
-  const revive = (_k: string, v: unknown, ctx?: { source?: string }) =>
-    typeof v === 'number' && !Number.isSafeInteger(v) && ctx?.source && /^-?\d+$/.test(ctx.source)
-      ? BigInt(ctx.source)
-      : v;
   return JSON.parse(text, revive as (k: string, v: unknown) => unknown) as Json;
+}
+
+/**
+ * `encode(parsed)` of Go-written JSON `text`, parsed by plain JSON.parse (no reviver, no scan
+ * for long numbers): when the encoder meets an integer it could not keep exactly
+ * ({@link LossyNumber}) it calls `rewind` (to drop what it wrote) and encodes again from
+ * {@link parseGoJSON}. Throws what `encode` throws, SyntaxError on malformed JSON.
+ */
+export function encodeFromText<T>(text: string, encode: (parsed: Json) => T, rewind?: () => void): T {
+  try {
+    return encode(JSON.parse(text) as Json);
+  } catch (err) {
+    if (err !== LOSSY) throw err;
+  }
+  rewind?.();
+  return encode(parseGoJSON(text));
 }
 
 const TIME = 'apimachinery/pkg/apis/meta/v1.Time';
@@ -284,7 +311,10 @@ function writeValue(
       return;
     case K_INT:
       if (v === undefined) w.uvarint(0);
-      else if (typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v))) w.varint64(v);
+      else if (typeof v === 'number' && Number.isInteger(v)) {
+        if (!Number.isSafeInteger(v)) throw LOSSY;
+        w.varint64(v);
+      } else if (typeof v === 'bigint') w.varint64(v);
       else throw new CannotEncode('json-type', ': not an integer');
       w.tag(num, VARINT);
       return;
@@ -391,6 +421,7 @@ function writeCustom(w: BackwardWriter, plan: Plan, v: Json | undefined): void {
       const isString = typeof v === 'string';
       if (v !== undefined && v !== null && !isString && !(typeof v === 'number' && Number.isInteger(v)))
         throw new CannotEncode('json-type', ': not an int or string');
+      if (typeof v === 'number' && !Number.isSafeInteger(v)) throw LOSSY;
       w.string(isString ? v : '');
       w.tag(3, LEN);
       w.varint64(typeof v === 'number' ? v : 0);
@@ -402,6 +433,7 @@ function writeCustom(w: BackwardWriter, plan: Plan, v: Json | undefined): void {
     case C_FIELDS_V1: {
       if (v === undefined || v === null) return;
       const text = jsoniterJSON(v);
+      if (LONG_DIGITS.test(text) && hasUnsafeNumber(v)) throw LOSSY; // JSON.parse rounded it
       if (typeof v === 'object' && INDEX_KEY.test(text))
         throw new CannotEncode('fields-escaping', ': an array-index key');
       w.string(text);
@@ -417,6 +449,21 @@ function writeCustom(w: BackwardWriter, plan: Plan, v: Json | undefined): void {
   }
 }
 
+/** 16 or more digits in a row: a number that may lie beyond 2^53. */
+const LONG_DIGITS = /\d{16}/;
+
+/** Whether a parsed JSON value holds a number beyond 2^53 (rounded by JSON.parse). */
+function hasUnsafeNumber(v: Json): boolean {
+  if (typeof v === 'number') return Number.isInteger(v) && !Number.isSafeInteger(v);
+  if (typeof v !== 'object' || v === null) return false;
+  for (const x of Array.isArray(v) ? v : Object.values(v)) if (hasUnsafeNumber(x)) return true;
+  return false;
+}
+
+/** JSON.stringify writing a bigint (from {@link parseGoJSON}) as its digits. */
+const bigintDigits = (_k: string, v: unknown) =>
+  typeof v === 'bigint' ? (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(v.toString()) : v;
+
 /**
  * An object key JS would reorder (an array index), found in the compact JSON of a FieldsV1: the
  * raw JSON's key order is lost. A `"` right after `{` or `,` opens a key (inside a string every
@@ -431,7 +478,13 @@ const INDEX_KEY = /[{,]"(?:0|[1-9]\d*)":/;
  * `\u000c` where JS writes `\b` and `\f` (json-iterator shortens only `\n`, `\r`, `\t`).
  */
 export function jsoniterJSON(v: unknown): string {
-  const s = JSON.stringify(v);
+  let s: string;
+  try {
+    s = JSON.stringify(v);
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+    s = JSON.stringify(v, bigintDigits); // a bigint (only JSON.stringify's TypeError besides cycles)
+  }
   // Most FieldsV1 carry neither: skip the replace (a callback per backslash, and k:{…} keys have many).
   if (!s.includes('\\b') && !s.includes('\\f')) return s;
   return s.replace(/\\(.)/g, (m, esc: string) => (esc === 'b' ? '\\u0008' : esc === 'f' ? '\\u000c' : m));
