@@ -97,7 +97,14 @@ export function protobufList(resource: ResourceInfo, page: ListPage, metadata?: 
   return [
     metadata === undefined
       ? listAnswer(resource.apiVersion, `${resource.kind}List`, meta, type, page.items)
-      : listAnswer(`meta.k8s.io/${metadata}`, 'PartialObjectMetadataList', meta, PARTIAL, page.items, partialOf),
+      : listAnswer(
+          `meta.k8s.io/${metadata}`,
+          'PartialObjectMetadataList',
+          meta,
+          PARTIAL,
+          page.items,
+          partialOf,
+        ),
   ];
 }
 

@@ -14,8 +14,8 @@ import {
   protobufWatchFrame,
   watchableInProtobuf,
 } from '../../../src/server/protobuf-answers.ts';
-import { ALL, pod, seeded } from '../../support/watch-cache-fixtures.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
+import { ALL, pod, seeded } from '../../support/watch-cache-fixtures.ts';
 
 const cms = resourceInfo('v1', 'configmaps', 'ConfigMap');
 const widgets = resourceInfo('example.com/v1', 'widgets', 'Widget', { builtIn: false });
@@ -87,7 +87,8 @@ describe('protobuf watch events: encoded once per event, not per watcher', () =>
     const before = protobufWatchEncodes();
     const frames = watchers.map((w) => {
       const out: Buffer[] = [];
-      for (let c = w.stream.read(); c !== null; c = w.stream.read()) out.push(protobufWatchFrame(c as Buffer));
+      for (let c = w.stream.read(); c !== null; c = w.stream.read())
+        out.push(protobufWatchFrame(c as Buffer));
       return out;
     });
     assert.equal(protobufWatchEncodes() - before, 3);

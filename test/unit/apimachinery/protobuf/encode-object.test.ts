@@ -83,7 +83,8 @@ describe('protobuf encoder', () => {
     const chunks = unknownEnvelope('v1', 'ConfigMapList', listRaw({ resourceVersion: '5' }, items));
     assert.equal(hex(list), hex(Buffer.concat(chunks)), 'one buffer equal to the per-item chunks');
     // 16 digits inside a FieldsV1 key (a string, not a number): no retry loop, written as is.
-    const fields = '{"metadata":{"name":"c","managedFields":[{"fieldsV1":{"f:data":{"f:1234567890123456789":{}}}}]}}';
+    const fields =
+      '{"metadata":{"name":"c","managedFields":[{"fieldsV1":{"f:data":{"f:1234567890123456789":{}}}}]}}';
     assert.ok(encodeObjectMessage('v1', 'ConfigMap', fields).includes('f:1234567890123456789'));
     const num = '{"metadata":{"name":"c","managedFields":[{"fieldsV1":{"f:x":12345678901234567890}}]}}';
     assert.ok(encodeObjectMessage('v1', 'ConfigMap', num).includes('{"f:x":12345678901234567890}'));
