@@ -194,7 +194,15 @@ try {
         quiet: true,
         untilStopped: true,
       });
-      await p.synced;
+      const synced = await p.synced.then(
+        () => true,
+        (err: unknown) => {
+          log({ rep, probe: pf.name, failed: String(err).slice(0, 200) });
+          p.done.catch(() => {});
+          return false;
+        },
+      );
+      if (!synced) continue; // the probe's 1-minute sync timeout on a loaded machine: no figure
       const clientCpu = cpuSeconds(p.pid) * 1000;
       const serverCpu = (cpuSeconds(pf.pid) - s0) * 1000;
       p.stop();
