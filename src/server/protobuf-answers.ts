@@ -12,10 +12,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { cacheForm, type MetadataVersion, protobufForm } from '../apimachinery/accept.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
-import { CannotEncode, parseGoJSON } from '../apimachinery/protobuf/encode-object.ts';
+import { CannotEncode, encodeFromText } from '../apimachinery/protobuf/encode-object.ts';
 import {
   encodeParsed,
-  listRaw,
+  encodeText,
+  listAnswer,
   objectAnswer,
   PROTOBUF_CONTENT_TYPE,
   unknownEnvelope,
@@ -71,37 +72,53 @@ export function protobufGet(
   json: readonly Buffer[],
   metadata?: MetadataVersion,
 ): Buffer {
-  const obj = parseGoJSON(Buffer.concat(json).toString('utf8')) as { metadata?: unknown };
+  const text = (json.length === 1 ? json[0]! : Buffer.concat(json)).toString('utf8');
   if (metadata !== undefined) {
     typeOf(resource); // a kind the apiserver has no protobuf for answers 406 in any form
-    const partial = encodeParsed(PARTIAL, { metadata: obj.metadata });
+    const partial = encodeText(PARTIAL, text, (o) => ({ metadata: (o as { metadata?: unknown }).metadata }));
     return objectAnswer(`meta.k8s.io/${metadata}`, 'PartialObjectMetadata', partial);
   }
-  return objectAnswer(resource.apiVersion, resource.kind, encodeParsed(typeOf(resource), obj));
+  return objectAnswer(resource.apiVersion, resource.kind, encodeText(typeOf(resource), text));
 }
 
+/** A PartialObjectMetadata around a list item's `metadata` value. */
+const partialOf = (metadata: unknown) => ({ metadata });
+
 /**
- * A LIST answer's chunks from a cache page (`items`: list items, or with `metadata` the
- * objects' `metadata` values). Throws {@link CannotEncode}.
+ * A LIST answer (one buffer, in a one-element array of chunks) from a cache page (`items`: list
+ * items, or with `metadata` the objects' `metadata` values). Throws {@link CannotEncode}.
  */
 export function protobufList(resource: ResourceInfo, page: ListPage, metadata?: MetadataVersion): Buffer[] {
   const type = typeOf(resource);
   if (page.shardInfo !== undefined) throw new CannotEncode('unknown-field', 'ListMeta.shardInfo');
-  const items = page.items.map((b) => {
-    const item = parseGoJSON(b.toString('utf8'));
-    return metadata === undefined ? encodeParsed(type, item) : encodeParsed(PARTIAL, { metadata: item });
-  });
   const meta: Record<string, unknown> = { resourceVersion: page.resourceVersion };
   if (page.continue !== undefined) meta.continue = page.continue;
   if (page.remainingItemCount !== undefined) meta.remainingItemCount = page.remainingItemCount;
-  const raw = listRaw(meta, items);
-  return metadata === undefined
-    ? unknownEnvelope(resource.apiVersion, `${resource.kind}List`, raw)
-    : unknownEnvelope(`meta.k8s.io/${metadata}`, 'PartialObjectMetadataList', raw);
+  return [
+    metadata === undefined
+      ? listAnswer(resource.apiVersion, `${resource.kind}List`, meta, type, page.items)
+      : listAnswer(
+          `meta.k8s.io/${metadata}`,
+          'PartialObjectMetadataList',
+          meta,
+          PARTIAL,
+          page.items,
+          partialOf,
+        ),
+  ];
 }
 
 /** Event lines shared by watchers (the history's) → their frames: encoded once per event. */
 const frames = new WeakMap<object, Buffer>();
+let watchEncodes = 0;
+
+/**
+ * How many watch event lines this process has encoded to protobuf frames: one per (event line,
+ * format), however many watchers receive it (a count for tests and profiles, not a metric).
+ */
+export function protobufWatchEncodes(): number {
+  return watchEncodes;
+}
 
 /**
  * One watch event's protobuf frame from its JSON line (`{"type":…,"object":…}\n`, one Buffer or
@@ -113,12 +130,18 @@ export function protobufWatchFrame(line: Buffer | readonly Buffer[]): Buffer {
   const have = frames.get(line);
   if (have) return have;
   const text = Buffer.isBuffer(line) ? line.toString('utf8') : Buffer.concat(line).toString('utf8');
-  const e = parseGoJSON(text) as { type: string; object: { kind?: string; apiVersion?: string } };
-  const o = e.object;
-  const spec = kindSpec(o.apiVersion ?? '', o.kind ?? '');
-  if (!spec) throw new CannotEncode('unknown-kind', `${o.apiVersion}/${o.kind}`);
-  const msg = encodeParsed(spec.name, o);
-  const frame = watchFrame(e.type, unknownEnvelope(o.apiVersion!, o.kind!, msg));
+  type Event = { type: string; object: { kind?: string; apiVersion?: string } };
+  let e: Event | undefined;
+  const msg = encodeFromText(text, (parsed) => {
+    e = parsed as unknown as Event;
+    const o = e.object;
+    const spec = kindSpec(o.apiVersion ?? '', o.kind ?? '');
+    if (!spec) throw new CannotEncode('unknown-kind', `${o.apiVersion}/${o.kind}`);
+    return encodeParsed(spec.name, o);
+  });
+  watchEncodes++;
+  const o = e!.object;
+  const frame = watchFrame(e!.type, unknownEnvelope(o.apiVersion!, o.kind!, msg));
   frames.set(line, frame);
   return frame;
 }

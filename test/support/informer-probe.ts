@@ -18,6 +18,8 @@ export interface ProbeProcess {
   events(): ProbeResult['events'];
   /** Ends a probe started with `untilStopped`: it prints its store and exits (see `done`). */
   stop(): void;
+  /** The probe's process id (its CPU time in /proc, for the bench). */
+  pid: number;
 }
 
 /** Starts the probe binary `bin` (see `runProbe` for the options). */
@@ -62,5 +64,12 @@ export function startProbe(bin: string, o: ProbeOptions): ProbeProcess {
     });
   });
   synced.catch(() => {});
-  return { synced, done, stderr: () => stderr, events: () => result.events, stop: () => child.stdin.end() };
+  return {
+    synced,
+    done,
+    stderr: () => stderr,
+    events: () => result.events,
+    stop: () => child.stdin.end(),
+    pid: child.pid ?? 0,
+  };
 }

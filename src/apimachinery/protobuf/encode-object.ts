@@ -23,7 +23,11 @@
  * JSON), FieldsV1 content whose escaping may differ, a custom type the encoder does not know.
  */
 
+import { hasUnsafeNumber, type Json, jsoniterJSON, LONG_DIGITS, LOSSY } from './exact-json.ts';
 import { parseTime, timeNanos } from './go-time.ts';
+
+export { encodeFromText, jsoniterJSON, LossyNumber, parseGoJSON } from './exact-json.ts';
+
 import { type FieldKind, type MessageSpec, messageSpec } from './schema.ts';
 import { type BackwardWriter, FIXED32, FIXED64, LEN, VARINT } from './writer.ts';
 
@@ -54,24 +58,7 @@ export class CannotEncode extends Error {
   }
 }
 
-type Json = null | boolean | number | bigint | string | Json[] | { [k: string]: Json };
 type JsonObject = { [k: string]: Json };
-
-/** A JSON number of 16 or more digits may lie beyond 2^53. */
-const LONG_NUMBER = /\d{16}/;
-
-/**
- * Parses Go-written JSON, keeping integers beyond 2^53 exact as bigint (JSON.parse source
- * access, ES2025). Throws SyntaxError on malformed JSON.
- */
-export function parseGoJSON(text: string): Json {
-  if (!LONG_NUMBER.test(text)) return JSON.parse(text) as Json;
-  const revive = (_k: string, v: unknown, ctx?: { source?: string }) =>
-    typeof v === 'number' && !Number.isSafeInteger(v) && ctx?.source && /^-?\d+$/.test(ctx.source)
-      ? BigInt(ctx.source)
-      : v;
-  return JSON.parse(text, revive as (k: string, v: unknown) => unknown) as Json;
-}
 
 const TIME = 'apimachinery/pkg/apis/meta/v1.Time';
 const MICRO_TIME = 'apimachinery/pkg/apis/meta/v1.MicroTime';
@@ -284,7 +271,10 @@ function writeValue(
       return;
     case K_INT:
       if (v === undefined) w.uvarint(0);
-      else if (typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v))) w.varint64(v);
+      else if (typeof v === 'number' && Number.isInteger(v)) {
+        if (!Number.isSafeInteger(v)) throw LOSSY;
+        w.varint64(v);
+      } else if (typeof v === 'bigint') w.varint64(v);
       else throw new CannotEncode('json-type', ': not an integer');
       w.tag(num, VARINT);
       return;
@@ -391,6 +381,7 @@ function writeCustom(w: BackwardWriter, plan: Plan, v: Json | undefined): void {
       const isString = typeof v === 'string';
       if (v !== undefined && v !== null && !isString && !(typeof v === 'number' && Number.isInteger(v)))
         throw new CannotEncode('json-type', ': not an int or string');
+      if (typeof v === 'number' && !Number.isSafeInteger(v)) throw LOSSY;
       w.string(isString ? v : '');
       w.tag(3, LEN);
       w.varint64(typeof v === 'number' ? v : 0);
@@ -402,6 +393,7 @@ function writeCustom(w: BackwardWriter, plan: Plan, v: Json | undefined): void {
     case C_FIELDS_V1: {
       if (v === undefined || v === null) return;
       const text = jsoniterJSON(v);
+      if (LONG_DIGITS.test(text) && hasUnsafeNumber(v)) throw LOSSY; // JSON.parse rounded it
       if (typeof v === 'object' && INDEX_KEY.test(text))
         throw new CannotEncode('fields-escaping', ': an array-index key');
       w.string(text);
@@ -423,16 +415,3 @@ function writeCustom(w: BackwardWriter, plan: Plan, v: Json | undefined): void {
  * `"` follows a backslash), and a key of digits has no escapes.
  */
 const INDEX_KEY = /[{,]"(?:0|[1-9]\d*)":/;
-
-/**
- * The compact JSON structured-merge-diff writes for a FieldsV1 (`fieldpath/serialize.go`:
- * json-iterator's `Stream.WriteObjectField`/`WriteString`, `stream_str.go`
- * `writeStringSlowPath`, which escapes no HTML): JS's `JSON.stringify` but for `\u0008` and
- * `\u000c` where JS writes `\b` and `\f` (json-iterator shortens only `\n`, `\r`, `\t`).
- */
-export function jsoniterJSON(v: unknown): string {
-  const s = JSON.stringify(v);
-  // Most FieldsV1 carry neither: skip the replace (a callback per backslash, and k:{…} keys have many).
-  if (!s.includes('\\b') && !s.includes('\\f')) return s;
-  return s.replace(/\\(.)/g, (m, esc: string) => (esc === 'b' ? '\\u0008' : esc === 'f' ? '\\u000c' : m));
-}

@@ -168,6 +168,11 @@ export class BackwardWriter {
     return this.#buf.subarray(this.#pos);
   }
 
+  /** Forgets what was written after `mark` (a {@link written} value). */
+  rewind(mark: number): void {
+    this.#pos = this.#buf.length - mark;
+  }
+
   /** Forgets what was written (the buffer is kept for the next message). */
   reset(): void {
     this.#pos = this.#buf.length;
@@ -178,5 +183,7 @@ declare global {
   interface Buffer {
     /** Node's internal UTF-8 writer behind `buf.write(s, offset, length, 'utf8')`, without its argument parsing. */
     utf8Write(s: string, offset: number, length: number): number;
+    /** Node's internal UTF-8 decoder behind `buf.toString('utf8', start, end)`, without its argument parsing. */
+    utf8Slice(start: number, end: number): string;
   }
 }

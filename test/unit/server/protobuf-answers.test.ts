@@ -10,10 +10,12 @@ import {
   answerEncoding,
   protobufGet,
   protobufList,
+  protobufWatchEncodes,
   protobufWatchFrame,
   watchableInProtobuf,
 } from '../../../src/server/protobuf-answers.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
+import { ALL, pod, seeded } from '../../support/watch-cache-fixtures.ts';
 
 const cms = resourceInfo('v1', 'configmaps', 'ConfigMap');
 const widgets = resourceInfo('example.com/v1', 'widgets', 'Widget', { builtIn: false });
@@ -71,6 +73,31 @@ describe('protobuf answers', () => {
     assert.equal(protobufWatchFrame(line), f1, 'the same Buffer for the same line');
     assert.equal(f1.readUInt32BE(0), f1.length - 4);
     assert.equal(f1.subarray(4, 11).toString('latin1'), '\n\x05ADDED');
+  });
+});
+
+describe('protobuf watch events: encoded once per event, not per watcher', () => {
+  it('50 watchers of one watch cache, 3 events: 3 encodes, every watcher sent the same frame', () => {
+    const { cache } = seeded();
+    const rv = cache.resourceVersion();
+    const watchers = Array.from({ length: 50 }, () => cache.watch({ ...ALL, resourceVersion: rv }));
+    cache.add(pod('a', 'p9', 11, { labels: { app: 'x' } }));
+    cache.update(pod('a', 'p9', 12, { labels: { app: 'y' }, nodeName: 'n1' }));
+    cache.delete(pod('a', 'p9', 13));
+    const before = protobufWatchEncodes();
+    const frames = watchers.map((w) => {
+      const out: Buffer[] = [];
+      for (let c = w.stream.read(); c !== null; c = w.stream.read())
+        out.push(protobufWatchFrame(c as Buffer));
+      return out;
+    });
+    assert.equal(protobufWatchEncodes() - before, 3);
+    for (const f of frames) {
+      assert.equal(f.length, 3);
+      for (let i = 0; i < 3; i++) assert.equal(f[i], frames[0]![i], 'the same Buffer, not an equal one');
+    }
+    const types = frames[0]!.map((f) => f.subarray(6, 6 + f[5]!).toString('latin1'));
+    assert.deepEqual(types, ['ADDED', 'MODIFIED', 'DELETED']);
   });
 });
 

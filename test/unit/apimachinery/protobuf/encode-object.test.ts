@@ -11,7 +11,13 @@ import {
   jsoniterJSON,
   parseGoJSON,
 } from '../../../../src/apimachinery/protobuf/encode-object.ts';
-import { encodeObjectMessage, encodeParsed } from '../../../../src/apimachinery/protobuf/envelope.ts';
+import {
+  encodeObjectMessage,
+  encodeParsed,
+  listAnswer,
+  listRaw,
+  unknownEnvelope,
+} from '../../../../src/apimachinery/protobuf/envelope.ts';
 
 const hex = (b: Buffer) => b.toString('hex');
 const TIME = 'apimachinery/pkg/apis/meta/v1.Time';
@@ -59,6 +65,29 @@ describe('protobuf encoder', () => {
     assert.equal(v.c, -9223372036854775808n);
     const meta = encodeParsed(OBJECT_META, { generation: 9007199254740993n });
     assert.ok(hex(meta).includes('3881808080808080100'.slice(0, 18)), hex(meta));
+  });
+
+  it('from JSON text: an int64 beyond 2^53 (plain JSON.parse rounds it) is re-parsed exactly, in a LIST too', () => {
+    const big = '{"metadata":{"name":"a","generation":9007199254740993}}';
+    const exact = encodeParsed('api/core/v1.ConfigMap', parseGoJSON(big));
+    assert.equal(hex(encodeObjectMessage('v1', 'ConfigMap', big)), hex(exact));
+    // The rounded value would be ...992: its varint ends 80 80 80 80 80 80 80 10, the exact one 81.
+    assert.ok(hex(exact).includes('388180808080808010'), hex(exact));
+    const small = '{"metadata":{"name":"b","generation":3}}';
+    const list = listAnswer('v1', 'ConfigMapList', { resourceVersion: '5' }, 'api/core/v1.ConfigMap', [
+      Buffer.from(small),
+      Buffer.from(big),
+      Buffer.from(small),
+    ]);
+    const items = [small, big, small].map((t) => encodeParsed('api/core/v1.ConfigMap', parseGoJSON(t)));
+    const chunks = unknownEnvelope('v1', 'ConfigMapList', listRaw({ resourceVersion: '5' }, items));
+    assert.equal(hex(list), hex(Buffer.concat(chunks)), 'one buffer equal to the per-item chunks');
+    // 16 digits inside a FieldsV1 key (a string, not a number): no retry loop, written as is.
+    const fields =
+      '{"metadata":{"name":"c","managedFields":[{"fieldsV1":{"f:data":{"f:1234567890123456789":{}}}}]}}';
+    assert.ok(encodeObjectMessage('v1', 'ConfigMap', fields).includes('f:1234567890123456789'));
+    const num = '{"metadata":{"name":"c","managedFields":[{"fieldsV1":{"f:x":12345678901234567890}}]}}';
+    assert.ok(encodeObjectMessage('v1', 'ConfigMap', num).includes('{"f:x":12345678901234567890}'));
   });
 
   it('metav1.Time: seconds, nanos 0, the zero time empty; MicroTime keeps microseconds', () => {

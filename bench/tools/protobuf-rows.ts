@@ -1,0 +1,276 @@
+/**
+ * Protobuf answers side by side on one fixture, one run: `PODS` pods (bench/support/seed.ts, ~5 KB,
+ * 100 namespaces, as the full bench), two proxies of the built CLI caching pods (one with
+ * `--protobuf-answers=cache`, one with the default `json`), both pinned to CPU 1, and:
+ *
+ * - LIST of all pods (RV=0) and GET of one pod, protobuf and JSON, through the `cache` proxy and
+ *   direct: wall ms per request (median, min–max of `REPS`), and the CPU of the process that
+ *   answered (the proxy's, or the apiserver's for direct; /proc utime+stime, 10 ms ticks: a GET's
+ *   is the total of `GETS` GETs divided by them);
+ * - an informer's cold sync (the fixture's client-go probe, typed, `--content-type=protobuf`, the
+ *   kube components' Accept `protobuf,json`, all namespaces): the probe's own CPU until its
+ *   `synced` line (process start included, the same in every form) and its sync ms, protobuf from
+ *   the `cache` proxy, JSON from the `json` proxy, protobuf direct; `REPS` each, interleaved;
+ * - memory (bench/support/memory.ts `memoryRow`, RSS per JSON byte against an empty-cache proxy)
+ *   of both proxies 2 s after ready, and again after the rows above with 10 protobuf and 10 JSON
+ *   watchers of all pods still open (protobuf and JSON clients both active).
+ *
+ * usage: node bench/tools/protobuf-rows.ts [PODS=10000] [REPS=5] [GETS=200]
+ * Prints one JSON line per measurement to stderr as it goes and Markdown tables at the end.
+ */
+import { type Dispatcher, request } from 'undici';
+import { createUpstream } from '../../src/upstream/connection.ts';
+import { startFixture } from '../../test/fixture/index.ts';
+import { writeKubeconfig } from '../../test/fixture/kubeconfig.ts';
+import { startProbe } from '../../test/support/informer-probe.ts';
+import { toolArgs } from '../support/args.ts';
+import { listSize, memoryRow } from '../support/memory.ts';
+import { cpuSeconds, peakRssBytes } from '../support/proc.ts';
+import { buildDist, DIST_CLI, type ProxyProcess, startProxy } from '../support/proxy-process.ts';
+import { nsName, podName, seedPods } from '../support/seed.ts';
+
+const [PODS = 10_000, REPS = 5, GETS = 200] = toolArgs({}).positionals.map(Number);
+const PB = 'application/vnd.kubernetes.protobuf';
+const log = (m: unknown) =>
+  process.stderr.write(`protobuf-rows ${new Date().toISOString().slice(11, 19)} ${JSON.stringify(m)}\n`);
+
+const f = await startFixture({ verbose: false });
+const up = await createUpstream({ kubeconfig: f.kubeconfigs.adminToken });
+const { Agent } = await import('undici');
+const direct = new Agent({ connect: { ca: f.caPem } });
+const auth = { authorization: `Bearer ${f.tokens.admin}` };
+const apiserverPid = f.pids().apiserver;
+const proxies: ProxyProcess[] = [];
+const watchers: Array<{ destroy(): void }> = [];
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const r1 = (x: number) => Math.round(x * 10) / 10;
+const spread = (xs: number[]) => `${r1(median(xs))} (${r1(Math.min(...xs))}–${r1(Math.max(...xs))})`;
+
+try {
+  buildDist();
+  log(`seeding ${PODS} pods`);
+  await seedPods(up, { pods: PODS, namespaces: 100, nodes: 50, podBytes: 5000 });
+  const size = await listSize(up, '/api/v1/pods');
+  const start = (resources: string, extraArgs: string[] = []) =>
+    startProxy({
+      kubeconfig: f.kubeconfigs.adminToken,
+      resources: [resources],
+      cpu: '1',
+      memoryHook: true,
+      cli: DIST_CLI,
+      extraArgs,
+    });
+  const memoryOf = async (p: ProxyProcess) => {
+    const at2s = await p.memory('sample');
+    const peak = peakRssBytes(p.pid);
+    const afterGc = await p.memory('gc');
+    return { readyMs: p.readyMs, peak, at2s, afterGc };
+  };
+  const empty = await start('limitranges');
+  await new Promise((r) => setTimeout(r, 2000));
+  const emptyMem = await memoryOf(empty);
+  await empty.stop();
+  const cache = await start('pods', ['--protobuf-answers=cache']);
+  proxies.push(cache);
+  const json = await start('pods');
+  proxies.push(json);
+  await new Promise((r) => setTimeout(r, 2000));
+  const memRows = [
+    memoryRow(
+      'proxy pods, --protobuf-answers=cache, no clients',
+      'pods',
+      size,
+      await memoryOf(cache),
+      emptyMem,
+    ),
+    memoryRow(
+      'proxy pods, --protobuf-answers=json, no clients',
+      'pods',
+      size,
+      await memoryOf(json),
+      emptyMem,
+    ),
+  ];
+  for (const m of memRows) log(m);
+
+  // 10 protobuf and 10 JSON watchers of all pods on each proxy, open until the end.
+  const rvOf = async (base: string) => {
+    const r = await request(`${base}/api/v1/pods?limit=1`, { headers: { accept: 'application/json' } });
+    return (JSON.parse(await r.body.text()) as { metadata: { resourceVersion: string } }).metadata
+      .resourceVersion;
+  };
+  for (const p of [cache, json]) {
+    const rv = await rvOf(p.url);
+    for (let i = 0; i < 20; i++) {
+      const accept = i % 2 === 0 ? `${PB}, application/json` : 'application/json';
+      const r = await request(`${p.url}/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`, {
+        headers: { accept },
+      });
+      if (r.statusCode !== 200) throw new Error(`watch ${accept}: ${r.statusCode}`);
+      r.body.on('data', () => {});
+      r.body.on('error', () => {});
+      watchers.push(r.body);
+    }
+  }
+
+  type Form = { name: string; base: string; accept: string; pid: number; dispatcher?: Dispatcher };
+  const forms: Form[] = [
+    { name: 'proxy protobuf', base: cache.url, accept: PB, pid: cache.pid },
+    { name: 'direct protobuf', base: f.server, accept: PB, pid: apiserverPid, dispatcher: direct },
+    { name: 'proxy JSON', base: cache.url, accept: 'application/json', pid: cache.pid },
+    {
+      name: 'direct JSON',
+      base: f.server,
+      accept: 'application/json',
+      pid: apiserverPid,
+      dispatcher: direct,
+    },
+  ];
+  const fetchOnce = async (fm: Form, path: string) => {
+    const r = await request(`${fm.base}${path}`, {
+      headers: { ...auth, accept: fm.accept },
+      ...(fm.dispatcher ? { dispatcher: fm.dispatcher } : {}),
+    });
+    const b = Buffer.from(await r.body.arrayBuffer());
+    if (r.statusCode !== 200)
+      throw new Error(`${fm.name} ${path}: ${r.statusCode} ${b.toString().slice(0, 200)}`);
+    if (fm.base !== f.server && r.headers['audit-id'] !== undefined)
+      throw new Error(`${fm.name}: not from the cache`);
+    const type = String(r.headers['content-type']);
+    if (fm.accept === PB && !type.startsWith(PB)) throw new Error(`${fm.name}: answered ${type}`);
+    return b.length;
+  };
+  const reqRows: Record<string, { wall: number[]; cpu: number[]; bytes: number }> = {};
+  const listPath = '/api/v1/pods?resourceVersion=0';
+  const getPath = `/api/v1/namespaces/${nsName(1)}/pods/${podName(1)}`;
+  for (const fm of forms) await fetchOnce(fm, listPath); // warm-up
+  for (let rep = 0; rep < REPS; rep++) {
+    for (const fm of forms) {
+      for (const [what, path, n] of [
+        ['LIST all pods', listPath, 1],
+        ['GET one pod', getPath, GETS],
+      ] as const) {
+        const key = `${what}, ${fm.name}`;
+        const c0 = cpuSeconds(fm.pid);
+        const t0 = performance.now();
+        let bytes = 0;
+        for (let i = 0; i < n; i++) bytes = await fetchOnce(fm, path);
+        const wall = (performance.now() - t0) / n;
+        const cpu = ((cpuSeconds(fm.pid) - c0) * 1000) / n;
+        reqRows[key] ??= { wall: [], cpu: [], bytes };
+        const row = reqRows[key]!;
+        row.wall.push(wall);
+        row.cpu.push(cpu);
+        log({ rep, key, wallMs: r1(wall), cpuMs: r1(cpu), bytes });
+      }
+    }
+  }
+
+  // Informer cold sync, typed client-go with protobuf,json: protobuf from the cache proxy, JSON
+  // from the json proxy (it answers that Accept JSON), protobuf direct.
+  const kc = async (name: string, server: string) =>
+    writeKubeconfig(`${f.dir}/pbrows-${name}.kubeconfig`, {
+      server,
+      ...(server.startsWith('https:') ? { caFile: f.caFile } : {}),
+      user: { token: f.tokens.admin },
+    });
+  const probeForms = [
+    { name: 'protobuf from the proxy (cache)', kubeconfig: await kc('cache', cache.url), pid: cache.pid },
+    { name: 'JSON from the proxy (json)', kubeconfig: await kc('json', json.url), pid: json.pid },
+    { name: 'protobuf direct', kubeconfig: await kc('direct', f.server), pid: apiserverPid },
+  ];
+  const probeRows: Record<
+    string,
+    { clientCpu: number[]; syncMs: number[]; serverCpu: number[]; items: number }
+  > = {};
+  for (let rep = 0; rep < REPS; rep++) {
+    for (const pf of probeForms) {
+      const s0 = cpuSeconds(pf.pid);
+      const p = startProbe(f.bin.probe, {
+        kubeconfig: pf.kubeconfig,
+        resource: 'pods',
+        contentType: 'protobuf',
+        quiet: true,
+        untilStopped: true,
+      });
+      const synced = await p.synced.then(
+        () => true,
+        (err: unknown) => {
+          log({ rep, probe: pf.name, failed: String(err).slice(0, 200) });
+          p.done.catch(() => {});
+          return false;
+        },
+      );
+      if (!synced) continue; // the probe's 1-minute sync timeout on a loaded machine: no figure
+      const clientCpu = cpuSeconds(p.pid) * 1000;
+      const serverCpu = (cpuSeconds(pf.pid) - s0) * 1000;
+      p.stop();
+      const res = await p.done;
+      probeRows[pf.name] ??= {
+        clientCpu: [],
+        syncMs: [],
+        serverCpu: [],
+        items: res.store.length,
+      };
+      const row = probeRows[pf.name]!;
+      row.clientCpu.push(clientCpu);
+      row.syncMs.push(res.syncedMs);
+      row.serverCpu.push(serverCpu);
+      log({
+        rep,
+        probe: pf.name,
+        clientCpuMs: clientCpu,
+        syncMs: res.syncedMs,
+        serverCpuMs: serverCpu,
+        items: res.store.length,
+      });
+    }
+  }
+
+  const after = [
+    memoryRow(
+      'proxy pods, --protobuf-answers=cache, after the rows, 10 protobuf + 10 JSON watchers open',
+      'pods',
+      size,
+      await memoryOf(cache),
+      emptyMem,
+    ),
+    memoryRow(
+      'proxy pods, --protobuf-answers=json, after the rows, 10 protobuf-first + 10 JSON watchers open',
+      'pods',
+      size,
+      await memoryOf(json),
+      emptyMem,
+    ),
+  ];
+  for (const m of after) log(m);
+  memRows.push(...after);
+
+  console.log(
+    `\n${PODS} pods, ${size.jsonBytes} bytes of JSON LIST; ${REPS} repetitions interleaved, median (min–max)\n`,
+  );
+  console.log('| request | wall ms | CPU ms of the answering process | bytes |');
+  console.log('| --- | --- | --- | --- |');
+  for (const [k, v] of Object.entries(reqRows).sort(([a], [b]) => a.localeCompare(b)))
+    console.log(`| ${k} | ${spread(v.wall)} | ${spread(v.cpu)} | ${v.bytes} |`);
+  console.log(
+    '\n| informer cold sync (typed, protobuf,json) | client CPU ms | sync ms | server CPU ms | items |',
+  );
+  console.log('| --- | --- | --- | --- | --- |');
+  for (const [k, v] of Object.entries(probeRows))
+    console.log(
+      `| ${k} | ${spread(v.clientCpu)} | ${spread(v.syncMs)} | ${spread(v.serverCpu)} | ${v.items} |`,
+    );
+  console.log('\n| memory | RSS MiB 2 s | RSS MiB GC | RSS per JSON byte | RSS per JSON byte, GC |');
+  console.log('| --- | --- | --- | --- | --- |');
+  for (const m of memRows)
+    console.log(`| ${m.what} | ${m.rssMiB} | ${m.rssGcMiB} | ${m.rssPerJsonByte} | ${m.rssPerJsonByteGc} |`);
+} finally {
+  for (const w of watchers) w.destroy();
+  for (const p of proxies) await p.stop();
+  await direct.close();
+  await up.close();
+  await f.stop();
+}
+process.exit(0);
