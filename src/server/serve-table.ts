@@ -7,9 +7,10 @@
  * moment of the answer, as the apiserver prints them at its own.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import { topLevelValueSpan } from '../apimachinery/json-span.ts';
 import type { WireLine } from '../apimachinery/watch-event.ts';
-import { printerOf } from '../printers/registry.ts';
+import { tablePrinter } from '../printers/registry.ts';
 import {
   type IncludeObject,
   parseIncludeObject,
@@ -29,20 +30,27 @@ export interface TableAsk {
 }
 
 /**
- * The Table a cache-served request asks for (`delegate` already checked the resource has a
- * printer and `includeObject` is valid), or undefined for any other form.
+ * The Table a cache-served request asks for: undefined for any other form, `table-printer` when
+ * the resource has no printer (any more: a custom resource's CRD left the cache since
+ * `delegate`) or `includeObject` is invalid — the request then passes upstream.
  */
 export function askedTable(
   headers: IncomingHttpHeaders,
   query: URLSearchParams,
-  resource: { builtIn: boolean; gvr: { group: string; resource: string } },
-): TableAsk | undefined {
+  resource: ResourceInfo,
+  printerOf: (r: ResourceInfo) => TablePrinter | undefined = builtInPrinter,
+): TableAsk | 'table-printer' | undefined {
   const form = requestForm(headers);
   if (form?.form !== 'table') return undefined;
   const printer = printerOf(resource);
   const include = parseIncludeObject(query.get('includeObject'));
-  if (!printer || !include) return undefined;
+  if (!printer || !include) return 'table-printer';
   return { printer, version: form.version, include };
+}
+
+/** The built-in kinds' printers only (custom resources: none). */
+function builtInPrinter(r: ResourceInfo): TablePrinter | undefined {
+  return r.builtIn ? tablePrinter(r.gvr.group, r.gvr.resource) : undefined;
 }
 
 const COMMA = Buffer.from(',');
