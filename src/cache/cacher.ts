@@ -291,7 +291,9 @@ export class Cacher {
         result.remainingItemCount = picked.length - end;
       if (key !== undefined) this.#pages.put(key, s.history, rv, picked);
     }
-    result.items = picked.slice(from, end).map(q.metadata ? (e) => e.metadata : (e) => e.listItem);
+    const entries = picked.slice(from, end);
+    result.entries = entries;
+    result.items = entries.map(q.metadata ? (e) => e.metadata : (e) => e.listItem);
     if (shard) result.shardInfo = shard.string;
     return result;
   }

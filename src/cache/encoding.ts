@@ -264,6 +264,11 @@ export interface ListResult {
   resourceVersion: string;
   /** Items as {@link listItemBytes} shapes them, in key order (`namespace/name`) like etcd and the btree cache. */
   items: Buffer[];
+  /**
+   * The stored entries the items were read from, in the same order: identity keys for caches of
+   * what is derived from one object version (the Table rows of `server/serve-table.ts`).
+   */
+  entries?: readonly object[];
   /** Token for the next page, when a `limit` cut the list. */
   continue?: string;
   /** Items after this page, when known exactly (no selector). */

@@ -3,11 +3,14 @@
  * keyed by `group/resource` (core group without a prefix), with the apiserver's own column
  * definitions (`column-definitions.ts`, generated from its code). A resource absent here has no
  * faithful port: its Table requests go upstream (never the default convertor where the
- * apiserver has a printer). Custom resources are not here (their columns come from the CRD).
+ * apiserver has a printer). Custom resources are not here (their columns come from the CRD:
+ * `custom-resource.ts`, looked up by `server/table-printers.ts`).
  */
 import { COLUMN_DEFINITIONS } from './column-definitions.ts';
 import { printCustomResourceDefinition, printDefault } from './convertors.ts';
 import { printEvent } from './core-event.ts';
+import { printHorizontalPodAutoscaler } from './hpa.ts';
+import { printIngress, printIngressClass } from './ingress.ts';
 import { printNode } from './node.ts';
 import { printPod } from './pod.ts';
 import { printService } from './service.ts';
@@ -23,6 +26,7 @@ import {
   printServiceAccount,
 } from './simple.ts';
 import type { Obj, PrintedRow, TablePrinter } from './table-types.ts';
+import { printPersistentVolume, printPersistentVolumeClaim } from './volumes.ts';
 import {
   printCronJob,
   printDaemonSet,
@@ -56,6 +60,11 @@ const PRINTED: Record<string, RowFn> = {
   'rbac.authorization.k8s.io/clusterrolebindings': printRoleBinding,
   'policy/poddisruptionbudgets': printPodDisruptionBudget,
   'networking.k8s.io/networkpolicies': printNetworkPolicy,
+  'networking.k8s.io/ingresses': printIngress,
+  'networking.k8s.io/ingressclasses': printIngressClass,
+  persistentvolumes: printPersistentVolume,
+  persistentvolumeclaims: printPersistentVolumeClaim,
+  'autoscaling/horizontalpodautoscalers': printHorizontalPodAutoscaler,
 };
 
 /** The default and CRD convertors: an empty list prints `"rows":null` (their nil slice). */
@@ -66,12 +75,23 @@ const CONVERTED: Record<string, RowFn> = {
   'apiextensions.k8s.io/customresourcedefinitions': printCustomResourceDefinition,
 };
 
-/** `TablePrinter.internalAnnotation` per kind (`pkg/apis/apps/v1/conversion.go`). */
-const INTERNAL_ANNOTATIONS: Record<string, TablePrinter['internalAnnotation']> = {
+/** `TablePrinter.internalAnnotations` per kind (`pkg/apis/apps/v1/conversion.go`, `pkg/apis/autoscaling`). */
+const INTERNAL_ANNOTATIONS: Record<string, TablePrinter['internalAnnotations']> = {
   // Convert_v1_DaemonSet_To_apps_DaemonSet: moved when strconv.ParseInt succeeds.
-  'apps/daemonsets': { key: 'deprecated.daemonset.template.generation', moved: (v) => /^[+-]?\d+$/.test(v) },
+  'apps/daemonsets': [
+    { key: 'deprecated.daemonset.template.generation', moved: (v) => /^[+-]?\d+$/.test(v) },
+  ],
   // Convert_v1_Deployment_To_apps_Deployment: moved when not empty.
-  'apps/deployments': { key: 'deprecated.deployment.rollback.to', moved: (v) => v !== '' },
+  'apps/deployments': [{ key: 'deprecated.deployment.rollback.to', moved: (v) => v !== '' }],
+  // Convert_v2_HorizontalPodAutoscaler_To_autoscaling_HorizontalPodAutoscaler: dropped.
+  'autoscaling/horizontalpodautoscalers': [
+    'autoscaling.alpha.kubernetes.io/metrics',
+    'autoscaling.alpha.kubernetes.io/behavior',
+    'autoscaling.alpha.kubernetes.io/scale-down-tolerance',
+    'autoscaling.alpha.kubernetes.io/scale-up-tolerance',
+    'autoscaling.alpha.kubernetes.io/current-metrics',
+    'autoscaling.alpha.kubernetes.io/conditions',
+  ].map((key) => ({ key, moved: () => true })),
 };
 
 const cache = new Map<string, TablePrinter | undefined>();
@@ -87,20 +107,12 @@ export function tablePrinter(group: string, resource: string): TablePrinter | un
   const printed = PRINTED[key];
   const converted = CONVERTED[key];
   let p: TablePrinter | undefined;
-  const internalAnnotation = INTERNAL_ANNOTATIONS[key];
+  const internalAnnotations = INTERNAL_ANNOTATIONS[key];
   if (columns && printed)
-    p = { columns, row: printed, emptyRows: '[]', ...(internalAnnotation ? { internalAnnotation } : {}) };
+    p = { columns, row: printed, emptyRows: '[]', ...(internalAnnotations ? { internalAnnotations } : {}) };
   else if (columns && converted) p = { columns, row: converted, emptyRows: 'null' };
   cache.set(key, p);
   return p;
-}
-
-/** {@link tablePrinter} of a resource the cache holds; custom resources have none (their CRD's columns: not built). */
-export function printerOf(r: {
-  builtIn: boolean;
-  gvr: { group: string; resource: string };
-}): TablePrinter | undefined {
-  return r.builtIn ? tablePrinter(r.gvr.group, r.gvr.resource) : undefined;
 }
 
 /** The `group/resource` keys the cache prints (docs, tests). */

@@ -10,7 +10,7 @@ import { since } from './human-duration.ts';
 import type { Obj, PrintedRow } from './table-types.ts';
 
 /** `loadBalancerStatusStringer(s, wide=true)`: ingress IPs (or hostnames), unique, sorted, comma-joined. */
-function loadBalancer(s: Obj): string {
+export function loadBalancer(s: Obj): string {
   const result = new Set<string>();
   for (const i of (s?.ingress ?? []) as Obj[]) {
     if (str(i.ip) !== '') result.add(i.ip);

@@ -107,10 +107,15 @@ export function tableRow(
   if (include === 'Metadata' || isInitialEventsEnd(decoded)) {
     const span = topLevelValueSpan(object, 'metadata');
     let meta = span && span[1] > span[0] ? object.subarray(span[0], span[1]) : EMPTY_META;
-    const moved = printer.internalAnnotation;
-    const value = moved ? decoded?.metadata?.annotations?.[moved.key] : undefined;
-    if (moved && typeof value === 'string' && moved.moved(value))
-      meta = withoutAnnotation(decoded.metadata, moved.key);
+    const annotations = decoded?.metadata?.annotations;
+    const gone = (printer.internalAnnotations ?? []).filter(
+      (a) => typeof annotations?.[a.key] === 'string' && a.moved(annotations[a.key]),
+    );
+    if (gone.length > 0)
+      meta = withoutAnnotations(
+        decoded.metadata,
+        gone.map((a) => a.key),
+      );
     return [
       head,
       Buffer.from(`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/${version}","metadata":`),
@@ -124,11 +129,12 @@ export function tableRow(
 }
 
 /**
- * The ObjectMeta without one annotation (`annotations` omitted once empty: `omitempty`),
+ * The ObjectMeta without some annotations (`annotations` omitted once empty: `omitempty`),
  * re-encoded in its stored key order (Go's field order) with Go's escapes.
  */
-function withoutAnnotation(metadata: Obj, key: string): Buffer {
-  const { [key]: _, ...rest } = metadata.annotations as Record<string, string>;
+function withoutAnnotations(metadata: Obj, keys: readonly string[]): Buffer {
+  const rest = { ...(metadata.annotations as Record<string, string>) };
+  for (const k of keys) delete rest[k];
   const copy: Obj = {};
   for (const [k, v] of Object.entries(metadata as Record<string, unknown>)) {
     if (k !== 'annotations') copy[k] = v;

@@ -54,10 +54,12 @@ export interface TablePrinter {
   row(obj: Obj, nowMs: number): PrintedRow;
   emptyRows: '[]' | 'null';
   /**
-   * An annotation the apiserver's conversion to its internal type moves into a field (so the
-   * row's PartialObjectMetadata, built from the internal object, lacks it): DaemonSet's
+   * Annotations the apiserver's conversion to its internal type moves into a field or drops (so
+   * the row's PartialObjectMetadata, built from the internal object, lacks them): DaemonSet's
    * `deprecated.daemonset.template.generation` (when an integer), Deployment's
-   * `deprecated.deployment.rollback.to` (when set); k8s.io/kubernetes `pkg/apis/apps/v1/conversion.go`.
+   * `deprecated.deployment.rollback.to` (when set) — k8s.io/kubernetes `pkg/apis/apps/v1/conversion.go`;
+   * HorizontalPodAutoscaler's autoscaling/v1 round-trip annotations (always) —
+   * `pkg/apis/autoscaling/v2/conversion.go` `DropRoundTripHorizontalPodAutoscalerAnnotations`.
    */
-  internalAnnotation?: { key: string; moved: (value: string) => boolean };
+  internalAnnotations?: readonly { key: string; moved: (value: string) => boolean }[];
 }

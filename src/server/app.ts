@@ -27,6 +27,7 @@ import type { RequestHook } from './request-hooks.ts';
 import { writeStatus } from './send-status.ts';
 import type { ServeContext } from './serve-context.ts';
 import { ShardSupport, upstreamShardProbe } from './shard-support.ts';
+import { tablePrinterOf } from './table-printers.ts';
 import { tunnelUpgrade, writeRawStatus } from './upgrade-tunnel.ts';
 import type { UpstreamTarget } from './upstream-target.ts';
 
@@ -256,8 +257,10 @@ function createLifecycle(opts: ServerOptions, track: Lifecycle['track']): Lifecy
         seconds,
       );
   }
+  const registry = new CacheRegistry(opts.caches, opts.namespace);
+  serve.tablePrinter = (r) => tablePrinterOf(registry, r);
   return {
-    registry: new CacheRegistry(opts.caches, opts.namespace),
+    registry,
     writes,
     serve,
     upstream: withAnswerTee(opts.upstream),

@@ -34,6 +34,8 @@ export interface ContinueFrom {
 export interface ListPage {
   resourceVersion: string;
   items: Buffer[];
+  /** Optional: the cached objects the items were read from (same order): identity keys for per-object caches. */
+  entries?: readonly object[];
   continue?: string;
   remainingItemCount?: number;
   /** A sharded LIST's selector, echoed as `metadata.shardInfo` (`encodeList`). */

@@ -21,10 +21,10 @@ import { parseGoDuration } from '../apimachinery/go-query.ts';
 import { type ListOptions, parseResourceVersion } from '../apimachinery/list-options.ts';
 import { isWatchParam, parseResourcePath, type ResourceRequest } from '../apimachinery/request-info.ts';
 import { withinScope } from '../apimachinery/resource-scope.ts';
-import { printerOf } from '../printers/registry.ts';
 import { parseIncludeObject } from '../printers/table-encoding.ts';
 import type { CacheCodec, ContinueFrom, ServedCache } from './cache-api.ts';
 import type { CacheRegistry } from './cache-registry.ts';
+import { tablePrinterOf } from './table-printers.ts';
 
 /**
  * The reasons a request the cache could serve goes upstream because of the cache's state
@@ -200,7 +200,7 @@ export function delegate(
   if (held !== undefined && info.namespace !== held) return up('namespace-outside-cache');
   const form = formReason(info, query, headers);
   if (form) return up(form);
-  if (requestForm(headers)?.form === 'table' && !printerOf(r)) return up('table-printer');
+  if (requestForm(headers)?.form === 'table' && !tablePrinterOf(registry, r)) return up('table-printer');
   if (info.name !== undefined)
     return r.verbs.includes('get') ? { kind: 'cache', verb: 'get', cache, info } : up('verb-not-supported');
   const verb: CacheVerb = isWatchParam(query.get('watch')) ? 'watch' : 'list';

@@ -6,8 +6,10 @@
  */
 
 import type { ServerResponse } from 'node:http';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import { parseListOptions } from '../apimachinery/list-options.ts';
 import type { ResourceRequest } from '../apimachinery/request-info.ts';
+import type { TablePrinter } from '../printers/table-types.ts';
 import type { Clock } from '../util/clock.ts';
 import type { CacheCodec, FieldSelector, LabelSelector, ServedCache } from './cache-api.ts';
 import type { UpstreamReason } from './delegate.ts';
@@ -48,6 +50,11 @@ export interface ServeContext {
   trackWatch: (end: () => void) => () => void;
   /** Whether each resource's upstream honours `shardSelector` (absent: always unknown, passed upstream). */
   shardSupport?: ShardSupport;
+  /**
+   * The Table printer of a cached resource (`table-printers.ts`: custom resources read their
+   * CRD from the cache); absent: the built-in kinds' only.
+   */
+  tablePrinter?: (resource: ResourceInfo) => TablePrinter | undefined;
   /** Called after every wait for freshness: seconds waited, and whether the cache caught up. */
   onReadWait?: (cache: ServedCache, seconds: number, result: 'fresh' | 'timeout') => void;
 }

@@ -91,7 +91,8 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
     await writeChunks(res, cache, chunks, ctx, PROTOBUF_HEADERS);
     return undefined;
   }
-  const table = askedTable(res.req.headers, query, cache.resource);
+  const table = askedTable(res.req.headers, query, cache.resource, ctx.tablePrinter);
+  if (table === 'table-printer') return table;
   const body = table
     ? tableList(cache, result, table, ctx.clock.now())
     : ctx.codec.encodeList(cache.resource, result, metadata);
@@ -123,7 +124,8 @@ export const serveGet: CacheHandler = async (cache, info, query, res, ctx, signa
     await writeChunks(res, cache, [body], ctx, PROTOBUF_HEADERS);
     return undefined;
   }
-  const table = askedTable(res.req.headers, query, cache.resource);
+  const table = askedTable(res.req.headers, query, cache.resource, ctx.tablePrinter);
+  if (table === 'table-printer') return table;
   const body = table
     ? tableGet(obj, table, ctx.clock.now())
     : m

@@ -7,9 +7,11 @@
  * moment of the answer, as the apiserver prints them at its own.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import { topLevelValueSpan } from '../apimachinery/json-span.ts';
 import type { WireLine } from '../apimachinery/watch-event.ts';
-import { printerOf } from '../printers/registry.ts';
+import { tablePrinter } from '../printers/registry.ts';
+import { RowCache } from '../printers/row-cache.ts';
 import {
   type IncludeObject,
   parseIncludeObject,
@@ -29,20 +31,27 @@ export interface TableAsk {
 }
 
 /**
- * The Table a cache-served request asks for (`delegate` already checked the resource has a
- * printer and `includeObject` is valid), or undefined for any other form.
+ * The Table a cache-served request asks for: undefined for any other form, `table-printer` when
+ * the resource has no printer (any more: a custom resource's CRD left the cache since
+ * `delegate`) or `includeObject` is invalid — the request then passes upstream.
  */
 export function askedTable(
   headers: IncomingHttpHeaders,
   query: URLSearchParams,
-  resource: { builtIn: boolean; gvr: { group: string; resource: string } },
-): TableAsk | undefined {
+  resource: ResourceInfo,
+  printerOf: (r: ResourceInfo) => TablePrinter | undefined = builtInPrinter,
+): TableAsk | 'table-printer' | undefined {
   const form = requestForm(headers);
   if (form?.form !== 'table') return undefined;
   const printer = printerOf(resource);
   const include = parseIncludeObject(query.get('includeObject'));
-  if (!printer || !include) return undefined;
+  if (!printer || !include) return 'table-printer';
   return { printer, version: form.version, include };
+}
+
+/** The built-in kinds' printers only (custom resources: none). */
+function builtInPrinter(r: ResourceInfo): TablePrinter | undefined {
+  return r.builtIn ? tablePrinter(r.gvr.group, r.gvr.resource) : undefined;
 }
 
 const COMMA = Buffer.from(',');
@@ -83,10 +92,13 @@ export function tableList(cache: ServedCache, page: ListPage, t: TableAsk, nowMs
   // Built-in LIST items lost their kind and apiVersion (`{` + the rest); custom resources keep them.
   const typeMeta = cache.resource.builtIn ? typeMetaOf(cache) : undefined;
   chunks.push(OPEN);
+  const variant = `${t.include}/${t.version}`;
   page.items.forEach((item, i) => {
     if (i > 0) chunks.push(COMMA);
-    const decoded = JSON.parse(item.toString('utf8'));
-    chunks.push(...tableRow(t.printer, item, typeMeta, decoded, t.include, t.version, nowMs));
+    const row = rows.get(page.entries?.[i], t.printer, variant, nowMs, () =>
+      tableRow(t.printer, item, typeMeta, JSON.parse(item.toString('utf8')), t.include, t.version, nowMs),
+    );
+    chunks.push(...row);
   });
   chunks.push(END);
   return chunks;
@@ -94,15 +106,28 @@ export function tableList(cache: ServedCache, page: ListPage, t: TableAsk, nowMs
 
 /** A GET as a Table of one row; its resourceVersion is the object's. */
 export function tableGet(obj: CachedObject, t: TableAsk, nowMs: number): Buffer[] {
-  const bytes = obj.wire.length === 1 ? obj.wire[0]! : Buffer.concat(obj.wire);
-  const decoded = JSON.parse(bytes.toString('utf8'));
-  const rv = String(decoded?.metadata?.resourceVersion ?? '');
-  return [
-    tableHead(t.version, { resourceVersion: rv }, t.printer, true),
-    OPEN,
-    ...tableRow(t.printer, bytes, undefined, decoded, t.include, t.version, nowMs),
-    END,
-  ];
+  const { rv, row } = printedObject(obj, obj.wire, t, nowMs);
+  return [tableHead(t.version, { resourceVersion: rv }, t.printer, true), OPEN, ...row, END];
+}
+
+/** Rows printed this second, per cached object (`printers/row-cache.ts`). */
+const rows = new RowCache();
+
+/** One object's row and resourceVersion (for a GET or a watch event's Table), kept per `key`. */
+function printedObject(
+  key: object | undefined,
+  chunks: Buffer | readonly Buffer[],
+  t: TableAsk,
+  nowMs: number,
+): { rv: string; row: Buffer[] } {
+  return rows.get(key, t.printer, `one/${t.include}/${t.version}`, nowMs, () => {
+    const bytes = Buffer.isBuffer(chunks) ? chunks : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    const decoded = JSON.parse(bytes.toString('utf8'));
+    return {
+      rv: String(decoded?.metadata?.resourceVersion ?? ''),
+      row: tableRow(t.printer, bytes, undefined, decoded, t.include, t.version, nowMs),
+    };
+  });
 }
 
 /**
@@ -134,14 +159,14 @@ export class TableWatchEncoder {
     const type = bytes.subarray(typeSpan[0], typeSpan[1]).toString('utf8');
     if (type === '"ERROR"') return [bytes];
     const object = bytes.subarray(objSpan[0], objSpan[1]);
-    const decoded = JSON.parse(object.toString('utf8'));
-    const rv = String(decoded?.metadata?.resourceVersion ?? '');
     const t = this.#t;
+    // An event line shared by watchers (a Buffer, the history's) is printed once per second.
+    const { rv, row } = printedObject(Buffer.isBuffer(line) ? line : undefined, object, t, this.#now());
     return [
       Buffer.from(`{"type":${type},"object":`),
       tableHead(t.version, { resourceVersion: rv }, t.printer, headers),
       OPEN,
-      ...tableRow(t.printer, object, undefined, decoded, t.include, t.version, this.#now()),
+      ...row,
       END_EVENT,
     ];
   }

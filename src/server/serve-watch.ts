@@ -75,6 +75,8 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
   const enc = answerEncoding(res.req.headers, ctx.protobuf, cache.resource);
   if (typeof enc === 'string') return enc;
   const protobuf = enc.encoding === 'protobuf';
+  const asked = askedTable(res.req.headers, query, cache.resource, ctx.tablePrinter);
+  if (asked === 'table-printer') return asked;
   if (protobuf && enc.metadata === undefined && !watchableInProtobuf(cache.resource))
     return 'protobuf-inexact';
   const type: Record<string, string> = protobuf ? { 'content-type': PROTOBUF_WATCH_CONTENT_TYPE } : {};
@@ -173,7 +175,6 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
     finish();
     res.destroy();
   });
-  const asked = askedTable(res.req.headers, query, cache.resource);
   const table = asked ? new TableWatchEncoder(asked, () => ctx.clock.now()) : undefined;
   w.stream.on('data', (line: Buffer | readonly Buffer[]) => {
     let out = line;

@@ -12,6 +12,9 @@
  * - a Table watch sends the same events (columns in the first only), and `kubectl get -w` prints
  *   the same lines;
  * - a Table LIST answered from the cache does not send the next plain LIST upstream.
+ * Custom resources are printed from their CRD's additionalPrinterColumns (every column type,
+ * filters, missing and null values, priority; a CRD declaring none prints Age); ingresses,
+ * ingress classes, persistent volumes and claims, and HPAs from their ported printers.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -140,6 +143,14 @@ describe('issue 32: Table answers from the cache equal the apiserver', () => {
       '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
       'customresourcedefinitions.apiextensions.k8s.io',
     ],
+    ['ns:/apis/networking.k8s.io/v1/ingresses', 'ingresses.networking.k8s.io'],
+    ['/apis/networking.k8s.io/v1/ingressclasses', 'ingressclasses.networking.k8s.io'],
+    ['/api/v1/persistentvolumes', 'persistentvolumes'],
+    ['ns:/api/v1/persistentvolumeclaims', 'persistentvolumeclaims'],
+    ['ns:/apis/autoscaling/v2/horizontalpodautoscalers', 'horizontalpodautoscalers.autoscaling'],
+    // Custom resources: columns of every type from the CRD, and a CRD declaring none (Age).
+    [`ns:/apis/${run}.example.com/v1/widgets`, `widgets.${run}.example.com`],
+    [`/apis/${run}.example.com/v1/plainthings`, `plainthings.${run}.example.com`],
   ];
   const path = (p: string) =>
     p.startsWith('ns:') ? p.slice(3).replace(/\/([a-z]+)$/, `/namespaces/${ns}/$1`) : p;
@@ -494,6 +505,252 @@ describe('issue 32: Table answers from the cache equal the apiserver', () => {
         ],
       },
     });
+    // Ingresses, IngressClasses, PersistentVolumes and claims, HorizontalPodAutoscalers.
+    const net = `/apis/networking.k8s.io/v1`;
+    await create(`${net}/namespaces/${ns}/ingresses`, {
+      metadata: meta('ing-a'),
+      spec: {
+        ingressClassName: 'nginx',
+        tls: [{ hosts: ['a.example.com'], secretName: 'sec-tls' }],
+        rules: [
+          { host: 'a.example.com' },
+          { host: 'b.example.com' },
+          {},
+          { host: 'c.example.com' },
+          { host: 'd.example.com' },
+        ],
+      },
+    });
+    await status(`${net}/namespaces/${ns}/ingresses/ing-a`, {
+      loadBalancer: {
+        ingress: [
+          { ip: '10.9.9.9' },
+          { hostname: 'a-very-long-load-balancer.example.com' },
+          { ip: '10.1.1.1' },
+        ],
+      },
+    });
+    await create(`${net}/namespaces/${ns}/ingresses`, {
+      metadata: meta('ing-b'),
+      spec: { defaultBackend: { service: { name: 'svc-ip', port: { number: 80 } } } },
+    });
+    await create(`${net}/ingressclasses`, {
+      metadata: meta(`${run}-ic-a`, {
+        annotations: { 'ingressclass.kubernetes.io/is-default-class': 'true' },
+      }),
+      spec: {
+        controller: 'example.com/ingress',
+        parameters: { kind: 'Params', apiGroup: 'example.com', name: 'p', scope: 'Cluster' },
+      },
+    });
+    await create(`${net}/ingressclasses`, {
+      metadata: meta(`${run}-ic-b`),
+      spec: {
+        controller: 'example.com/other',
+        parameters: { kind: 'ConfigMap', name: 'cm-a', scope: 'Namespace', namespace: ns },
+      },
+    });
+    await create('/api/v1/persistentvolumes', {
+      metadata: meta(`${run}-pv-a`),
+      spec: {
+        capacity: { storage: '5Gi' },
+        accessModes: ['ReadWriteMany', 'ReadWriteOnce', 'ReadOnlyMany'],
+        persistentVolumeReclaimPolicy: 'Retain',
+        storageClassName: 'fast',
+        volumeMode: 'Filesystem',
+        claimRef: { namespace: ns, name: 'pvc-a' },
+        hostPath: { path: '/tmp/pv-a' },
+      },
+    });
+    await status(`/api/v1/persistentvolumes/${run}-pv-a`, { phase: 'Released', reason: 'Gone' });
+    await create('/api/v1/persistentvolumes', {
+      metadata: meta(`${run}-pv-b`, { annotations: { 'volume.beta.kubernetes.io/storage-class': 'old' } }),
+      spec: {
+        capacity: { storage: '1500Mi' },
+        accessModes: ['ReadWriteOncePod'],
+        hostPath: { path: '/tmp/pv-b' },
+      },
+    });
+    await create(`${P}/persistentvolumeclaims`, {
+      metadata: meta('pvc-a'),
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '1Gi' } },
+        volumeName: `${run}-pv-a`,
+        storageClassName: 'fast',
+        volumeMode: 'Block',
+      },
+    });
+    await status(`${P}/persistentvolumeclaims/pvc-a`, {
+      phase: 'Bound',
+      accessModes: ['ReadWriteOnce', 'ReadOnlyMany'],
+      capacity: { storage: '5Gi' },
+    });
+    await create(`${P}/persistentvolumeclaims`, {
+      metadata: meta('pvc-b', { annotations: { 'volume.beta.kubernetes.io/storage-class': '' } }),
+      spec: { accessModes: ['ReadWriteMany'], resources: { requests: { storage: '2Gi' } } },
+    });
+    const hpa = `/apis/autoscaling/v2/namespaces/${ns}/horizontalpodautoscalers`;
+    const target = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'dep-a' };
+    await create(hpa, {
+      metadata: meta('hpa-a'),
+      spec: {
+        scaleTargetRef: target,
+        minReplicas: 2,
+        maxReplicas: 10,
+        metrics: [
+          {
+            type: 'Resource',
+            resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } },
+          },
+          {
+            type: 'Pods',
+            pods: { metric: { name: 'qps' }, target: { type: 'AverageValue', averageValue: '1k' } },
+          },
+          {
+            type: 'External',
+            external: { metric: { name: 'queue' }, target: { type: 'AverageValue', averageValue: '30' } },
+          },
+        ],
+      },
+    });
+    await status(`${hpa}/hpa-a`, {
+      currentReplicas: 3,
+      desiredReplicas: 4,
+      currentMetrics: [
+        {
+          type: 'Resource',
+          resource: { name: 'cpu', current: { averageUtilization: 55, averageValue: '100m' } },
+        },
+      ],
+    });
+    await create(hpa, { metadata: meta('hpa-default'), spec: { scaleTargetRef: target, maxReplicas: 3 } });
+    await create(hpa, {
+      metadata: meta('hpa-b'),
+      spec: {
+        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'sts-a' },
+        maxReplicas: 5,
+        metrics: [
+          {
+            type: 'Resource',
+            resource: { name: 'memory', target: { type: 'AverageValue', averageValue: '512Mi' } },
+          },
+          {
+            type: 'Object',
+            object: {
+              describedObject: { apiVersion: 'v1', kind: 'Service', name: 'svc-ip' },
+              metric: { name: 'rps' },
+              target: { type: 'Value', value: '2k' },
+            },
+          },
+        ],
+      },
+    });
+    await status(`${hpa}/hpa-b`, {
+      currentReplicas: 1,
+      desiredReplicas: 1,
+      currentMetrics: [
+        { type: 'Resource', resource: { name: 'memory', current: { averageValue: '300Mi' } } },
+        {
+          type: 'Object',
+          object: {
+            describedObject: { apiVersion: 'v1', kind: 'Service', name: 'svc-ip' },
+            metric: { name: 'rps' },
+            current: { value: '1500' },
+          },
+        },
+      ],
+    });
+    const columns = [
+      { name: 'Str', type: 'string', jsonPath: '.spec.str' },
+      { name: 'Replicas', type: 'integer', format: 'int32', jsonPath: '.spec.replicas' },
+      { name: 'Ratio', type: 'number', description: 'how much', jsonPath: '.spec.ratio' },
+      { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
+      { name: 'Seen', type: 'date', jsonPath: '.status.lastSeen' },
+      { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+      { name: 'Tags', type: 'string', priority: 1, jsonPath: '.spec.tags' },
+      { name: 'First', type: 'string', priority: 1, jsonPath: '.spec.tags[0]' },
+      { name: 'Map', type: 'string', priority: 1, jsonPath: '.spec.map' },
+      { name: 'Nothing', type: 'string', jsonPath: '.spec.nothing' },
+      { name: 'Label', type: 'string', jsonPath: ".metadata.labels['app']" },
+    ];
+    await create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      metadata: meta(`widgets.${group}`),
+      spec: {
+        group,
+        names: { plural: 'widgets', kind: 'Widget' },
+        scope: 'Namespaced',
+        versions: [{ name: 'v1', served: true, storage: true, schema, additionalPrinterColumns: columns }],
+      },
+    });
+    await create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      metadata: meta(`plainthings.${group}`),
+      spec: {
+        group,
+        names: { plural: 'plainthings', kind: 'PlainThing' },
+        scope: 'Cluster',
+        versions: [{ name: 'v1', served: true, storage: true, schema }],
+      },
+    });
+    await eventually('the custom resources served', 30_000, async () => {
+      const r = await direct(`/apis/${group}/v1`);
+      return r.status === 200 && r.body.includes('"widgets"') && r.body.includes('"plainthings"')
+        ? true
+        : undefined;
+    });
+    const W = `/apis/${group}/v1/namespaces/${ns}/widgets`;
+    const widget = (name: string, spec: unknown, st?: unknown) => ({
+      apiVersion: `${group}/v1`,
+      kind: 'Widget',
+      metadata: meta(name),
+      spec,
+      ...(st !== undefined ? { status: st } : {}),
+    });
+    await create(
+      W,
+      widget(
+        'w-full',
+        {
+          str: 'hello <world>',
+          replicas: 3,
+          ratio: 0.25,
+          enabled: true,
+          tags: ['a', 'b'],
+          map: { z: 1, a: 'x' },
+          nothing: null,
+        },
+        {
+          lastSeen: ago(3700),
+          conditions: [
+            { type: 'Synced', status: 'True' },
+            { type: 'Ready', status: 'False' },
+          ],
+        },
+      ),
+    );
+    await create(W, widget('w-empty', {}));
+    await create(
+      W,
+      widget(
+        'w-odd',
+        { str: 7, replicas: 2.5, ratio: 4, enabled: 'yes', tags: [], map: [] },
+        { lastSeen: 'not a date', conditions: 'none' },
+      ),
+    );
+    await create(
+      W,
+      widget(
+        'w-zero',
+        { str: '', replicas: -1, ratio: 1e-7, enabled: false },
+        { lastSeen: '0001-01-01T00:00:00Z' },
+      ),
+    );
+    for (const n of ['pt-a', 'pt-b'])
+      await create(`/apis/${group}/v1/plainthings`, {
+        apiVersion: `${group}/v1`,
+        kind: 'PlainThing',
+        metadata: meta(`${run}-${n}`),
+      });
     const resources = KINDS.map(([, k]) => k).join(',');
     proxy = await startProxy(f, { resources });
   });
@@ -511,6 +768,11 @@ describe('issue 32: Table answers from the cache equal the apiserver', () => {
       '[{"op":"remove","path":"/metadata/finalizers"}]',
     ]);
     for (const n of [`${run}-n1`, `${run}-n2`]) await f?.kubectl(['delete', 'node', n, '--wait=false']);
+    for (const n of ['pv-a', 'pv-b']) await f?.kubectl(['delete', 'pv', `${run}-${n}`, '--wait=false']);
+    for (const n of ['ic-a', 'ic-b'])
+      await f?.kubectl(['delete', 'ingressclass', `${run}-${n}`, '--wait=false']);
+    for (const c of ['gadgets', 'widgets', 'plainthings'])
+      await f?.kubectl(['delete', 'crd', `${c}.${run}.example.com`, '--wait=false']);
   });
 
   test('Table JSON of LIST (includeObject Metadata, None, Object; v1beta1) and GET: equal to the apiserver, from the cache', async () => {
@@ -575,7 +837,9 @@ describe('issue 32: Table answers from the cache equal the apiserver', () => {
     }
   });
 
-  test('kubectl get, -o wide, --show-labels, -L, --sort-by print the same through the proxy', async () => {
+  test('kubectl get, -o wide, --show-labels, -L, --sort-by print the same through the proxy', {
+    timeout: 1_200_000,
+  }, async () => {
     // Forwarded for the request's form (not for the cache's state: a quiet resource's stream may
     // be unproven live at a consistent read, `not-live`, as for any read).
     const upstream = async (resource: string) => {
@@ -606,8 +870,11 @@ describe('issue 32: Table answers from the cache equal the apiserver', () => {
         ['--sort-by=.metadata.name', '-o', 'wide'],
       ]) {
         const args = ['get', kind, ...scope, '-l', sel, ...extra];
-        const want = await f.kubectl(args);
-        const got = await f.kubectl(args, { kubeconfig: proxy.kubeconfig });
+        // Side by side at once: ~300 kubectl runs, on 2 shared cores.
+        const [want, got] = await Promise.all([
+          f.kubectl(args),
+          f.kubectl(args, { kubeconfig: proxy.kubeconfig }),
+        ]);
         assert.equal(want.code, 0, want.stderr);
         assert.equal(got.code, 0, got.stderr);
         assert.deepEqual(printed(got.stdout), printed(want.stdout), `kubectl ${args.join(' ')}`);
@@ -622,16 +889,13 @@ describe('issue 32: Table answers from the cache equal the apiserver', () => {
   });
 
   test('a Table watch: the same events as the apiserver (columns in the first only); kubectl get -w the same lines', async () => {
-    const watch = async (base: string) => {
+    const watch = async (base: string, collection = `/api/v1/namespaces/${ns}/configmaps`) => {
       const ctl = new AbortController();
-      const r = await request(
-        `${base}/api/v1/namespaces/${ns}/configmaps?watch=1&labelSelector=${encodeURIComponent(sel)}`,
-        {
-          dispatcher: agent,
-          headers: { ...auth, accept: TABLE },
-          signal: ctl.signal,
-        },
-      );
+      const r = await request(`${base}${collection}?watch=1&labelSelector=${encodeURIComponent(sel)}`, {
+        dispatcher: agent,
+        headers: { ...auth, accept: TABLE },
+        signal: ctl.signal,
+      });
       const lines: unknown[] = [];
       let buf = '';
       const done = (async () => {
@@ -699,6 +963,32 @@ describe('issue 32: Table answers from the cache equal the apiserver', () => {
     kd.stop();
     kv.stop();
     assert.deepEqual(printed(kv.out()), printed(kd.out()));
+
+    // A custom resource's Table watch: its CRD's columns in the first event only.
+    const widgets = `/apis/${run}.example.com/v1/namespaces/${ns}/widgets`;
+    const wd = await watch(f.server, widgets);
+    const wv = await watch(proxy.url, widgets);
+    assert.ok(wv.fromCache, 'widgets watch from the cache');
+    await eventually('initial widgets', 20_000, async () =>
+      wd.lines.length >= 4 && wv.lines.length >= 4 ? true : undefined,
+    );
+    await create(widgets, {
+      apiVersion: `${run}.example.com/v1`,
+      kind: 'Widget',
+      metadata: meta('w-new'),
+      spec: { str: 'new', replicas: 1, tags: ['x'] },
+      status: { conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    await eventually('the new widget', 20_000, async () =>
+      wd.lines.length >= 5 && wv.lines.length >= 5 ? true : undefined,
+    );
+    await wd.stop();
+    await wv.stop();
+    assert.deepEqual(wv.lines, wd.lines);
+    const cols = (wd.lines as { object: { columnDefinitions: unknown[] | null } }[]).map(
+      (l) => l.object.columnDefinitions?.length ?? null,
+    );
+    assert.deepEqual(cols, [12, null, null, null, null]);
   });
 
   test('a Table LIST from the cache does not send the next plain LIST upstream', async () => {

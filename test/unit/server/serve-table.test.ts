@@ -123,3 +123,64 @@ describe('Table bodies', () => {
     assert.deepEqual(text(enc.encode(error)), error.toString());
   });
 });
+
+describe('Table rows printed once per cached object and second', () => {
+  const counted = () => {
+    let calls = 0;
+    const printer = {
+      ...cm,
+      row: (o: unknown, nowMs: number) => {
+        calls++;
+        return cm.row(o, nowMs);
+      },
+    };
+    return { printer, calls: () => calls };
+  };
+  const entryA = {};
+  const entryB = {};
+  const page = { resourceVersion: '9', items: [ITEM, ITEM], entries: [entryA, entryB] };
+
+  it('a LIST: each entry printed once within a second, the same bytes; again the next second', () => {
+    const { printer, calls } = counted();
+    const t = { printer, version: 'v1', include: 'Metadata' } as const;
+    const first = text(tableList(cache, page, t, NOW));
+    assert.equal(calls(), 2);
+    assert.equal(text(tableList(cache, page, t, NOW + 900)), first);
+    assert.equal(calls(), 2, 'the rows of the same second reused');
+    const later = text(tableList(cache, page, t, NOW + 1000));
+    assert.equal(calls(), 4, 'a new second prints again');
+    assert.ok(later.includes('"cells":["a",1,"3s"]'), later);
+  });
+
+  it('another includeObject, Table version or printer prints its own row; items without entries are not kept', () => {
+    const { printer, calls } = counted();
+    tableList(cache, page, { printer, version: 'v1', include: 'Metadata' }, NOW);
+    tableList(cache, page, { printer, version: 'v1', include: 'None' }, NOW);
+    tableList(cache, page, { printer, version: 'v1beta1', include: 'None' }, NOW);
+    assert.equal(calls(), 6);
+    const other = counted();
+    tableList(cache, page, { printer: other.printer, version: 'v1', include: 'Metadata' }, NOW);
+    assert.equal(other.calls(), 2, 'a changed printer (a CRD update) prints again');
+    const bare = { resourceVersion: '9', items: [ITEM, ITEM] };
+    tableList(cache, bare, { printer, version: 'v1', include: 'Metadata' }, NOW);
+    tableList(cache, bare, { printer, version: 'v1', include: 'Metadata' }, NOW);
+    assert.equal(calls(), 10);
+  });
+
+  it('a GET and a watch event line shared by watchers: printed once per second', () => {
+    const { printer, calls } = counted();
+    const t = { printer, version: 'v1', include: 'Metadata' } as const;
+    const obj = { object: { metadata: {} }, wire: [OBJ], metadataWire: () => [] };
+    const a = text(tableGet(obj, t, NOW));
+    assert.equal(text(tableGet(obj, t, NOW)), a);
+    assert.equal(calls(), 1);
+    const line = Buffer.from(`{"type":"ADDED","object":${OBJ}}\n`);
+    const w1 = new TableWatchEncoder(t, () => NOW);
+    const w2 = new TableWatchEncoder(t, () => NOW);
+    const e1 = text(w1.encode(line));
+    const e2 = text(w2.encode(line));
+    assert.equal(e1, e2);
+    assert.equal(calls(), 2, 'one print for both watchers');
+    assert.ok(e1.includes('"resourceVersion":"226"'), e1);
+  });
+});
