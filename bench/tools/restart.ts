@@ -387,6 +387,7 @@ for (let run = 1; run <= a.runs; run++) {
         untilStopped: true,
         quiet: true,
         watchList: false,
+        timeoutMs: 0,
       }),
     );
     const watchers = Array.from(
