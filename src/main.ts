@@ -78,6 +78,12 @@ export interface RunningProxy {
   stop(): Promise<void>;
 }
 
+/**
+ * Longest a warm start holds requests while its snapshots are restored (ms); past it they are
+ * classified as usual (a resource not restored yet passes upstream as `not-cached`).
+ */
+export const RESTORE_HOLD_MS = 10_000;
+
 /** Builds and starts the server on `config.listen` in front of `parts`. */
 export async function runProxy(
   config: Config,
@@ -108,6 +114,9 @@ export async function runProxy(
     ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
     hooks: parts.hooks,
   });
+  // A warm start holds the requests until the snapshots are restored (bounded): see below.
+  const restoring = config.snapshotDir !== undefined ? Promise.withResolvers<void>() : undefined;
+  if (restoring) server.holdRequestsUntil(restoring.promise);
   // Listen first: a port already in use must fail before any reflector starts. Until a
   // resource's cache is added, its requests are simply passed upstream.
   try {
@@ -127,11 +136,21 @@ export async function runProxy(
       ...(parts.upstreamMonitor ? { readyChecks: [upstreamHealthCheck(parts.upstreamMonitor)] } : {}),
     });
   } catch (err) {
+    restoring?.resolve();
     await server.app.close();
     audit?.o.backend.shutdown();
     throw listenError('--ops-listen', config.opsListen, err);
   }
   parts.resources.start(serving(server, logger));
+  if (restoring) {
+    // Local files only, no upstream request: a client resuming at once then finds its resource's
+    // cache (served from the snapshot) instead of being passed upstream for its whole watch.
+    const bound = setTimeout(restoring.resolve, RESTORE_HOLD_MS);
+    void parts.resources.restored().then(() => {
+      clearTimeout(bound);
+      restoring.resolve();
+    });
+  }
   tlsFiles?.start();
   // Not awaited: a down apiserver must not hold up the listeners (it is /readyz's to say).
   void parts.upstreamMonitor?.start();

@@ -4,7 +4,7 @@
  * the ops listener's `/readyz` answers 200 (every configured resource synced).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 
@@ -51,8 +51,13 @@ export interface ProxyProcess {
   opsUrl: string;
   /** Spawn → `/readyz` 200, ms. */
   readyMs: number;
-  /** SIGTERM, then SIGKILL after 5 s; resolves when the process exited. */
-  stop(): Promise<void>;
+  /**
+   * SIGTERM, then SIGKILL after `graceMs` (default 5 s; a pod's default
+   * `terminationGracePeriodSeconds` is 30 s); resolves when the process exited.
+   */
+  stop(graceMs?: number): Promise<void>;
+  /** After {@link stop}: how the process ended (`exit 0`, `SIGKILL` …) and the ms from SIGTERM to its exit. */
+  ended(): { how: string; ms: number } | undefined;
   /**
    * Only with `memoryHook`: the proxy's memory now (`sample`), after a forced GC (`gc`), or after
    * a GC and a heap snapshot written to PATH (`snapshot PATH`). Rejects after 120 s.
@@ -75,6 +80,8 @@ export async function startProxy(opts: {
   nodeArgs?: string[];
   /** Extra environment of the proxy process (e.g. `MALLOC_ARENA_MAX`). */
   env?: NodeJS.ProcessEnv;
+  /** Appends the proxy's stdout and stderr (its log lines) to this file. */
+  logFile?: string;
 }): Promise<ProxyProcess> {
   const t0 = performance.now();
   const child = spawn(
@@ -104,6 +111,12 @@ export async function startProxy(opts: {
       ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}),
     },
   );
+  if (opts.logFile) {
+    const log = createWriteStream(opts.logFile, { flags: 'a' });
+    child.stdout!.on('data', (d: Buffer) => log.write(d));
+    child.stderr!.on('data', (d: Buffer) => log.write(d));
+    child.once('exit', () => log.end());
+  }
   let tail = '';
   const memoryWaiters: Array<(m: MemoryUsage) => void> = [];
   let errBuf = '';
@@ -144,7 +157,15 @@ export async function startProxy(opts: {
     });
     child.once('exit', (code) => reject(new Error(`proxy exited ${code} before listening:\n${tail}`)));
   });
-  const stop = () => stopChild(child);
+  let ended: { how: string; ms: number } | undefined;
+  const stop = async (graceMs = 5000) => {
+    const t = performance.now();
+    await stopChild(child, graceMs);
+    ended ??= {
+      how: child.signalCode ?? `exit ${child.exitCode}`,
+      ms: Math.round(performance.now() - t),
+    };
+  };
   try {
     const { url, opsUrl } = await addr;
     const deadline = Date.now() + (opts.readyTimeoutMs ?? 600_000);
@@ -156,7 +177,15 @@ export async function startProxy(opts: {
         throw new Error(`proxy not ready (${res?.statusCode}):\n${tail}`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    return { pid: child.pid!, url, opsUrl, readyMs: Math.round(performance.now() - t0), stop, memory };
+    return {
+      pid: child.pid!,
+      url,
+      opsUrl,
+      readyMs: Math.round(performance.now() - t0),
+      stop,
+      ended: () => ended,
+      memory,
+    };
   } catch (err) {
     await stop();
     throw err;
@@ -173,10 +202,10 @@ export function shebangFlags(file: string): string[] {
   return m ? m[1]!.trim().split(/\s+/) : [];
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
+function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
-    const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+    const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
     child.once('exit', () => {
       clearTimeout(t);
       resolve();

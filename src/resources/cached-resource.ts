@@ -154,6 +154,8 @@ export class CachedResource {
   #lw: ListerWatcher | undefined;
   #served = false;
   #done: Promise<void> | undefined;
+  /** Resolved once the snapshot step is over ({@link restored}). */
+  readonly #restored = Promise.withResolvers<void>();
 
   constructor(o: CachedResourceOptions) {
     this.#o = o;
@@ -233,10 +235,31 @@ export class CachedResource {
     );
   }
 
+  /**
+   * Resolves once this resource is served from its snapshot (restored into its cache, which the
+   * server answers from), or as soon as it is known that it will not be (no snapshot settings, no
+   * usable file, the resource stopped): what the server waits for at a warm start before it
+   * answers any request (main.ts), so a client resuming at once is not passed upstream as
+   * `not-cached`. Never rejects; never waits for the upstream.
+   */
+  restored(): Promise<void> {
+    return this.#restored.promise;
+  }
+
   async #run(): Promise<void> {
+    try {
+      await this.#runLoaded();
+    } finally {
+      this.#restored.resolve();
+    }
+  }
+
+  async #runLoaded(): Promise<void> {
     const signal = this.#ac.signal;
     const snap = this.#o.snapshot;
     let loaded = snap ? await snap.load(this.#o.namespace) : undefined;
+    // A cold start: nothing to wait for (discovery and the sync are the upstream's).
+    if (!loaded) this.#restored.resolve();
     const info = await this.#discover(signal, loaded?.info);
     if (!info || signal.aborted) {
       this.#phase = 'stopped';
@@ -257,6 +280,7 @@ export class CachedResource {
         loaded = undefined;
       }
     }
+    this.#restored.resolve();
     const l = loaded;
     const verify = this.#o.verifySnapshot;
     const reflector = new Reflector({

@@ -129,6 +129,14 @@ export class ResourceSet {
   }
 
   /**
+   * Resolves once every configured resource is served from its snapshot or known not to be
+   * (`CachedResource.restored`); at once before {@link start}. Never rejects.
+   */
+  async restored(): Promise<void> {
+    await Promise.all([...this.#resources.values()].map((r) => r.restored()));
+  }
+
+  /**
    * Adds a resource at run time and starts it at once; false when an entry of that name exists,
    * or the set is not started yet (nothing could serve it: the caller's next request asks again)
    * or closed.

@@ -103,6 +103,14 @@ export interface KubeServer {
    * Ignored by a plain-HTTP server.
    */
   setTls(tls: { cert: Buffer; key: Buffer; ca?: Buffer }): void;
+  /**
+   * Holds every request from now on until `gate` settles (then classified as usual; a rejected
+   * gate releases them too): a warm start (main.ts) listens first, so that a port in use fails
+   * before anything starts, and holds the requests until the snapshots are restored — a client
+   * resuming in that moment would otherwise find no cache and be passed upstream (`not-cached`)
+   * for its whole watch.
+   */
+  holdRequestsUntil(gate: Promise<void>): void;
   /** Stops accepting, ends open watches and streams cleanly, waits for short requests. */
   shutdown(): Promise<void>;
 }
@@ -353,6 +361,16 @@ export function buildServer(opts: ServerOptions): KubeServer {
       opts.metrics?.resourceLabels.known.add(cache.resource.gvr);
     },
     removeCache: (cache) => lifecycle.registry.remove(cache),
+    holdRequestsUntil(gate) {
+      const held: Promise<void> = gate.then(
+        () => {},
+        () => {},
+      );
+      lifecycle.held = held;
+      void held.then(() => {
+        if (lifecycle.held === held) lifecycle.held = undefined;
+      });
+    },
     setTls(tls) {
       if (!opts.tls) return;
       // The secure-context options createApp passed, nothing else (requestCert is the server's).

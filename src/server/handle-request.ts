@@ -72,6 +72,11 @@ export interface Lifecycle {
   hooks: readonly RequestHook[];
   /** The audit (`--audit-policy-file`, `--audit-log-path`; docs/audit.md); undefined: none. */
   audit?: Auditor | undefined;
+  /**
+   * While set, every request waits for it before it is classified (`KubeServer.holdRequestsUntil`:
+   * a warm start's snapshots being restored); cleared once it settles.
+   */
+  held?: Promise<void> | undefined;
 }
 
 /** One request as it moves through the steps. */
@@ -426,6 +431,7 @@ function userOf(id: ClientIdentity): string {
 export async function handleRequest(l: Lifecycle, req: IncomingMessage, res: ServerResponse): Promise<void> {
   let x: Exchange | undefined;
   try {
+    if (l.held) await l.held;
     x = classify(l, req, res);
     for (const step of STEPS) if ((await step(l, x)) === 'done') return;
   } catch (err) {

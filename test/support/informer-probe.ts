@@ -25,7 +25,7 @@ export interface ProbeProcess {
 /** Starts the probe binary `bin` (see `runProbe` for the options). */
 export function startProbe(bin: string, o: ProbeOptions): ProbeProcess {
   const { args, env } = probeInvocation(o);
-  const child = spawn(bin, args, { env, stdio: ['pipe', 'pipe', 'pipe'], timeout: 300_000 });
+  const child = spawn(bin, args, { env, stdio: ['pipe', 'pipe', 'pipe'], timeout: o.timeoutMs ?? 300_000 });
   if (!o.untilStopped) child.stdin.end();
   const result: ProbeResult = { events: [], store: [], syncedMs: -1 };
   let onSynced: () => void = () => {};

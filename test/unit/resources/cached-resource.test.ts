@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { WatchCache } from '../../../src/cache/watch-cache.ts';
 import { CachedResource, type ResourcePolicy, type Serving } from '../../../src/resources/cached-resource.ts';
+import type { LoadedSnapshot, ResourceSnapshot } from '../../../src/snapshot/resource-snapshot.ts';
+import type { SnapshotHeader } from '../../../src/snapshot/snapshot-format.ts';
 import type { Upstream } from '../../../src/upstream/connection.ts';
 import { UpstreamError } from '../../../src/util/errors.ts';
 import { cm, configMapInfo, FakeListerWatcher, FakeStream, page } from '../../support/fake-lister-watcher.ts';
@@ -147,5 +149,71 @@ describe('CachedResource: the compaction floor of its watch cache', () => {
     } finally {
       await r.stop();
     }
+  });
+});
+
+describe('CachedResource.restored (what a warm start holds requests for)', () => {
+  /** An upstream that never answers (until the resource stops). */
+  const never = <T>(signal: AbortSignal): Promise<T> =>
+    new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+  /** A snapshot that loads `loaded` and writes nothing. */
+  const snapshotOf = (loaded: LoadedSnapshot | undefined) =>
+    ({
+      load: async () => loaded,
+      start: () => {},
+      write: async () => {},
+      final: async () => {},
+      discard: async () => {},
+      stop: () => {},
+    }) as unknown as ResourceSnapshot;
+
+  it('resolves once the snapshot is restored into the served cache, without waiting for the upstream', async () => {
+    const lw = new FakeListerWatcher();
+    const served: WatchCache[] = [];
+    const r = new CachedResource({
+      name: 'configmaps',
+      origin: 'configured',
+      scope: undefined,
+      upstream: {} as Upstream,
+      discover: (_n, signal) => never(signal),
+      listerWatcherFor: () => lw,
+      reflector: { useWatchList: false },
+      serving: { serve: (c) => served.push(c), unserve: () => {} },
+      policy: () => ({}),
+      snapshot: snapshotOf({
+        header: { resourceVersion: '10', takenAtMs: Date.now() } as SnapshotHeader,
+        info: { ...configMapInfo },
+        state: { resourceVersion: 10n, windowStart: 5n, objects: [cm('a', 7)], events: [] },
+      }),
+      // The upstream never answers the resume check.
+      verifySnapshot: (_s, _lw, signal) => never(signal),
+    });
+    r.start();
+    await r.restored();
+    assert.equal(served.length, 1, 'served before the upstream answered');
+    assert.equal(served[0], r.cache);
+    assert.equal(r.cache?.stats().restoredFromMs !== null, true);
+    assert.equal(r.state().objects, 1);
+    assert.equal(r.state().resourceVersion, '10');
+    await r.stop();
+  });
+
+  it('resolves at once on a cold start (no snapshot), before discovery and the sync', async () => {
+    const r = new CachedResource({
+      name: 'configmaps',
+      origin: 'configured',
+      scope: undefined,
+      upstream: {} as Upstream,
+      discover: (_n, signal) => never(signal),
+      listerWatcherFor: () => new FakeListerWatcher(),
+      reflector: { useWatchList: false },
+      serving: { serve: () => {}, unserve: () => {} },
+      policy: () => ({}),
+      snapshot: snapshotOf(undefined),
+    });
+    r.start();
+    await r.restored();
+    assert.equal(r.cache, undefined, 'nothing served: discovery has not answered');
+    await r.stop();
   });
 });

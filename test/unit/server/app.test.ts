@@ -701,3 +701,32 @@ describe('the path and method filter: before the cache, the apiserver and the up
     }
   });
 });
+
+describe('holdRequestsUntil (a warm start restoring its snapshots)', () => {
+  it('a request that arrives before the cache is added waits and is served from it, not passed upstream as not-cached', async () => {
+    const { server, app, cache, upstreamPool } = setup({ caches: [] });
+    const upstreamSeen = echoUpstream(upstreamPool, 'GET', /\/api\/v1\/namespaces\/a\/pods/);
+    const gate = Promise.withResolvers<void>();
+    server.holdRequestsUntil(gate.promise);
+    const answer = app.inject({ method: 'GET', url: '/api/v1/namespaces/a/pods?resourceVersion=0' });
+    // Held: nothing answered yet, nothing sent upstream.
+    await new Promise((r) => setImmediate(r));
+    server.addCache(cache);
+    gate.resolve();
+    const r = await answer;
+    assert.equal(r.statusCode, 200);
+    assert.equal(JSON.parse(r.body).kind, 'PodList');
+    assert.deepEqual(cache.calls, ['list ns=a exact=']);
+    assert.equal(upstreamSeen.length, 0);
+  });
+
+  it('without a hold (or once the gate settled, rejected included) requests for a resource without a cache go upstream', async () => {
+    const { server, app, upstreamPool } = setup({ caches: [] });
+    const upstreamSeen = echoUpstream(upstreamPool, 'GET', /\/api\/v1\/namespaces\/a\/pods/);
+    server.holdRequestsUntil(Promise.reject(new Error('restore failed')));
+    const r = await app.inject({ method: 'GET', url: '/api/v1/namespaces/a/pods?resourceVersion=0' });
+    assert.equal(r.statusCode, 200);
+    assert.equal(JSON.parse(r.body).upstream, true);
+    assert.equal(upstreamSeen.length, 1);
+  });
+});
