@@ -27,6 +27,7 @@ import {
   writeSnapshotFile,
 } from './snapshot-file.ts';
 import {
+  type ApiserverIdentity,
   checkSnapshotPrefix,
   decodeSnapshot,
   encodeSnapshot,
@@ -52,6 +53,9 @@ export interface SnapshotMetricsHooks {
     seconds: number,
   ): void;
 }
+
+/** How long loading a snapshot waits for the upstream's identity before trusting the URL alone (ms). */
+export const IDENTITY_WAIT_MS = 3_000;
 
 /** What every resource's snapshot shares (`--snapshot-dir`, `--snapshot-interval`, the identity). */
 export interface SnapshotSettings {
@@ -148,7 +152,7 @@ export class ResourceSnapshot {
             ? `scope "${h.scope}"`
             : h.resource.namespace !== ns
               ? `namespace ${h.resource.namespace ?? '(all)'}`
-              : identityMismatch(h.identity, { server: this.#s.identity.server, kubeSystemUID: null });
+              : identityMismatch(h.identity, await this.#identityNow());
       if (foreign !== undefined) {
         log.warn(
           { file: this.#file, snapshot: foreign },
@@ -184,6 +188,30 @@ export class ResourceSnapshot {
       return { header: h, info: resourceInfo(h.resource), state };
     } catch (err) {
       return this.#unreadable(log, err);
+    }
+  }
+
+  /**
+   * The upstream's identity for the load-time check, so a snapshot of another cluster at the same
+   * URL is refused before anything of it is served (requests are held while snapshots load): the
+   * one request shared by every resource, waited for at most {@link IDENTITY_WAIT_MS}; the URL
+   * alone when the upstream cannot answer by then (a start during an outage serves the snapshot,
+   * and the resume check asks again before the watch resumes).
+   */
+  async #identityNow(): Promise<ApiserverIdentity> {
+    const server = this.#s.identity.server;
+    const known = this.#s.identity.known();
+    if (known) return { server, kubeSystemUID: known.kubeSystemUID };
+    const urlOnly: ApiserverIdentity = { server, kubeSystemUID: null };
+    let timer: TimerHandle | undefined;
+    const late = new Promise<ApiserverIdentity>((resolve) => {
+      timer = this.#s.clock.setTimeout(() => resolve(urlOnly), IDENTITY_WAIT_MS);
+    });
+    try {
+      const now = await Promise.race([this.#s.identity.get().catch(() => urlOnly), late]);
+      return { server, kubeSystemUID: now.kubeSystemUID };
+    } finally {
+      if (timer !== undefined) this.#s.clock.clearTimeout(timer);
     }
   }
 

@@ -159,6 +159,44 @@ describe('ResourceSnapshot', () => {
     });
   }
 
+  it('refuses a snapshot of another cluster at the same URL before serving it: the kube-system UID is asked at load', async () => {
+    // The e2e input that broke it: requests held until the snapshots load were then answered
+    // from another cluster's snapshot, the UID being compared only by the later resume check.
+    const { s, dir, loads } = await settings(SERVER, 'uid-old');
+    await saved(s);
+    const now: ApiserverIdentity = { server: SERVER, kubeSystemUID: 'uid-new' };
+    const fresh = new ResourceSnapshot(
+      { ...s, identity: { server: SERVER, known: () => undefined, get: async () => now } },
+      'pods',
+      '',
+    );
+    assert.equal(await fresh.load(undefined), undefined);
+    assert.deepEqual(loads, ['foreign']);
+    assert.deepEqual(await fs.readdir(dir), []);
+  });
+
+  it('loads a snapshot by its URL alone while the upstream cannot tell its identity (a start during an outage)', async () => {
+    const { s, loads } = await settings(SERVER, 'uid-old');
+    await saved(s);
+    const down = new ResourceSnapshot(
+      {
+        ...s,
+        identity: {
+          server: SERVER,
+          known: () => undefined,
+          get: async () => {
+            throw new Error('connect ECONNREFUSED');
+          },
+        },
+      },
+      'pods',
+      '',
+    );
+    const loaded = await down.load(undefined);
+    assert.equal(loaded?.header.resourceVersion, '20');
+    assert.deepEqual(loads, ['restored']);
+  });
+
   it('refuses a snapshot of another namespace (--namespace changed)', async () => {
     const { s, dir, loads } = await settings();
     await saved(s);
