@@ -9,8 +9,8 @@
  */
 import { Agent, request } from 'undici';
 import { sharedFixture } from '../../test/fixture/index.ts';
-import { churnPod } from '../../test/support/churn-objects.ts';
 import { startProxy } from '../../test/support/proxy.ts';
+import { createChurnPods } from '../support/churn-pods.ts';
 
 const PODS = Number(process.argv[2] ?? 2000);
 const ROUNDS = Number(process.argv[3] ?? 9);
@@ -20,32 +20,7 @@ const f = await sharedFixture();
 const agent = new Agent({ connect: { ca: f.caPem } });
 const auth = { authorization: `Bearer ${f.tokens.admin}` };
 const ns = await f.newNamespace('pblist');
-const post = async (path: string, body: unknown) => {
-  const r = await request(`${f.server}${path}`, {
-    dispatcher: agent,
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const text = await r.body.text();
-  if (r.statusCode !== 201) throw new Error(`${path}: ${r.statusCode} ${text}`);
-};
-await post(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } });
-let next = 0;
-await Promise.all(
-  Array.from({ length: 16 }, async () => {
-    for (let i = next++; i < PODS; i = next++) {
-      const p = churnPod(ns, `pod-${i}`, 0, i) as { metadata: Record<string, unknown>; status?: unknown };
-      delete p.metadata.resourceVersion;
-      delete p.metadata.uid;
-      delete p.metadata.creationTimestamp;
-      delete p.metadata.managedFields;
-      delete p.metadata.generateName;
-      delete p.metadata.ownerReferences;
-      await post(`/api/v1/namespaces/${ns}/pods`, p);
-    }
-  }),
-);
+await createChurnPods(f.server, agent, f.tokens.admin, ns, PODS);
 const proxy = await startProxy(f, { resources: 'pods', args: ['--protobuf-answers=cache'] });
 const path = `/api/v1/namespaces/${ns}/pods?resourceVersion=0`;
 const list = async (base: string, accept: string, dispatcher?: Agent) => {
