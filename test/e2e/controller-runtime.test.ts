@@ -17,8 +17,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Agent, request } from 'undici';
-import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { type Agent, request } from 'undici';
+import type { Fixture } from '../fixture/index.ts';
+import { openAdminSession } from '../support/admin-session.ts';
 import {
   type CrItem,
   type CrKind,
@@ -95,14 +96,8 @@ describe('controller-runtime manager through the proxy vs direct', () => {
   let f: Fixture;
   let agent: Agent;
   let auth: Record<string, string>;
-  before(async () => {
-    f = await sharedFixture();
-    agent = new Agent({ connect: { ca: f.caPem } });
-    auth = { authorization: `Bearer ${f.tokens.admin}` };
-  });
-  after(async () => {
-    await agent.close();
-  });
+  before(async () => ({ f, agent, auth } = await openAdminSession()));
+  after(() => agent.close());
 
   /** The apiserver's `/metrics` samples (read leniently: its exposition is not all 0.0.4-strict). */
   const apiserverMetrics = async (): Promise<Sample[]> => {

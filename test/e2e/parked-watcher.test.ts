@@ -6,8 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Agent, request } from 'undici';
-import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { type Agent, request } from 'undici';
+import type { Fixture } from '../fixture/index.ts';
+import { adminRequest, openAdminSession } from '../support/admin-session.ts';
 import { eventually } from '../support/eventually.ts';
 import { startProxy } from '../support/proxy.ts';
 import { openPausedWatch, type RawWatchEvent, readWatchEvents } from '../support/raw-watch.ts';
@@ -16,26 +17,11 @@ describe('parked watchers', () => {
   let f: Fixture;
   let agent: Agent;
   let auth: Record<string, string>;
-  before(async () => {
-    f = await sharedFixture();
-    agent = new Agent({ connect: { ca: f.caPem } });
-    auth = { authorization: `Bearer ${f.tokens.admin}` };
-  });
-  after(async () => {
-    await agent.close();
-  });
+  before(async () => ({ f, agent, auth } = await openAdminSession()));
+  after(() => agent.close());
 
-  const direct = async (method: string, path: string, body?: unknown) => {
-    const r = await request(`${f.server}${path}`, {
-      dispatcher: agent,
-      method: method as 'GET',
-      headers: { ...auth, 'content-type': 'application/json' },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await r.body.text();
-    assert.ok(r.statusCode < 300, `${method} ${path}: ${r.statusCode} ${text}`);
-    return JSON.parse(text) as { metadata: { resourceVersion: string } };
-  };
+  const direct = (method: string, path: string, body?: unknown) =>
+    adminRequest<{ metadata: { resourceVersion: string } }>({ f, agent, auth }, method, path, body);
 
   /**
    * `n` events of the watch `path?…&resourceVersion=rv` read directly from the apiserver as they

@@ -8,8 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Agent, request } from 'undici';
-import { type Fixture, type ProbeResult, sharedFixture } from '../fixture/index.ts';
+import { type Agent, request } from 'undici';
+import type { Fixture, ProbeResult } from '../fixture/index.ts';
+import { openAdminSession } from '../support/admin-session.ts';
 import { eventually } from '../support/eventually.ts';
 import { startProbe } from '../support/informer-probe.ts';
 import { prng } from '../support/prng.ts';
@@ -34,14 +35,8 @@ describe('client-go informers through the proxy vs direct', () => {
   let f: Fixture;
   let agent: Agent;
   let auth: Record<string, string>;
-  before(async () => {
-    f = await sharedFixture();
-    agent = new Agent({ connect: { ca: f.caPem } });
-    auth = { authorization: `Bearer ${f.tokens.admin}` };
-  });
-  after(async () => {
-    await agent.close();
-  });
+  before(async () => ({ f, agent, auth } = await openAdminSession()));
+  after(() => agent.close());
 
   const metrics = async (): Promise<string> => {
     const r = await request(`${f.server}/metrics`, { dispatcher: agent, headers: auth });

@@ -8,8 +8,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
-import { Agent, request } from 'undici';
-import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { type Agent, request } from 'undici';
+import type { Fixture } from '../fixture/index.ts';
+import { adminRequest, openAdminSession } from '../support/admin-session.ts';
 import { eventually } from '../support/eventually.ts';
 import { startProbe } from '../support/informer-probe.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
@@ -33,26 +34,16 @@ describe('watches through the proxy', () => {
   let f: Fixture;
   let agent: Agent;
   let auth: Record<string, string>;
-  before(async () => {
-    f = await sharedFixture();
-    agent = new Agent({ connect: { ca: f.caPem } });
-    auth = { authorization: `Bearer ${f.tokens.admin}` };
-  });
-  after(async () => {
-    await agent.close();
-  });
+  before(async () => ({ f, agent, auth } = await openAdminSession()));
+  after(() => agent.close());
 
-  const direct = async (method: string, path: string, body?: unknown) => {
-    const r = await request(`${f.server}${path}`, {
-      dispatcher: agent,
-      method: method as 'GET',
-      headers: { ...auth, 'content-type': 'application/json' },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await r.body.text();
-    assert.ok(r.statusCode < 300, `${method} ${path}: ${r.statusCode} ${text}`);
-    return JSON.parse(text) as { metadata: { resourceVersion: string }; items?: unknown[] };
-  };
+  const direct = (method: string, path: string, body?: unknown) =>
+    adminRequest<{ metadata: { resourceVersion: string }; items?: unknown[] }>(
+      { f, agent, auth },
+      method,
+      path,
+      body,
+    );
 
   test('a client-go informer recovers after the proxy closes its watch, and ends equal to the apiserver', async () => {
     const ns = await f.newNamespace('recover');

@@ -11,9 +11,10 @@ import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Agent, request } from 'undici';
-import { type Fixture, type ProbeResult, sharedFixture } from '../fixture/index.ts';
+import { type Agent, request } from 'undici';
+import type { Fixture, ProbeResult } from '../fixture/index.ts';
 import { freePort } from '../fixture/ports.ts';
+import { openAdminSession } from '../support/admin-session.ts';
 import { apiserverRequests } from '../support/apiserver-metrics.ts';
 import { eventually } from '../support/eventually.ts';
 import { startProbe } from '../support/informer-probe.ts';
@@ -107,14 +108,8 @@ describe('warm restart from a snapshot against the real apiserver', () => {
   let f: Fixture;
   let agent: Agent;
   let auth: Record<string, string>;
-  before(async () => {
-    f = await sharedFixture();
-    agent = new Agent({ connect: { ca: f.caPem } });
-    auth = { authorization: `Bearer ${f.tokens.admin}` };
-  });
-  after(async () => {
-    await agent.close();
-  });
+  before(async () => ({ f, agent, auth } = await openAdminSession()));
+  after(() => agent.close());
 
   const api = (ns: string, name = '') =>
     `${f.server}/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;
