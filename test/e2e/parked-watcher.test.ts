@@ -67,7 +67,10 @@ describe('parked watchers', () => {
   test('a client that stops reading through 2,000 deletions gets every event once when it reads again: no 410, no relist, equal to direct', async () => {
     const ns = await f.newNamespace('parked');
     const cms = `/api/v1/namespaces/${ns}/configmaps`;
-    const p = await startProxy(f, { resources: 'configmaps' });
+    // Scoped to the test's namespace: a cluster-wide cache also holds every other suite's
+    // ConfigMap events (proxy-watch's 20 MB burst, run concurrently, once pushed the stalled
+    // watcher's RV out of the 32 MiB window: terminated `resource_expired`, not parked).
+    const p = await startProxy(f, { resources: 'configmaps', args: ['--namespace', ns] });
     try {
       // 2,000 ConfigMaps of 6 KiB, created before the watches start; the writes the stalled
       // client sleeps through are their deletion (one deletecollection: 2,000 DELETED events of
