@@ -49,7 +49,8 @@ const SELECTOR_PATHS = [
   '/api/v1/pods?labelSelector=a%3D(&resourceVersionMatch=Foo',
 ];
 
-describe('malformed parameters: proxy Status = apiserver Status', () => {
+/** One passthrough proxy beside the shared fixture for both families of error answers. */
+describe('Status errors: proxy = apiserver', () => {
   let f: Fixture;
   let proxy: PassthroughProxy;
   let agent: Agent;
@@ -63,61 +64,50 @@ describe('malformed parameters: proxy Status = apiserver Status', () => {
     await agent.close();
   });
 
-  for (const path of [...PATHS, ...SELECTOR_PATHS]) {
-    test(path, async () => {
-      const headers = { authorization: `Bearer ${f.tokens.admin}`, accept: 'application/json' };
-      const direct = await request(`${f.server}${path}`, { dispatcher: agent, headers });
-      const viaProxy = await request(`${proxy.url}${path}`, { headers });
-      const d = (await direct.body.json()) as Record<string, unknown>;
-      const p = (await viaProxy.body.json()) as Record<string, unknown>;
-      assert.equal(viaProxy.statusCode, direct.statusCode);
-      assert.deepEqual(p, d);
-    });
-  }
-});
-
-/**
- * The apiserver negotiates an error's encoding from `Accept` (`responsewriters.ErrorNegotiated`):
- * protobuf for a protobuf-first client, `WriteRawJSON`'s indented JSON when every clause asks a
- * conversion (Table-only, metadata-only). Status, Content-Type and bytes must be the apiserver's.
- */
-describe('attack: error encodings per Accept: proxy bytes = apiserver bytes', () => {
-  let f: Fixture;
-  let proxy: PassthroughProxy;
-  let agent: Agent;
-  before(async () => {
-    f = await sharedFixture();
-    proxy = await startProxy(f, { run: 'passthrough' });
-    agent = new Agent({ connect: { ca: f.caPem } });
-  });
-  after(async () => {
-    await proxy.stop();
-    await agent.close();
-  });
-
-  const ACCEPTS = [
-    'application/vnd.kubernetes.protobuf, application/json',
-    'application/json;as=Table;g=meta.k8s.io;v=v1',
-    'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
-    'application/json;as=Table;v=v1;g=meta.k8s.io,application/json',
-  ];
-  for (const path of [
-    '/api/v1/pods?labelSelector=a%20in%20(',
-    '/api/v1/pods?limit=abc',
-    '/api/v1/pods?resourceVersionMatch=Exact',
-  ]) {
-    for (const accept of ACCEPTS) {
-      test(`${path} Accept: ${accept}`, async () => {
-        const headers = { authorization: `Bearer ${f.tokens.admin}`, accept, 'user-agent': 'kcp-e2e' };
+  describe('malformed parameters: proxy Status = apiserver Status', () => {
+    for (const path of [...PATHS, ...SELECTOR_PATHS]) {
+      test(path, async () => {
+        const headers = { authorization: `Bearer ${f.tokens.admin}`, accept: 'application/json' };
         const direct = await request(`${f.server}${path}`, { dispatcher: agent, headers });
         const viaProxy = await request(`${proxy.url}${path}`, { headers });
-        const d = Buffer.from(await direct.body.arrayBuffer());
-        const p = Buffer.from(await viaProxy.body.arrayBuffer());
-        assert.equal(direct.statusCode >= 400, true);
+        const d = (await direct.body.json()) as Record<string, unknown>;
+        const p = (await viaProxy.body.json()) as Record<string, unknown>;
         assert.equal(viaProxy.statusCode, direct.statusCode);
-        assert.equal(viaProxy.headers['content-type'], direct.headers['content-type']);
-        assert.equal(p.toString('hex'), d.toString('hex'));
+        assert.deepEqual(p, d);
       });
     }
-  }
+  });
+
+  /**
+   * The apiserver negotiates an error's encoding from `Accept` (`responsewriters.ErrorNegotiated`):
+   * protobuf for a protobuf-first client, `WriteRawJSON`'s indented JSON when every clause asks a
+   * conversion (Table-only, metadata-only). Status, Content-Type and bytes must be the apiserver's.
+   */
+  describe('attack: error encodings per Accept: proxy bytes = apiserver bytes', () => {
+    const ACCEPTS = [
+      'application/vnd.kubernetes.protobuf, application/json',
+      'application/json;as=Table;g=meta.k8s.io;v=v1',
+      'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+      'application/json;as=Table;v=v1;g=meta.k8s.io,application/json',
+    ];
+    for (const path of [
+      '/api/v1/pods?labelSelector=a%20in%20(',
+      '/api/v1/pods?limit=abc',
+      '/api/v1/pods?resourceVersionMatch=Exact',
+    ]) {
+      for (const accept of ACCEPTS) {
+        test(`${path} Accept: ${accept}`, async () => {
+          const headers = { authorization: `Bearer ${f.tokens.admin}`, accept, 'user-agent': 'kcp-e2e' };
+          const direct = await request(`${f.server}${path}`, { dispatcher: agent, headers });
+          const viaProxy = await request(`${proxy.url}${path}`, { headers });
+          const d = Buffer.from(await direct.body.arrayBuffer());
+          const p = Buffer.from(await viaProxy.body.arrayBuffer());
+          assert.equal(direct.statusCode >= 400, true);
+          assert.equal(viaProxy.statusCode, direct.statusCode);
+          assert.equal(viaProxy.headers['content-type'], direct.headers['content-type']);
+          assert.equal(p.toString('hex'), d.toString('hex'));
+        });
+      }
+    }
+  });
 });
