@@ -146,3 +146,48 @@ describe('issue 29 item 5c: a negative watch timeoutSeconds', () => {
     }
   });
 });
+
+describe('attack: a watch event the printer or encoder cannot write ends that watch, not the process', () => {
+  // Found with a custom resource nested 3,000 deep printed by a Table watch: the printer's
+  // RangeError was thrown from the stream's 'data' handler and killed the proxy. The apiserver's
+  // watch handler ends the watch on an encoder error (`handlers/watch.go`: HandleError, return).
+  it('a Table watch whose printer throws ends with the events before it; the server keeps serving', async () => {
+    const { agent, cache, server } = mockServer([pod('a', 'p1', 3)]);
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const pending = server.app.inject({
+        url: '/api/v1/pods?watch=1&resourceVersion=7',
+        headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+      });
+      await new Promise((r) => setImmediate(r));
+      const w = cache.watches[0]!;
+      w.stream.write(
+        '{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"ok","namespace":"a","resourceVersion":"8"}}}\n',
+      );
+      // `status.conditions` not a list: printPod throws (a TypeError).
+      w.stream.write(
+        '{"type":"MODIFIED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"bad","namespace":"a","resourceVersion":"9"},"status":{"conditions":7}}}\n',
+      );
+      w.stream.write(
+        '{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"after","namespace":"a","resourceVersion":"10"}}}\n',
+      );
+      const r = await pending;
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(uncaught, []);
+      assert.equal(r.statusCode, 200);
+      const events = r.body.trim().split('\n');
+      assert.equal(events.length, 1);
+      assert.equal(JSON.parse(events[0]!).object.rows[0].cells[0], 'ok');
+      assert.equal(w.stream.writableEnded, true, 'the watcher is closed');
+      // The server still answers.
+      const list = await server.app.inject({ url: '/api/v1/namespaces/a/pods/p1' });
+      assert.equal(list.statusCode, 200);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
