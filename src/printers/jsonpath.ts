@@ -155,15 +155,26 @@ function children(v: GoValue): GoValue[] {
   return [];
 }
 
+/**
+ * `evalRecursive`: every value of `input` that has elements, each followed by the same of its
+ * elements (depth first, in order). Walked with an explicit stack: a custom resource may nest
+ * up to the apiserver's decoding limit (10,000), deeper than JS's call stack.
+ */
 function evalRecursive(input: GoValue[]): Result {
   const result: GoValue[] = [];
-  for (const v of input) {
+  const stack: { items: GoValue[]; i: number }[] = [{ items: input, i: 0 }];
+  while (stack.length > 0) {
+    const top = stack.at(-1)!;
+    if (top.i >= top.items.length) {
+      stack.pop();
+      continue;
+    }
+    const v = top.items[top.i++];
     if (v === null) continue;
     const results = children(v);
     if (results.length !== 0) {
       result.push(v);
-      const [output] = evalRecursive(results);
-      result.push(...output);
+      stack.push({ items: results, i: 0 });
     }
   }
   return [result, undefined];
@@ -290,19 +301,46 @@ export function formatFloatV(f: number): string {
   return String(f);
 }
 
-/** `json.Marshal` of unstructured data: map keys in Go's byte order, HTML-safe escapes. */
+/**
+ * `json.Marshal` of unstructured data: map keys in Go's byte order, HTML-safe escapes. Written
+ * with an explicit stack (no recursion, no JSON.stringify of the tree): a custom resource may
+ * nest up to the apiserver's decoding limit (10,000), deeper than JS's call stack.
+ */
 function goMarshal(v: GoValue): string {
-  const sorted = (x: GoValue): GoValue => {
-    if (Array.isArray(x)) return x.map(sorted);
-    if (isMap(x)) {
-      const out: Record<string, GoValue> = Object.create(null);
-      const keys = Object.keys(x).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-      for (const k of keys) out[k] = sorted(x[k]);
-      return out;
+  const out: string[] = [];
+  // Pending work: a value to write, or a literal (a separator or a closing bracket).
+  const stack: ({ lit: string } | { v: GoValue })[] = [{ v }];
+  while (stack.length > 0) {
+    const top = stack.pop()!;
+    if ('lit' in top) {
+      out.push(top.lit);
+      continue;
     }
-    return x;
-  };
-  return JSON.stringify(sorted(v))
+    const x = top.v;
+    if (Array.isArray(x)) {
+      out.push('[');
+      stack.push({ lit: ']' });
+      for (let i = x.length - 1; i >= 0; i--) {
+        stack.push({ v: x[i] });
+        if (i > 0) stack.push({ lit: ',' });
+      }
+    } else if (isMap(x)) {
+      out.push('{');
+      stack.push({ lit: '}' });
+      const keys = Object.keys(x).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push({ v: x[keys[i]!] });
+        stack.push({ lit: `${i > 0 ? ',' : ''}${goString(keys[i]!)}:` });
+      }
+    } else if (typeof x === 'string') out.push(goString(x));
+    else out.push(JSON.stringify(x) ?? 'null');
+  }
+  return out.join('');
+}
+
+/** A JSON string as Go's encoder writes it (HTML-safe escapes). */
+function goString(s: string): string {
+  return JSON.stringify(s)
     .replaceAll('<', '\\u003c')
     .replaceAll('>', '\\u003e')
     .replaceAll('&', '\\u0026')

@@ -94,3 +94,28 @@ describe('customResourcePrinter (apiextensions tableconvertor, client-go jsonpat
     );
   });
 });
+
+describe('attack: custom resources nested deeper than the JS stack', () => {
+  // A CR nested 9,000 deep (the apiserver's JSON decoder takes up to 10,000) with columns `..deep`
+  // and `.spec`: the apiserver v1.37.2 printed both (the JSON of spec.deep and of spec); the
+  // printer overflowed the stack (recursive descent, json.Marshal) and the cache answered 500.
+  for (const n of [3000, 9000]) {
+    test(`nested ${n} deep: recursive descent and a map printed as JSON, as the apiserver`, () => {
+      const inner = (k: number) => `${'{"deep":'.repeat(k)}"bottom"${'}'.repeat(k)}`;
+      const o = JSON.parse(`{"metadata":{"name":"deep"},"spec":${inner(n)}}`);
+      const p = customResourcePrinter(
+        crd([
+          { name: 'Rec', type: 'string', jsonPath: '..deep' },
+          { name: 'Whole', type: 'string', jsonPath: '.spec' },
+          { name: 'Bottom', type: 'string', jsonPath: '..bottom' },
+        ]),
+        'v1',
+      )!;
+      const cells = p.row(o, Date.now()).cells;
+      assert.equal(cells[0], 'deep');
+      assert.equal(cells[1], inner(n - 1));
+      assert.equal(cells[2], inner(n));
+      assert.equal(cells[3], null);
+    });
+  }
+});
