@@ -12,6 +12,7 @@ import { COLUMN_DEFINITIONS } from './column-definitions.ts';
 import { str } from './go-format.ts';
 import { since, timeMs } from './human-duration.ts';
 import {
+  decodeUnstructured,
   findResults,
   GoFloat,
   type GoValue,
@@ -55,9 +56,12 @@ function cellFor(type: string, v: GoValue, nowMs: number): Cell {
   const n = typeof v === 'number' ? v : v instanceof GoFloat ? v.value : undefined;
   switch (type) {
     case 'integer':
-      // int64 as is; float64 converted (truncated) to int64.
+      // int64 as is (beyond 2^53 a bigint); float64 converted (truncated) to int64.
+      if (typeof v === 'bigint') return v;
       return n === undefined ? null : Math.trunc(n);
     case 'number':
+      // float64(int64): a bigint rounded to the nearest double.
+      if (typeof v === 'bigint') return Number(v);
       return n ?? null;
     case 'boolean':
       return typeof v === 'boolean' ? v : null;
@@ -118,6 +122,7 @@ export function customResourcePrinter(crd: Obj, version: string): TablePrinter |
   return {
     columns,
     emptyRows: '[]',
+    decode: decodeUnstructured,
     row(o: Obj, nowMs: number): PrintedRow {
       const cells: Cell[] = [str(o?.metadata?.name)];
       for (const c of paths) {
