@@ -53,13 +53,19 @@ const exactInt64 = (_k: string, v: unknown, ctx?: { source?: string }) => {
 /**
  * An object's JSON as the apiserver's unstructured decoder holds it: integer literals as int64
  * (beyond 2^53 as a bigint, exact; beyond int64 a float64), other numbers as float64. Plain
- * JSON.parse unless the text has 16 digits in a row (the reviver costs a call per value).
+ * JSON.parse unless the text has 16 digits in a row (the reviver costs a call per value). V8
+ * walks a reviver recursively: an object nested deeper than about 2,000 levels is decoded
+ * plainly (its integers beyond 2^53 rounded, a known difference) rather than not printed.
  * @throws SyntaxError on malformed JSON.
  */
 export function decodeUnstructured(text: string): GoValue {
-  return /\d{16}/.test(text)
-    ? JSON.parse(text, exactInt64 as (k: string, v: unknown) => unknown)
-    : JSON.parse(text);
+  if (!/\d{16}/.test(text)) return JSON.parse(text);
+  try {
+    return JSON.parse(text, exactInt64 as (k: string, v: unknown) => unknown);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    return JSON.parse(text);
+  }
 }
 
 type Result = [GoValue[], Error | undefined];
