@@ -78,7 +78,8 @@ function cellFor(type: string, v: GoValue, nowMs: number): Cell {
 
 /**
  * The printer of version `version` of a CRD (the decoded object), or undefined when the CRD does
- * not list that version or a column's path uses what the port lacks (`range`/`end`). A column
+ * not list that version or a column's path uses what the port lacks (`range`/`end`) or is too
+ * long or nested for its recursive parser (a RangeError). A column
  * whose path does not parse ends the columns there, as `tableconvertor.New`'s error leaves
  * them (the apiserver logs it and serves the columns before it).
  */
@@ -106,7 +107,9 @@ export function customResourcePrinter(crd: Obj, version: string): TablePrinter |
     try {
       path = parseJSONPath(`{${jsonPath}}`);
     } catch (err) {
-      if (err instanceof JSONPathUnsupported) return undefined;
+      // range/end, or a path nested or long beyond the recursive parser's stack (the apiserver
+      // parses it): not printed here, the apiserver prints it.
+      if (err instanceof JSONPathUnsupported || err instanceof RangeError) return undefined;
       break;
     }
     paths.push({ type: str(d.type), path });

@@ -121,3 +121,19 @@ describe('attack: custom resources nested deeper than the JS stack', () => {
     });
   }
 });
+
+describe('attack: a column path longer than the parser’s stack', () => {
+  // `.spec` + `.a` × 6,000: the apiserver v1.37.2 printed this column and the 3 after it (side by
+  // side on the fixture); the port's recursive-descent parser overflowed, which ended the columns
+  // there (only Name was printed). Such a CRD is declined: its Tables go upstream.
+  test('a 6,000-segment path: no printer (forwarded as table-printer), not fewer columns', () => {
+    const p = customResourcePrinter(
+      crd([
+        { name: 'Long', type: 'string', jsonPath: `.spec${'.a'.repeat(6000)}` },
+        { name: 'After', type: 'string', jsonPath: '.spec.s' },
+      ]),
+      'v1',
+    );
+    assert.equal(p, undefined);
+  });
+});
