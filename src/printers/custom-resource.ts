@@ -50,6 +50,20 @@ function validRFC3339(s: string): boolean {
   return true;
 }
 
+const INT64_MIN = -(2n ** 63n);
+
+/**
+ * Go's `int64(f)` of a float64: truncated; beyond 2^53 a bigint (its exact digits); outside int64
+ * the "integer indefinite" amd64 gives (CVTTSD2SQ: int64 min; arm64 would saturate instead), as
+ * the apiserver v1.37.2 on amd64 printed 1e21.
+ */
+function goInt64(f: number): number | bigint {
+  const t = Math.trunc(f);
+  if (Number.isSafeInteger(t)) return t;
+  if (t >= 2 ** 63 || t < -(2 ** 63) || Number.isNaN(t)) return INT64_MIN;
+  return BigInt(t);
+}
+
 /** `cellForJSONValue`: a non-string column's cell from the path's first result. */
 function cellFor(type: string, v: GoValue, nowMs: number): Cell {
   if (v === null || v === undefined) return null;
@@ -58,7 +72,7 @@ function cellFor(type: string, v: GoValue, nowMs: number): Cell {
     case 'integer':
       // int64 as is (beyond 2^53 a bigint); float64 converted (truncated) to int64.
       if (typeof v === 'bigint') return v;
-      return n === undefined ? null : Math.trunc(n);
+      return n === undefined ? null : goInt64(n);
     case 'number':
       // float64(int64): a bigint rounded to the nearest double.
       if (typeof v === 'bigint') return Number(v);

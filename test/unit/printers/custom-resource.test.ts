@@ -137,3 +137,20 @@ describe('attack: a column path longer than the parser’s stack', () => {
     assert.equal(p, undefined);
   });
 });
+
+describe('attack: an integer column of a float64 beyond int64', () => {
+  // spec.e = 1e21 in an integer column: the apiserver v1.37.2 (amd64) printed
+  // -9223372036854775808, Go's int64(float64) of an out-of-range value on amd64 (CVTTSD2SQ's
+  // "integer indefinite"); the cache printed 1e+21. Side by side on the fixture.
+  test('1e21, -1e300 and 2^63 print int64 min; 2^62, -2^63 and 2^53+2 convert to their exact digits', () => {
+    const p = customResourcePrinter(crd([{ name: 'Int', type: 'integer', jsonPath: '.spec.e' }]), 'v1')!;
+    const cell = (e: number) => p.row({ metadata: { name: 'x' }, spec: { e } }, 0).cells[1];
+    assert.equal(cell(1e21), -(2n ** 63n));
+    assert.equal(cell(-1e300), -(2n ** 63n));
+    assert.equal(cell(2 ** 63), -(2n ** 63n));
+    assert.equal(cell(2 ** 62), 2n ** 62n);
+    assert.equal(cell(-(2 ** 63)), -(2n ** 63n));
+    assert.equal(cell(2 ** 53 + 2), 2n ** 53n + 2n);
+    assert.equal(cell(-2.5), -2);
+  });
+});
