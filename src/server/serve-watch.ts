@@ -190,7 +190,11 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
       finish();
       return;
     }
-    if (!writeLine(res, out)) {
+    // Wait for 'drain' only while the response still needs one: a line of chunks over the
+    // high-water mark, written corked, answers false, and `uncork()` emits 'drain' at once when
+    // the socket took it all (Node 24 `_http_outgoing.js`), before this listener could be added;
+    // a watch paused for that 'drain' stalled until its timeout (writableNeedDrain is then false).
+    if (!writeLine(res, out) && res.writableNeedDrain) {
       w.stream.pause();
       stallTimer ??= ctx.clock.setTimeout(checkStalled, STALLED_CHECK_MS);
       res.once('drain', () => {
