@@ -148,6 +148,9 @@ export function cacheForm(accept: string | undefined): CacheForm | undefined {
   const chosen = choose(clauses);
   // None the apiserver serves: its 406 Not Acceptable, worded by it.
   if (!chosen || chosen.c.params.get('pretty') === '1') return undefined;
+  // `application/*` picked: the apiserver takes it for custom resources but answers 406 for
+  // built-in kinds (v1.37.2, side by side), which the cache cannot tell apart here: upstream.
+  if (chosen.c.type !== '*' && chosen.c.subtype === '*') return undefined;
   // CBOR picked: passed upstream, even when a later clause allows JSON (CBOR is alpha; a
   // client asking it first gets the apiserver's own answer).
   if (chosen.s.subtype === 'cbor') return undefined;

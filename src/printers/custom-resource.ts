@@ -12,6 +12,7 @@ import { COLUMN_DEFINITIONS } from './column-definitions.ts';
 import { str } from './go-format.ts';
 import { since, timeMs } from './human-duration.ts';
 import {
+  decodeUnstructured,
   findResults,
   GoFloat,
   type GoValue,
@@ -49,15 +50,32 @@ function validRFC3339(s: string): boolean {
   return true;
 }
 
+const INT64_MIN = -(2n ** 63n);
+
+/**
+ * Go's `int64(f)` of a float64: truncated; beyond 2^53 a bigint (its exact digits); outside int64
+ * the "integer indefinite" amd64 gives (CVTTSD2SQ: int64 min; arm64 would saturate instead), as
+ * the apiserver v1.37.2 on amd64 printed 1e21.
+ */
+function goInt64(f: number): number | bigint {
+  const t = Math.trunc(f);
+  if (Number.isSafeInteger(t)) return t;
+  if (t >= 2 ** 63 || t < -(2 ** 63) || Number.isNaN(t)) return INT64_MIN;
+  return BigInt(t);
+}
+
 /** `cellForJSONValue`: a non-string column's cell from the path's first result. */
 function cellFor(type: string, v: GoValue, nowMs: number): Cell {
   if (v === null || v === undefined) return null;
   const n = typeof v === 'number' ? v : v instanceof GoFloat ? v.value : undefined;
   switch (type) {
     case 'integer':
-      // int64 as is; float64 converted (truncated) to int64.
-      return n === undefined ? null : Math.trunc(n);
+      // int64 as is (beyond 2^53 a bigint); float64 converted (truncated) to int64.
+      if (typeof v === 'bigint') return v;
+      return n === undefined ? null : goInt64(n);
     case 'number':
+      // float64(int64): a bigint rounded to the nearest double.
+      if (typeof v === 'bigint') return Number(v);
       return n ?? null;
     case 'boolean':
       return typeof v === 'boolean' ? v : null;
@@ -74,7 +92,8 @@ function cellFor(type: string, v: GoValue, nowMs: number): Cell {
 
 /**
  * The printer of version `version` of a CRD (the decoded object), or undefined when the CRD does
- * not list that version or a column's path uses what the port lacks (`range`/`end`). A column
+ * not list that version or a column's path uses what the port lacks (`range`/`end`) or is too
+ * long or nested for its recursive parser (a RangeError). A column
  * whose path does not parse ends the columns there, as `tableconvertor.New`'s error leaves
  * them (the apiserver logs it and serves the columns before it).
  */
@@ -102,7 +121,9 @@ export function customResourcePrinter(crd: Obj, version: string): TablePrinter |
     try {
       path = parseJSONPath(`{${jsonPath}}`);
     } catch (err) {
-      if (err instanceof JSONPathUnsupported) return undefined;
+      // range/end, or a path nested or long beyond the recursive parser's stack (the apiserver
+      // parses it): not printed here, the apiserver prints it.
+      if (err instanceof JSONPathUnsupported || err instanceof RangeError) return undefined;
       break;
     }
     paths.push({ type: str(d.type), path });
@@ -118,6 +139,7 @@ export function customResourcePrinter(crd: Obj, version: string): TablePrinter |
   return {
     columns,
     emptyRows: '[]',
+    decode: decodeUnstructured,
     row(o: Obj, nowMs: number): PrintedRow {
       const cells: Cell[] = [str(o?.metadata?.name)];
       for (const c of paths) {

@@ -14,7 +14,7 @@ export type Node =
   | { t: 'field'; name: string }
   | { t: 'array'; params: Param[] }
   | { t: 'filter'; left: ListNode; right: ListNode; op: string }
-  | { t: 'int'; value: number }
+  | { t: 'int'; value: number | bigint }
   | { t: 'float'; value: number }
   | { t: 'bool'; value: boolean }
   | { t: 'wildcard' }
@@ -187,7 +187,8 @@ class Parser {
     }
     const value = this.#consume();
     const i = atoi(value);
-    if (i !== undefined) cur.nodes.push({ t: 'int', value: i });
+    // An int64 beyond 2^53 kept exact (compared with the object's int64s).
+    if (i !== undefined) cur.nodes.push({ t: 'int', value: Number.isSafeInteger(i) ? i : BigInt(value) });
     else if (/^[+-]?(\d+\.?\d*|\.\d+)$/.test(value)) cur.nodes.push({ t: 'float', value: Number(value) });
     else throw new Error(`cannot parse number ${value}`);
     this.#parseInsideAction(cur);

@@ -6,10 +6,10 @@
  * library evaluates this flavour (its filters' Go typing, its slices' bounds errors, its
  * `<no value>`), so the subset is ported line by line, errors returned as Go returns them.
  *
- * Go values are represented by the decoded JSON: a Go `int64` is an integral number below 2^63
- * (the apiserver decodes an integer literal as int64, any other number as float64, and writes
- * integral float64s below 1e21 as integer literals, which it decodes back as int64), a `float64`
- * any other number; a path's float literal is a {@link GoFloat}, a byte of a string a
+ * Go values are represented by the decoded JSON ({@link decodeUnstructured}): a Go `int64` is an
+ * integral number below 2^63, a bigint beyond 2^53 (the apiserver decodes an integer literal as
+ * int64, any other number as float64, and writes integral float64s below 1e21 as integer
+ * literals, which it decodes back as int64), a `float64` any other number; a path's float literal is a {@link GoFloat}, a byte of a string a
  * {@link GoUint}. Go map iteration order (wildcards, recursive descent over objects) is random;
  * the port iterates in key order. `range`/`end` are not ported: {@link parseJSONPath} throws
  * {@link JSONPathUnsupported}.
@@ -38,6 +38,35 @@ export class GoUint {
 
 /** A Go value as the evaluation sees it (`null`: a nil interface). */
 export type GoValue = unknown;
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** The reviver of {@link decodeUnstructured}: an integer literal beyond 2^53 within int64 as a bigint. */
+const exactInt64 = (_k: string, v: unknown, ctx?: { source?: string }) => {
+  if (typeof v !== 'number' || Number.isSafeInteger(v) || !ctx?.source || !/^-?\d+$/.test(ctx.source))
+    return v;
+  const n = BigInt(ctx.source);
+  return n >= INT64_MIN && n <= INT64_MAX ? n : v;
+};
+
+/**
+ * An object's JSON as the apiserver's unstructured decoder holds it: integer literals as int64
+ * (beyond 2^53 as a bigint, exact; beyond int64 a float64), other numbers as float64. Plain
+ * JSON.parse unless the text has 16 digits in a row (the reviver costs a call per value). V8
+ * walks a reviver recursively: an object nested deeper than about 2,000 levels is decoded
+ * plainly (its integers beyond 2^53 rounded, a known difference) rather than not printed.
+ * @throws SyntaxError on malformed JSON.
+ */
+export function decodeUnstructured(text: string): GoValue {
+  if (!/\d{16}/.test(text)) return JSON.parse(text);
+  try {
+    return JSON.parse(text, exactInt64 as (k: string, v: unknown) => unknown);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    return JSON.parse(text);
+  }
+}
 
 type Result = [GoValue[], Error | undefined];
 
@@ -155,15 +184,26 @@ function children(v: GoValue): GoValue[] {
   return [];
 }
 
+/**
+ * `evalRecursive`: every value of `input` that has elements, each followed by the same of its
+ * elements (depth first, in order). Walked with an explicit stack: a custom resource may nest
+ * up to the apiserver's decoding limit (10,000), deeper than JS's call stack.
+ */
 function evalRecursive(input: GoValue[]): Result {
   const result: GoValue[] = [];
-  for (const v of input) {
+  const stack: { items: GoValue[]; i: number }[] = [{ items: input, i: 0 }];
+  while (stack.length > 0) {
+    const top = stack.at(-1)!;
+    if (top.i >= top.items.length) {
+      stack.pop();
+      continue;
+    }
+    const v = top.items[top.i++];
     if (v === null) continue;
     const results = children(v);
     if (results.length !== 0) {
       result.push(v);
-      const [output] = evalRecursive(results);
-      result.push(...output);
+      stack.push({ items: results, i: 0 });
     }
   }
   return [result, undefined];
@@ -202,10 +242,11 @@ function evalFilter(input: GoValue[], node: { left: ListNode; right: ListNode; o
 type Kind = 'bool' | 'int' | 'uint' | 'float' | 'string';
 
 /** `basicKind`; @throws Error for any other (nil, map, slice): `errBadComparisonType`. */
-function basicKind(v: GoValue): [Kind, number | string | boolean] {
+function basicKind(v: GoValue): [Kind, number | bigint | string | boolean] {
   if (typeof v === 'boolean') return ['bool', v];
   if (typeof v === 'string') return ['string', v];
   if (typeof v === 'number') return [isGoInt(v) ? 'int' : 'float', v];
+  if (typeof v === 'bigint') return ['int', v];
   if (v instanceof GoFloat) return ['float', v.value];
   if (v instanceof GoUint) return ['uint', v.value];
   throw new Error('invalid type for comparison');
@@ -219,14 +260,20 @@ export function isGoInt(n: number): boolean {
 /** Go's string order: UTF-8 bytes. */
 const strLess = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b)) < 0;
 
+/** Equal values of one kind; an int64 may be a number or a bigint. */
+const same = (a: unknown, b: unknown) =>
+  typeof a === 'bigint' || typeof b === 'bigint'
+    ? BigInt(a as number | bigint) === BigInt(b as number | bigint)
+    : a === b;
+
 function equal(a: GoValue, b: GoValue): boolean {
   const [k1, v1] = basicKind(a);
   const [k2, v2] = basicKind(b);
   if (k1 !== k2) {
-    if ((k1 === 'int' && k2 === 'uint') || (k1 === 'uint' && k2 === 'int')) return v1 === v2;
+    if ((k1 === 'int' && k2 === 'uint') || (k1 === 'uint' && k2 === 'int')) return same(v1, v2);
     throw new Error('incompatible types for comparison');
   }
-  return v1 === v2;
+  return same(v1, v2);
 }
 
 function less(a: GoValue, b: GoValue): boolean {
@@ -234,12 +281,12 @@ function less(a: GoValue, b: GoValue): boolean {
   const [k2, v2] = basicKind(b);
   if (k1 !== k2) {
     if ((k1 === 'int' && k2 === 'uint') || (k1 === 'uint' && k2 === 'int'))
-      return (v1 as number) < (v2 as number);
+      return (v1 as number | bigint) < (v2 as number | bigint);
     throw new Error('incompatible types for comparison');
   }
   if (k1 === 'bool') throw new Error('invalid type for comparison');
   if (k1 === 'string') return strLess(v1 as string, v2 as string);
-  return (v1 as number) < (v2 as number);
+  return (v1 as number | bigint) < (v2 as number | bigint);
 }
 
 /** The filter operators (`template.Less`, `Equal`, …). @throws Error as Go's comparisons fail. */
@@ -271,6 +318,7 @@ export function printResult(v: GoValue): string {
   if (v === null || v === undefined) return '<no value>';
   if (Array.isArray(v) || isMap(v)) return goMarshal(v);
   if (typeof v === 'number') return isGoInt(v) ? String(v) : formatFloatV(v);
+  if (typeof v === 'bigint') return String(v);
   if (v instanceof GoFloat) return formatFloatV(v.value);
   if (v instanceof GoUint) return String(v.value);
   return String(v);
@@ -290,19 +338,47 @@ export function formatFloatV(f: number): string {
   return String(f);
 }
 
-/** `json.Marshal` of unstructured data: map keys in Go's byte order, HTML-safe escapes. */
+/**
+ * `json.Marshal` of unstructured data: map keys in Go's byte order, HTML-safe escapes. Written
+ * with an explicit stack (no recursion, no JSON.stringify of the tree): a custom resource may
+ * nest up to the apiserver's decoding limit (10,000), deeper than JS's call stack.
+ */
 function goMarshal(v: GoValue): string {
-  const sorted = (x: GoValue): GoValue => {
-    if (Array.isArray(x)) return x.map(sorted);
-    if (isMap(x)) {
-      const out: Record<string, GoValue> = Object.create(null);
-      const keys = Object.keys(x).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-      for (const k of keys) out[k] = sorted(x[k]);
-      return out;
+  const out: string[] = [];
+  // Pending work: a value to write, or a literal (a separator or a closing bracket).
+  const stack: ({ lit: string } | { v: GoValue })[] = [{ v }];
+  while (stack.length > 0) {
+    const top = stack.pop()!;
+    if ('lit' in top) {
+      out.push(top.lit);
+      continue;
     }
-    return x;
-  };
-  return JSON.stringify(sorted(v))
+    const x = top.v;
+    if (Array.isArray(x)) {
+      out.push('[');
+      stack.push({ lit: ']' });
+      for (let i = x.length - 1; i >= 0; i--) {
+        stack.push({ v: x[i] });
+        if (i > 0) stack.push({ lit: ',' });
+      }
+    } else if (isMap(x)) {
+      out.push('{');
+      stack.push({ lit: '}' });
+      const keys = Object.keys(x).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push({ v: x[keys[i]!] });
+        stack.push({ lit: `${i > 0 ? ',' : ''}${goString(keys[i]!)}:` });
+      }
+    } else if (typeof x === 'string') out.push(goString(x));
+    else if (typeof x === 'bigint') out.push(String(x));
+    else out.push(JSON.stringify(x) ?? 'null');
+  }
+  return out.join('');
+}
+
+/** A JSON string as Go's encoder writes it (HTML-safe escapes). */
+function goString(s: string): string {
+  return JSON.stringify(s)
     .replaceAll('<', '\\u003c')
     .replaceAll('>', '\\u003e')
     .replaceAll('&', '\\u0026')

@@ -10,7 +10,7 @@
  */
 import { goJSON } from '../apimachinery/go-json.ts';
 import { topLevelValueSpan } from '../apimachinery/json-span.ts';
-import type { ColumnDefinition, Obj, PrintedRow, TablePrinter } from './table-types.ts';
+import type { Cell, ColumnDefinition, Obj, PrintedRow, TablePrinter } from './table-types.ts';
 
 /** `metav1.IncludeObjectPolicy`. */
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
@@ -103,7 +103,7 @@ export function tableRow(
 ): Buffer[] {
   const printed: PrintedRow = printer.row(decoded, nowMs);
   const conditions = printed.conditions ? `,"conditions":${goJSON(printed.conditions)}` : '';
-  const head = Buffer.from(`{"cells":${goJSON(printed.cells)}${conditions},"object":`);
+  const head = Buffer.from(`{"cells":${cellsJSON(printed.cells)}${conditions},"object":`);
   if (include === 'Metadata' || isInitialEventsEnd(decoded)) {
     const span = topLevelValueSpan(object, 'metadata');
     let meta = span && span[1] > span[0] ? object.subarray(span[0], span[1]) : EMPTY_META;
@@ -126,6 +126,13 @@ export function tableRow(
   if (include === 'Object')
     return typeMeta ? [head, typeMeta, object.subarray(1), CLOSE] : [head, object, CLOSE];
   return [head, NULL, CLOSE];
+}
+
+/** The cells as Go writes them: a bigint (a custom resource's int64 beyond 2^53) as its digits. */
+function cellsJSON(cells: readonly Cell[]): string {
+  if (!cells.some((c) => typeof c === 'bigint')) return goJSON(cells);
+  const rawJSON = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
+  return goJSON(cells.map((c) => (typeof c === 'bigint' ? rawJSON(c.toString()) : c)));
 }
 
 /**

@@ -17,10 +17,10 @@ export interface ColumnDefinition {
 
 /**
  * One cell as Go's `encoding/json` writes the printer's `interface{}` value: a Go `string`, an
- * integer (`int`, `int32`, `int64`: a JSON number; kept below 2^53 by the kinds ported), a `bool`,
- * or `nil` (a CRD column whose path found nothing).
+ * integer (`int`, `int32`, `int64`: a JSON number; a bigint beyond 2^53, only a custom resource's
+ * int64), a `bool`, or `nil` (a CRD column whose path found nothing).
  */
-export type Cell = string | number | boolean | null;
+export type Cell = string | number | bigint | boolean | null;
 
 /** `metav1.TableRowCondition` (only `printPod` sets one: a completed pod). */
 export interface RowCondition {
@@ -52,6 +52,8 @@ export type Obj = any;
 export interface TablePrinter {
   columns: readonly ColumnDefinition[];
   row(obj: Obj, nowMs: number): PrintedRow;
+  /** How the object's JSON is decoded for `row` (default JSON.parse). @throws SyntaxError. */
+  decode?(text: string): Obj;
   emptyRows: '[]' | 'null';
   /**
    * Annotations the apiserver's conversion to its internal type moves into a field or drops (so

@@ -72,6 +72,25 @@ export function protobufGet(
   json: readonly Buffer[],
   metadata?: MetadataVersion,
 ): Buffer {
+  return withinStack(() => encodeGet(resource, json, metadata));
+}
+
+/**
+ * `encode()`, an object nested deeper than the JS stack declined: the encoder (and V8's
+ * JSON.parse reviver, JSON.stringify of a FieldsV1) recurse per level, and a CRD's schema or
+ * its FieldsV1 may nest thousands deep (the apiserver decodes up to 10,000). Throws
+ * {@link CannotEncode} (`too-deep`), or what `encode` throws.
+ */
+function withinStack<T>(encode: () => T): T {
+  try {
+    return encode();
+  } catch (err) {
+    if (err instanceof RangeError) throw new CannotEncode('too-deep', err.message);
+    throw err;
+  }
+}
+
+function encodeGet(resource: ResourceInfo, json: readonly Buffer[], metadata?: MetadataVersion): Buffer {
   const text = (json.length === 1 ? json[0]! : Buffer.concat(json)).toString('utf8');
   if (metadata !== undefined) {
     typeOf(resource); // a kind the apiserver has no protobuf for answers 406 in any form
@@ -89,6 +108,10 @@ const partialOf = (metadata: unknown) => ({ metadata });
  * items, or with `metadata` the objects' `metadata` values). Throws {@link CannotEncode}.
  */
 export function protobufList(resource: ResourceInfo, page: ListPage, metadata?: MetadataVersion): Buffer[] {
+  return withinStack(() => encodeList(resource, page, metadata));
+}
+
+function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataVersion): Buffer[] {
   const type = typeOf(resource);
   if (page.shardInfo !== undefined) throw new CannotEncode('unknown-field', 'ListMeta.shardInfo');
   const meta: Record<string, unknown> = { resourceVersion: page.resourceVersion };
@@ -132,13 +155,15 @@ export function protobufWatchFrame(line: Buffer | readonly Buffer[]): Buffer {
   const text = Buffer.isBuffer(line) ? line.toString('utf8') : Buffer.concat(line).toString('utf8');
   type Event = { type: string; object: { kind?: string; apiVersion?: string } };
   let e: Event | undefined;
-  const msg = encodeFromText(text, (parsed) => {
-    e = parsed as unknown as Event;
-    const o = e.object;
-    const spec = kindSpec(o.apiVersion ?? '', o.kind ?? '');
-    if (!spec) throw new CannotEncode('unknown-kind', `${o.apiVersion}/${o.kind}`);
-    return encodeParsed(spec.name, o);
-  });
+  const msg = withinStack(() =>
+    encodeFromText(text, (parsed) => {
+      e = parsed as unknown as Event;
+      const o = e.object;
+      const spec = kindSpec(o.apiVersion ?? '', o.kind ?? '');
+      if (!spec) throw new CannotEncode('unknown-kind', `${o.apiVersion}/${o.kind}`);
+      return encodeParsed(spec.name, o);
+    }),
+  );
   watchEncodes++;
   const o = e!.object;
   const frame = watchFrame(e!.type, unknownEnvelope(o.apiVersion!, o.kind!, msg));

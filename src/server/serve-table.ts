@@ -19,7 +19,7 @@ import {
   tableHead,
   tableRow,
 } from '../printers/table-encoding.ts';
-import type { TablePrinter } from '../printers/table-types.ts';
+import type { Obj, TablePrinter } from '../printers/table-types.ts';
 import type { CachedObject, ListPage, ServedCache } from './cache-api.ts';
 import { requestForm } from './delegate.ts';
 
@@ -96,7 +96,7 @@ export function tableList(cache: ServedCache, page: ListPage, t: TableAsk, nowMs
   page.items.forEach((item, i) => {
     if (i > 0) chunks.push(COMMA);
     const row = rows.get(page.entries?.[i], t.printer, variant, nowMs, () =>
-      tableRow(t.printer, item, typeMeta, JSON.parse(item.toString('utf8')), t.include, t.version, nowMs),
+      tableRow(t.printer, item, typeMeta, decode(t.printer, item), t.include, t.version, nowMs),
     );
     chunks.push(...row);
   });
@@ -108,6 +108,12 @@ export function tableList(cache: ServedCache, page: ListPage, t: TableAsk, nowMs
 export function tableGet(obj: CachedObject, t: TableAsk, nowMs: number): Buffer[] {
   const { rv, row } = printedObject(obj, obj.wire, t, nowMs);
   return [tableHead(t.version, { resourceVersion: rv }, t.printer, true), OPEN, ...row, END];
+}
+
+/** An object's bytes decoded as its printer reads them (a custom resource's int64s exact). */
+function decode(printer: TablePrinter, bytes: Buffer): Obj {
+  const text = bytes.toString('utf8');
+  return printer.decode ? printer.decode(text) : JSON.parse(text);
 }
 
 /** Rows printed this second, per cached object (`printers/row-cache.ts`). */
@@ -122,7 +128,7 @@ function printedObject(
 ): { rv: string; row: Buffer[] } {
   return rows.get(key, t.printer, `one/${t.include}/${t.version}`, nowMs, () => {
     const bytes = Buffer.isBuffer(chunks) ? chunks : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-    const decoded = JSON.parse(bytes.toString('utf8'));
+    const decoded = decode(t.printer, bytes);
     return {
       rv: String(decoded?.metadata?.resourceVersion ?? ''),
       row: tableRow(t.printer, bytes, undefined, decoded, t.include, t.version, nowMs),

@@ -11,7 +11,6 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { ListOptions } from '../apimachinery/list-options.ts';
-import { CannotEncode } from '../apimachinery/protobuf/encode-object.ts';
 import { PROTOBUF_WATCH_CONTENT_TYPE } from '../apimachinery/protobuf/envelope.ts';
 import { tooManyRequests } from '../apimachinery/status.ts';
 import type { TimerHandle } from '../util/clock.ts';
@@ -177,21 +176,25 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
   });
   const table = asked ? new TableWatchEncoder(asked, () => ctx.clock.now()) : undefined;
   w.stream.on('data', (line: Buffer | readonly Buffer[]) => {
+    if (res.writableEnded) return;
     let out = line;
-    if (protobuf) {
-      try {
-        out = protobufWatchFrame(line);
-      } catch (err) {
-        // An event the encoder cannot write exactly: the watch ends (the client re-watches; a
-        // relist of such objects goes upstream as protobuf-inexact).
-        if (!(err instanceof CannotEncode)) throw err;
-        finish();
-        return;
-      }
-    } else if (table) {
-      out = table.encode(line);
+    try {
+      if (protobuf) out = protobufWatchFrame(line);
+      else if (table) out = table.encode(line);
+    } catch {
+      // An event the encoder cannot write exactly (CannotEncode: a relist of such objects goes
+      // upstream as protobuf-inexact) or the printer fails on: the watch ends and the client
+      // re-watches, as the apiserver's watch handler ends on an encoder error (k8s.io/apiserver
+      // `endpoints/handlers/watch.go`: HandleError, return). Thrown from this handler, it would
+      // end the process.
+      finish();
+      return;
     }
-    if (!writeLine(res, out)) {
+    // Wait for 'drain' only while the response still needs one: a line of chunks over the
+    // high-water mark, written corked, answers false, and `uncork()` emits 'drain' at once when
+    // the socket took it all (Node 24 `_http_outgoing.js`), before this listener could be added;
+    // a watch paused for that 'drain' stalled until its timeout (writableNeedDrain is then false).
+    if (!writeLine(res, out) && res.writableNeedDrain) {
       w.stream.pause();
       stallTimer ??= ctx.clock.setTimeout(checkStalled, STALLED_CHECK_MS);
       res.once('drain', () => {

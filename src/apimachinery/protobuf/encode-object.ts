@@ -32,7 +32,13 @@ import { type FieldKind, type MessageSpec, messageSpec } from './schema.ts';
 import { type BackwardWriter, FIXED32, FIXED64, LEN, VARINT } from './writer.ts';
 
 /** The reasons {@link CannotEncode} names. */
-export type DeclineReason = 'unknown-field' | 'raw-json' | 'json-type' | 'fields-escaping' | 'unknown-kind';
+export type DeclineReason =
+  | 'unknown-field'
+  | 'raw-json'
+  | 'json-type'
+  | 'fields-escaping'
+  | 'unknown-kind'
+  | 'too-deep';
 
 /**
  * Why an object cannot be written exactly; `reason` is a short metric-safe word. The path of the

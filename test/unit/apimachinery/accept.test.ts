@@ -221,3 +221,28 @@ describe('protobufForm (issue 32): the apiserver would answer protobuf', () => {
     assert.deepEqual(cacheForm('application/json, application/cbor'), { form: 'plain' });
   });
 });
+
+describe('attack: `application/*` (side by side on v1.37.2)', () => {
+  // Built-in kinds (namespaces, deployments, CRDs, a configmaps watch): the apiserver answers
+  // `application/*` 406 — with `as=Table` or `as=PartialObjectMetadataList` too — while the cache
+  // answered 200 from the cache. Custom resources: the apiserver takes it (JSON, Table, metadata).
+  // The cache cannot tell them apart here: a chosen `type/*` clause goes upstream.
+  for (const h of [
+    'application/*',
+    'application/*;as=Table;v=v1;g=meta.k8s.io',
+    'application/*;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io',
+    'application/*;stream=watch',
+  ])
+    it(`${h}: upstream`, () => {
+      assert.equal(cacheForm(h), undefined);
+      assert.equal(protobufForm(h), undefined);
+    });
+  it('a specific clause sorts first (goautoneg `Less` puts it before a wildcard whatever its q): it decides', () => {
+    // Both kinds of resource answered JSON (built-ins) and a Table (custom resources) here.
+    assert.deepEqual(cacheForm('application/*;q=0.9,application/json;q=0.1'), { form: 'plain' });
+    assert.deepEqual(cacheForm('application/*;q=0.9,application/json;as=Table;v=v1;g=meta.k8s.io;q=0.5'), {
+      form: 'table',
+      version: 'v1',
+    });
+  });
+});

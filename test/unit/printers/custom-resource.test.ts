@@ -94,3 +94,63 @@ describe('customResourcePrinter (apiextensions tableconvertor, client-go jsonpat
     );
   });
 });
+
+describe('attack: custom resources nested deeper than the JS stack', () => {
+  // A CR nested 9,000 deep (the apiserver's JSON decoder takes up to 10,000) with columns `..deep`
+  // and `.spec`: the apiserver v1.37.2 printed both (the JSON of spec.deep and of spec); the
+  // printer overflowed the stack (recursive descent, json.Marshal) and the cache answered 500.
+  for (const n of [3000, 9000]) {
+    test(`nested ${n} deep: recursive descent and a map printed as JSON, as the apiserver`, () => {
+      const inner = (k: number) => `${'{"deep":'.repeat(k)}"bottom"${'}'.repeat(k)}`;
+      const p0 = customResourcePrinter(crd([]), 'v1')!;
+      // With a 16-digit integer: decoded exactly where V8's reviver walk fits the stack.
+      const o = p0.decode!(`{"metadata":{"name":"deep","generation":1234567890123456},"spec":${inner(n)}}`);
+      const p = customResourcePrinter(
+        crd([
+          { name: 'Rec', type: 'string', jsonPath: '..deep' },
+          { name: 'Whole', type: 'string', jsonPath: '.spec' },
+          { name: 'Bottom', type: 'string', jsonPath: '..bottom' },
+        ]),
+        'v1',
+      )!;
+      const cells = p.row(o, Date.now()).cells;
+      assert.equal(cells[0], 'deep');
+      assert.equal(cells[1], inner(n - 1));
+      assert.equal(cells[2], inner(n));
+      assert.equal(cells[3], null);
+    });
+  }
+});
+
+describe('attack: a column path longer than the parser’s stack', () => {
+  // `.spec` + `.a` × 6,000: the apiserver v1.37.2 printed this column and the 3 after it (side by
+  // side on the fixture); the port's recursive-descent parser overflowed, which ended the columns
+  // there (only Name was printed). Such a CRD is declined: its Tables go upstream.
+  test('a 6,000-segment path: no printer (forwarded as table-printer), not fewer columns', () => {
+    const p = customResourcePrinter(
+      crd([
+        { name: 'Long', type: 'string', jsonPath: `.spec${'.a'.repeat(6000)}` },
+        { name: 'After', type: 'string', jsonPath: '.spec.s' },
+      ]),
+      'v1',
+    );
+    assert.equal(p, undefined);
+  });
+});
+
+describe('attack: an integer column of a float64 beyond int64', () => {
+  // spec.e = 1e21 in an integer column: the apiserver v1.37.2 (amd64) printed
+  // -9223372036854775808, Go's int64(float64) of an out-of-range value on amd64 (CVTTSD2SQ's
+  // "integer indefinite"); the cache printed 1e+21. Side by side on the fixture.
+  test('1e21, -1e300 and 2^63 print int64 min; 2^62, -2^63 and 2^53+2 convert to their exact digits', () => {
+    const p = customResourcePrinter(crd([{ name: 'Int', type: 'integer', jsonPath: '.spec.e' }]), 'v1')!;
+    const cell = (e: number) => p.row({ metadata: { name: 'x' }, spec: { e } }, 0).cells[1];
+    assert.equal(cell(1e21), -(2n ** 63n));
+    assert.equal(cell(-1e300), -(2n ** 63n));
+    assert.equal(cell(2 ** 63), -(2n ** 63n));
+    assert.equal(cell(2 ** 62), 2n ** 62n);
+    assert.equal(cell(-(2 ** 63)), -(2n ** 63n));
+    assert.equal(cell(2 ** 53 + 2), 2n ** 53n + 2n);
+    assert.equal(cell(-2.5), -2);
+  });
+});

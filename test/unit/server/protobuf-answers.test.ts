@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { CannotEncode } from '../../../src/apimachinery/protobuf/encode-object.ts';
 import { decodeProtobufMeta } from '../../../src/apimachinery/protobuf-meta.ts';
 import {
   answerEncoding,
@@ -119,5 +120,34 @@ describe('watchableInProtobuf', () => {
     );
     assert.equal(watchableInProtobuf(crds), false);
     assert.equal(watchableInProtobuf(widgets), false);
+  });
+});
+
+describe('attack: objects nested deeper than the encoder’s stack', () => {
+  // A CRD whose schema nests `properties` 2,500 deep (its managedFields' FieldsV1 as deep): the
+  // apiserver v1.37.2 answered its protobuf GET and LIST (200, side by side on the fixture), the
+  // cache answered 500 "Maximum call stack size exceeded". The encoder recurses per level: such an
+  // object is declined (CannotEncode), so the request goes upstream (`protobuf-inexact`).
+  const crds = resourceInfo(
+    'apiextensions.k8s.io/v1',
+    'customresourcedefinitions',
+    'CustomResourceDefinition',
+  );
+  let schema = '{"type":"string"}';
+  let fields = '{}';
+  for (let i = 0; i < 2500; i++) {
+    schema = `{"type":"object","properties":{"a":${schema}}}`;
+    fields = `{".":{},"f:properties":{".":{},"f:a":${fields}},"f:type":{}}`;
+  }
+  const crd = Buffer.from(
+    '{"kind":"CustomResourceDefinition","apiVersion":"apiextensions.k8s.io/v1","metadata":{"name":"ds.x.io","resourceVersion":"7",' +
+      `"managedFields":[{"manager":"m","operation":"Update","apiVersion":"apiextensions.k8s.io/v1","fieldsType":"FieldsV1","fieldsV1":${fields}}]},` +
+      '"spec":{"group":"x.io","names":{"plural":"ds","singular":"d","kind":"D","listKind":"DList"},"scope":"Namespaced",' +
+      `"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":${schema}}}]}}`,
+  );
+  it('GET, metadata GET and LIST decline it', () => {
+    assert.throws(() => protobufGet(crds, [crd]), CannotEncode);
+    assert.throws(() => protobufGet(crds, [crd], 'v1'), CannotEncode);
+    assert.throws(() => protobufList(crds, { resourceVersion: '7', items: [crd] }), CannotEncode);
   });
 });

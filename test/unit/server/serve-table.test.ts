@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { customResourcePrinter } from '../../../src/printers/custom-resource.ts';
 import { tablePrinter } from '../../../src/printers/registry.ts';
 import type { ServedCache } from '../../../src/server/cache-api.ts';
 import { TableWatchEncoder, tableGet, tableList } from '../../../src/server/serve-table.ts';
@@ -182,5 +183,52 @@ describe('Table rows printed once per cached object and second', () => {
     assert.equal(e1, e2);
     assert.equal(calls(), 2, 'one print for both watchers');
     assert.ok(e1.includes('"resourceVersion":"226"'), e1);
+  });
+});
+
+describe('attack: custom resource integers beyond 2^53', () => {
+  // Seen side by side on the fixture: spec.i = 9007199254740993 printed by the apiserver v1.37.2
+  // as 9007199254740993 in an integer column and in a string column's JSON; the cache printed
+  // 9007199254740992 (JSON.parse's double). The apiserver decodes such an integer as int64.
+  const crPrinter = customResourcePrinter(
+    {
+      spec: {
+        versions: [
+          {
+            name: 'v1',
+            additionalPrinterColumns: [
+              { name: 'Int', type: 'integer', jsonPath: '.spec.i' },
+              { name: 'Str', type: 'string', jsonPath: '.spec.i' },
+              { name: 'Whole', type: 'string', jsonPath: '.spec' },
+              { name: 'Num', type: 'number', jsonPath: '.spec.i' },
+              { name: 'Neg', type: 'integer', jsonPath: '.spec.neg' },
+              { name: 'Filt', type: 'string', jsonPath: '.spec.arr[?(@.v==9007199254740993)].n' },
+              { name: 'Less', type: 'string', jsonPath: '.spec.arr[?(@.v>9007199254740992)].n' },
+            ],
+          },
+        ],
+      },
+    },
+    'v1',
+  )!;
+  const crCache = {
+    resource: resourceInfo('ha2.example.com/v1', 'hostiles', 'Hostile'),
+  } as unknown as ServedCache;
+  const CR = Buffer.from(
+    '{"apiVersion":"ha2.example.com/v1","kind":"Hostile","metadata":{"name":"a","namespace":"h","resourceVersion":"5"},' +
+      '"spec":{"arr":[{"n":"small","v":9007199254740992},{"n":"big","v":9007199254740993}],"i":9007199254740993,"neg":-9223372036854775808}}',
+  );
+  const want =
+    '{"cells":["a",9007199254740993,"9007199254740993","{\\"arr\\":[{\\"n\\":\\"small\\",\\"v\\":9007199254740992},{\\"n\\":\\"big\\",\\"v\\":9007199254740993}],\\"i\\":9007199254740993,\\"neg\\":-9223372036854775808}",9007199254740992,-9223372036854775808,"big","big"]';
+  const t = { printer: crPrinter, version: 'v1' as const, include: 'None' as const };
+  it('LIST, GET and watch rows print them exactly', () => {
+    assert.ok(text(tableList(crCache, { resourceVersion: '5', items: [CR] }, t, NOW)).includes(want));
+    const obj = { object: JSON.parse(CR.toString()), wire: [CR] } as unknown as Parameters<
+      typeof tableGet
+    >[0];
+    assert.ok(text(tableGet(obj, t, NOW)).includes(want));
+    const enc = new TableWatchEncoder(t, () => NOW);
+    const line = Buffer.concat([Buffer.from('{"type":"ADDED","object":'), CR, Buffer.from('}\n')]);
+    assert.ok(text(enc.encode(line)).includes(want));
   });
 });

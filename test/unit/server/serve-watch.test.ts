@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { MAX_TIMER_MS, watchTimeoutMs } from '../../../src/server/serve-watch.ts';
 import { FakeCache, mockServer, pod } from '../../support/fake-cache.ts';
@@ -140,6 +141,112 @@ describe('issue 29 item 5c: a negative watch timeoutSeconds', () => {
         ),
         1000,
       );
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
+
+describe('attack: a watch event the printer or encoder cannot write ends that watch, not the process', () => {
+  // Found with a custom resource nested 3,000 deep printed by a Table watch: the printer's
+  // RangeError was thrown from the stream's 'data' handler and killed the proxy. The apiserver's
+  // watch handler ends the watch on an encoder error (`handlers/watch.go`: HandleError, return).
+  it('a Table watch whose printer throws ends with the events before it; the server keeps serving', async () => {
+    const { agent, cache, server } = mockServer([pod('a', 'p1', 3)]);
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const pending = server.app.inject({
+        url: '/api/v1/pods?watch=1&resourceVersion=7',
+        headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+      });
+      await new Promise((r) => setImmediate(r));
+      const w = cache.watches[0]!;
+      w.stream.write(
+        '{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"ok","namespace":"a","resourceVersion":"8"}}}\n',
+      );
+      // `status.conditions` not a list: printPod throws (a TypeError).
+      w.stream.write(
+        '{"type":"MODIFIED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"bad","namespace":"a","resourceVersion":"9"},"status":{"conditions":7}}}\n',
+      );
+      w.stream.write(
+        '{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"after","namespace":"a","resourceVersion":"10"}}}\n',
+      );
+      const r = await pending;
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(uncaught, []);
+      assert.equal(r.statusCode, 200);
+      const events = r.body.trim().split('\n');
+      assert.equal(events.length, 1);
+      assert.equal(JSON.parse(events[0]!).object.rows[0].cells[0], 'ok');
+      assert.equal(w.stream.writableEnded, true, 'the watcher is closed');
+      // The server still answers.
+      const list = await server.app.inject({ url: '/api/v1/namespaces/a/pods/p1' });
+      assert.equal(list.statusCode, 200);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
+
+describe('attack: an event line of chunks larger than the response buffer does not stall the watch', () => {
+  // Found side by side on the fixture (v1.37.2): a watch-list of a namespace holding a 300 KB
+  // ConfigMap sent its ADDED and then nothing (the apiserver: ADDED, then the initial-events-end
+  // BOOKMARK); so did a watch of custom resources after a 162 KB one. The line's chunks are
+  // written corked: Node's chunked response buffers them and `write` answers false without
+  // setting writableNeedDrain, so the 'drain' the watch waited for never came.
+  it('a 300 KB chunked line then a small one: both reach the client', async () => {
+    const { agent, cache, server } = mockServer();
+    // The cache's watch streams are in object mode: a line may be an array of chunks.
+    cache.watch = (q) => {
+      const stream = new PassThrough({ objectMode: true });
+      cache.watches.push({ q, stream });
+      return { stream, close: () => stream.end(), closed: false };
+    };
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const port = (server.app.server.address() as AddressInfo).port;
+      const body = await new Promise<string>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/api/v1/pods?watch=1&resourceVersion=7&timeoutSeconds=5',
+            agent: false,
+          },
+          (res) => {
+            let got = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => {
+              got += d;
+              if (got.split('\n').length > 2) resolve(got);
+            });
+            res.on('end', () => resolve(got));
+          },
+        );
+        req.on('error', reject);
+        req.end();
+        const waitWatch = () => {
+          const w = cache.watches[0];
+          if (!w) {
+            setTimeout(waitWatch, 5);
+            return;
+          }
+          const big = `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"big"},"spec":{"x":"${'x'.repeat(300_000)}"}}`;
+          w.stream.write([Buffer.from('{"type":"ADDED","object":'), Buffer.from(big), Buffer.from('}\n')]);
+          w.stream.write(
+            Buffer.from('{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"small"}}}\n'),
+          );
+        };
+        waitWatch();
+      });
+      const lines = body.split('\n').filter(Boolean);
+      assert.equal(lines.length, 2);
+      assert.equal(JSON.parse(lines[1]!).object.metadata.name, 'small');
     } finally {
       await server.shutdown();
       await agent.close();
