@@ -20,9 +20,10 @@ export interface RolloutRow {
   shutdownMs: number[];
   /** apiserver → proxies over the rollout (relay, wire bytes). */
   upstreamBytes: number;
-  /** The same less the steady rate × the rollout's duration. */
+  /** The same less the steady rate (the mean of the windows before and after) × the rollout's duration. */
   upstreamBytesAboveSteady: number;
-  steadyBytesPerS: number;
+  /** The relay's bytes/s in the steady windows before and after the rollout. */
+  steadyBytesPerS: [number, number];
   /** `apiserver_request_total{verb="LIST"}` by resource over the rollout. */
   apiserverLists: Record<string, number>;
   /** `apiserver_response_sizes_sum{verb="LIST"}` by resource, bytes. */
@@ -34,13 +35,16 @@ export interface RolloutRow {
   apiserverWatchEventBytes: Record<string, number>;
   /** Their sum less the steady rate × the rollout's duration. */
   apiserverWatchEventBytesAboveSteady: number;
+  /** Watch event bytes/s in the steady windows before and after. */
+  steadyWatchEventBytesPerS: [number, number];
   tokenReviews: number;
   subjectAccessReviews: number;
   /** kube-apiserver utime+stime over the rollout, s. */
   apiserverCpuS: number;
   /** The same less its steady cores × the rollout's duration. */
   apiserverCpuAboveSteadyS: number;
-  steadyApiserverCores: number;
+  /** Its cores in the steady windows before and after. */
+  steadyApiserverCores: [number, number];
   writesDuring: number;
   /** Agent watches in all (K × agents × 3). */
   agentWatches: number;
@@ -135,6 +139,7 @@ export function renderRollout(doc: RolloutDoc): string {
         'apiserver LIST bytes',
         'apiserver watch event bytes pods / services / endpointslices (above steady)',
         'apiserver CPU s (above steady)',
+        'steady apiserver cores before / after',
         'TokenReviews / SARs',
         'writes meanwhile',
         'agent relists / watches',
@@ -155,6 +160,7 @@ export function renderRollout(doc: RolloutDoc): string {
           fmt(total(r.apiserverListBytes), 0),
           `${['pods', 'services', 'endpointslices'].map((x) => fmt(r.apiserverWatchEventBytes[x] ?? 0, 0)).join(' / ')} (${fmt(r.apiserverWatchEventBytesAboveSteady, 0)})`,
           `${fmt(r.apiserverCpuS, 2)} (${fmt(r.apiserverCpuAboveSteadyS, 2)})`,
+          r.steadyApiserverCores.map((x) => fmt(x, 3)).join(' / '),
           `${r.tokenReviews} / ${r.subjectAccessReviews}`,
           r.writesDuring,
           `${r.agentRelists} / ${r.agentWatches}`,

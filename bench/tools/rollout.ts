@@ -10,7 +10,9 @@
  *
  * Per rollout, from the first SIGTERM to `--settle-s` after the last new proxy is ready:
  * - upstream bytes (apiserver → proxies, a counting relay, wire bytes), and the same above the
- *   steady rate measured over `--steady-s` just before the rollout (same proxies, agents, writes);
+ *   steady rate: the mean of two windows of `--steady-s` with the same proxies, agents and writes,
+ *   one just before the rollout and one just after it (each window's rate is kept: their
+ *   difference is the noise the "above steady" figures carry);
  * - the apiserver's LISTs and LIST response bytes by resource (`apiserver_request_total`,
  *   `apiserver_response_sizes_sum`), its TokenReviews and SubjectAccessReviews;
  * - the apiserver's CPU seconds (utime+stime from /proc, the clock of its
@@ -21,18 +23,20 @@
  *
  * Starts a private fixture (kube-apiserver + etcd pinned to CPU 0, everything else to CPU 1).
  * Every row goes to `--out` (JSON) after each rollout; then Markdown tables (also from a saved
- * file: `--render FILE`).
+ * file: `--render FILE`); `--docs` writes them as the `rollout` block of docs/benchmarks.md.
  *   node bench/tools/rollout.ts [--nodes 20] [--pods-per-node 50] [--agents 3] [--services 1000]
  *     [--slices 1000] [--rate 10] [--runs 2] [--modes cold,warm] [--steady-s 15] [--settle-s 10]
- *     [--grace-s 30] [--out FILE] [--render FILE]
+ *     [--grace-s 30] [--built] [--out FILE] [--render FILE] [--docs]
  */
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { createUpstream } from '../../src/upstream/connection.ts';
 import { startFixture, writeKubeconfig } from '../../test/fixture/index.ts';
 import { metricSum, parsePrometheus } from '../../test/support/prometheus-text.ts';
+import { replaceMarkedBlock } from '../report/report.ts';
 import { type RolloutDoc, type RolloutRow, renderRollout } from '../report/rollout-report.ts';
 import {
   type Agents,
@@ -65,11 +69,19 @@ const a = toolArgs({
     'grace-s': 30,
   },
   strings: { modes: 'cold,warm', out: undefined, render: undefined, 'proxy-log': undefined },
-  flags: ['built'],
+  flags: ['built', 'docs'],
 });
 
+const docsFile = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
+/** Prints the tables of `doc`; with `--docs`, also as the `rollout` block of docs/benchmarks.md. */
+function publish(doc: RolloutDoc): void {
+  const md = renderRollout(doc);
+  console.log(md);
+  if (a.docs) replaceMarkedBlock(docsFile, 'rollout', md);
+}
+
 if (a.render) {
-  console.log(renderRollout(JSON.parse(await readFile(a.render, 'utf8')) as RolloutDoc));
+  publish(JSON.parse(await readFile(a.render, 'utf8')) as RolloutDoc);
   process.exit(0);
 }
 
@@ -148,6 +160,19 @@ async function apiserverNow() {
   };
 }
 type Snap = Awaited<ReturnType<typeof apiserverNow>>;
+/** Per second over the windows `from[0]`→`from[1]`, `from[2]`→`from[3]` …: CPU cores, relay bytes, watch event bytes. */
+function rates(...from: Snap[]): { cores: number; bytes: number; watchEventBytes: number } {
+  let s = 0;
+  const r = { cores: 0, bytes: 0, watchEventBytes: 0 };
+  for (let i = 0; i + 1 < from.length; i += 2) {
+    const [x, y] = [from[i]!, from[i + 1]!];
+    s += (y.t - x.t) / 1000;
+    r.cores += y.cpuS - x.cpuS;
+    r.bytes += y.bytes - x.bytes;
+    r.watchEventBytes += sum(y.watchEventBytes) - sum(x.watchEventBytes);
+  }
+  return { cores: r.cores / s, bytes: r.bytes / s, watchEventBytes: r.watchEventBytes / s };
+}
 const sub = (x: Record<string, number>, y: Record<string, number>) =>
   Object.fromEntries(Object.keys(x).map((k) => [k, Math.round(x[k]! - (y[k] ?? 0))]));
 const sum = (x: Record<string, number>) => Object.values(x).reduce((s, v) => s + v, 0);
@@ -181,16 +206,19 @@ async function proxyCounters(proxies: ProxyProcess[]): Promise<RolloutRow['proxi
 }
 
 const rows: RolloutRow[] = [];
+/** The results so far (rendered as saved: the docs block matches the file). */
+const docOf = (): RolloutDoc => ({
+  date: new Date().toISOString(),
+  kubeApiserver: f.version,
+  params: { ...p, runs: a.runs, steadyS: a['steady-s'], settleS: a['settle-s'], graceS: a['grace-s'] },
+  cli: cli ? 'dist/kube-cache-proxy.js' : 'src/cli.ts',
+  rows,
+});
+let saved: RolloutDoc | undefined;
+/** Keeps the rows so far, and writes them to `--out` (after each rollout: a run cut short keeps its rows). */
 async function save(): Promise<void> {
-  if (!a.out) return;
-  const doc: RolloutDoc = {
-    date: new Date().toISOString(),
-    kubeApiserver: f.version,
-    params: { ...p, runs: a.runs, steadyS: a['steady-s'], settleS: a['settle-s'], graceS: a['grace-s'] },
-    cli: cli ? 'dist/kube-cache-proxy.js' : 'src/cli.ts',
-    rows,
-  };
-  await writeFile(a.out, `${JSON.stringify(doc, null, 2)}\n`);
+  saved = docOf();
+  if (a.out) await writeFile(a.out, `${JSON.stringify(saved, null, 2)}\n`);
 }
 
 try {
@@ -243,9 +271,6 @@ try {
         const s0 = await apiserverNow();
         await sleep(a['steady-s'] * 1000);
         const s1 = await apiserverNow();
-        const steadyS = (s1.t - s0.t) / 1000;
-        const steadyCores = (s1.cpuS - s0.cpuS) / steadyS;
-        const steadyBytesPerS = (s1.bytes - s0.bytes) / steadyS;
         const load0 = loadavg()[0]!;
         const restartMs: number[] = [];
         const shutdownMs: number[] = [];
@@ -259,6 +284,12 @@ try {
         await sleep(a['settle-s'] * 1000);
         const r1: Snap = await apiserverNow();
         const proxyStats = await proxyCounters(proxies);
+        await sleep(a['steady-s'] * 1000);
+        const s2 = await apiserverNow();
+        const before = rates(s0, s1);
+        const after = rates(r1, s2);
+        // The mean rate over both windows.
+        const steady = rates(s0, s1, r1, s2);
         const results = await Promise.all(agents.map((x) => x.stop()));
         agents.length = 0;
         const durationS = (r1.t - s1.t) / 1000;
@@ -270,21 +301,20 @@ try {
           restartMs,
           shutdownMs,
           upstreamBytes: r1.bytes - s1.bytes,
-          upstreamBytesAboveSteady: Math.round(r1.bytes - s1.bytes - steadyBytesPerS * durationS),
-          steadyBytesPerS: Math.round(steadyBytesPerS),
+          upstreamBytesAboveSteady: Math.round(r1.bytes - s1.bytes - steady.bytes * durationS),
+          steadyBytesPerS: [Math.round(before.bytes), Math.round(after.bytes)],
           apiserverLists: sub(r1.lists, s1.lists),
           apiserverListBytes: sub(r1.listBytes, s1.listBytes),
           apiserverWatchEventBytes: sub(r1.watchEventBytes, s1.watchEventBytes),
           apiserverWatchEventBytesAboveSteady: Math.round(
-            sum(r1.watchEventBytes) -
-              sum(s1.watchEventBytes) -
-              ((sum(s1.watchEventBytes) - sum(s0.watchEventBytes)) / steadyS) * durationS,
+            sum(r1.watchEventBytes) - sum(s1.watchEventBytes) - steady.watchEventBytes * durationS,
           ),
+          steadyWatchEventBytesPerS: [Math.round(before.watchEventBytes), Math.round(after.watchEventBytes)],
           tokenReviews: r1.tokenReviews - s1.tokenReviews,
           subjectAccessReviews: r1.sars - s1.sars,
           apiserverCpuS: round(r1.cpuS - s1.cpuS, 2),
-          apiserverCpuAboveSteadyS: round(r1.cpuS - s1.cpuS - steadyCores * durationS, 2),
-          steadyApiserverCores: round(steadyCores, 3),
+          apiserverCpuAboveSteadyS: round(r1.cpuS - s1.cpuS - steady.cores * durationS, 2),
+          steadyApiserverCores: [round(before.cores, 3), round(after.cores, 3)],
           writesDuring: r1.writes - s1.writes,
           agentWatches: nodes.length * p.agentsPerNode * RESOURCES.length,
           agentRelists: results.reduce((n, x) => n + x.relists, 0),
@@ -313,13 +343,5 @@ try {
   await up.close().catch(() => {});
   await f.stop();
 }
-console.log(
-  renderRollout({
-    date: new Date().toISOString(),
-    kubeApiserver: f.version,
-    params: { ...p, runs: a.runs, steadyS: a['steady-s'], settleS: a['settle-s'], graceS: a['grace-s'] },
-    cli: cli ? 'dist/kube-cache-proxy.js' : 'src/cli.ts',
-    rows,
-  }),
-);
+publish(saved ?? docOf());
 process.exit(0);
