@@ -107,8 +107,15 @@ export const ROLLOUT_FIGURES = {
   'upstream bytes': (r: RolloutRow) => r.upstreamBytes,
   'upstream bytes above steady': (r: RolloutRow) => r.upstreamBytesAboveSteady,
   'apiserver LISTs': (r: RolloutRow) => total(r.apiserverLists),
+  'LISTs sent by the new proxies': (r: RolloutRow) =>
+    total(
+      Object.fromEntries(Object.entries(r.proxies.upstreamRequests).filter(([k]) => k.startsWith('LIST '))),
+    ),
   'apiserver LIST bytes': (r: RolloutRow) => total(r.apiserverListBytes),
+  'apiserver watch event bytes': (r: RolloutRow) => total(r.apiserverWatchEventBytes),
   'apiserver watch event bytes above steady': (r: RolloutRow) => r.apiserverWatchEventBytesAboveSteady,
+  'endpointslices watch event bytes (not written: sync only)': (r: RolloutRow) =>
+    r.apiserverWatchEventBytes.endpointslices ?? 0,
   'apiserver CPU s': (r: RolloutRow) => r.apiserverCpuS,
   'apiserver CPU s above steady': (r: RolloutRow) => r.apiserverCpuAboveSteadyS,
   'TokenReviews + SARs': (r: RolloutRow) => r.tokenReviews + r.subjectAccessReviews,
@@ -126,7 +133,7 @@ export function renderRollout(doc: RolloutDoc): string {
   const k = p.nodes;
   const out: string[] = [];
   out.push(
-    `Run ${doc.date.slice(0, 16).replace('T', ' ')} UTC, kube-apiserver ${doc.kubeApiserver}, proxies \`${doc.cli}\`: K = ${k} nodes × ${p.podsPerNode} pods, ${fmt(p.services, 0)} Services, ${fmt(p.endpointSlices, 0)} EndpointSlices, ${p.agentsPerNode} agents per node on 3 resources, ${p.writesPerS} writes/s; steady window ${p.steadyS} s, settle ${p.settleS} s, SIGTERM grace ${p.graceS} s.`,
+    `Run ${doc.date.slice(0, 16).replace('T', ' ')} UTC, kube-apiserver ${doc.kubeApiserver}, proxies \`${doc.cli}\`: K = ${k} nodes × ${p.podsPerNode} pods, ${fmt(p.services, 0)} Services, ${fmt(p.endpointSlices, 0)} EndpointSlices, ${p.agentsPerNode} agents per node on 3 resources, ${p.writesPerS} writes/s; steady windows of ${p.steadyS} s before and after each rollout, settle ${p.settleS} s, SIGTERM grace ${p.graceS} s.`,
     '',
     table(
       [
@@ -190,16 +197,16 @@ export function renderRollout(doc: RolloutDoc): string {
     ),
   );
   const terms: Figure[] = [
-    'apiserver LIST bytes',
-    'apiserver watch event bytes above steady',
-    'upstream bytes above steady',
-    'apiserver CPU s above steady',
+    'LISTs sent by the new proxies',
+    'apiserver watch event bytes',
+    'upstream bytes',
+    'apiserver CPU s',
     'TokenReviews + SARs',
     'agent relists',
   ];
   out.push(
     '',
-    `Extrapolated to N = ${fmt(ROLLOUT_NODES, 0)} nodes: X(N) = N × x, x = the median per rollout ÷ K (measured per node restart):`,
+    `Extrapolated to N = ${fmt(ROLLOUT_NODES, 0)} nodes: X(N) = N × x, x = the median per rollout ÷ K (measured; whole-rollout figures, the steady load during each node's restart included):`,
     '',
     table(
       ['term', ...modes.flatMap((m) => [`${m}: x per node`, `${m}: X(${fmt(ROLLOUT_NODES, 0)})`])],
@@ -208,7 +215,7 @@ export function renderRollout(doc: RolloutDoc): string {
           f,
           ...modes.flatMap((m) => {
             const x = stat(m, f).median / k;
-            const d = digits(f) || (f === 'agent relists' || f === 'TokenReviews + SARs' ? 1 : 0);
+            const d = digits(f) || (f === 'apiserver LIST bytes' || f.includes('bytes') ? 0 : 1);
             return [fmt(x, d), fmt(x * ROLLOUT_NODES, digits(f))];
           }),
         ]),

@@ -28,7 +28,7 @@
  *     [--slices 1000] [--rate 10] [--runs 2] [--modes cold,warm] [--steady-s 15] [--settle-s 10]
  *     [--grace-s 30] [--built] [--out FILE] [--render FILE] [--docs]
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -342,6 +342,7 @@ try {
   await relay.close();
   await up.close().catch(() => {});
   await f.stop();
+  await rm(work, { recursive: true, force: true });
 }
 publish(saved ?? docOf());
 process.exit(0);

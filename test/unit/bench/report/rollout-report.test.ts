@@ -45,7 +45,17 @@ const row = (
   agentRewatches: 27,
   agentRetries: 40,
   agentErrors: 0,
-  proxies: { relists: {}, upstreamRequests: {}, passedUpstream: {}, snapshotLoads: {} },
+  proxies: {
+    relists: {},
+    upstreamRequests: {
+      'LIST pods 200': 1,
+      'LIST services 200': 1,
+      'LIST endpointslices 200': 1,
+      'WATCH pods 200': 1,
+    },
+    passedUpstream: {},
+    snapshotLoads: {},
+  },
   load1: [20, 22],
 });
 
@@ -86,10 +96,12 @@ test('renderRollout: medians with their min–max per mode and warm ÷ cold', ()
 test('renderRollout: the extrapolation is N × (median ÷ K)', () => {
   const md = renderRollout(doc);
   assert.equal(ROLLOUT_NODES, 5000);
-  // LIST bytes: cold 4,500,000 / 3 = 1,500,000 per node, × 5,000; warm 45,000 / 3 = 15,000.
-  assert.match(md, /\| apiserver LIST bytes +\| 1,500,000 +\| 7,500,000,000 +\| 15,000 +\| 75,000,000 +\|/);
-  // CPU: cold 4.5 / 3 = 1.5 s per node → 7,500 s; warm 1.2 / 3 = 0.4 → 2,000 s.
-  assert.match(md, /\| apiserver CPU s above steady +\| 1\.5 +\| 7,500 +\| 0\.4 +\| 2,000 +\|/);
+  // Upstream bytes: cold 2 × 4,500,000 / 3 = 3,000,000 per node, × 5,000; warm 2 × 45,000 / 3 = 30,000.
+  assert.match(md, /\| upstream bytes +\| 3,000,000 +\| 15,000,000,000 +\| 30,000 +\| 150,000,000 +\|/);
+  // The proxies' LISTs: 3 per rollout (one per resource) in these rows, 1 per node.
+  assert.match(md, /\| LISTs sent by the new proxies +\| 1 +\| 5,000 +\| 1 +\| 5,000 +\|/);
+  // CPU (whole rollout): cold 5.5 / 3 per node → 9,166.67 s; warm 2.2 / 3 → 3,666.67 s.
+  assert.match(md, /\| apiserver CPU s +\| 1\.83 +\| 9,166\.67 +\| 0\.73 +\| 3,666\.67 +\|/);
   // A node restart's median is 4 s: 5,000 × 4 s = 5.6 h.
   assert.match(
     md,
