@@ -131,8 +131,14 @@ const delegated = [
 
 let writes = 0;
 let writing = true;
+// A failed write is logged and the writer goes on (the rows count the writes that succeeded).
 const writer = (async () => {
-  while (writing) writes += await writeFor(up, p, 1000);
+  while (writing)
+    writes += await writeFor(up, p, 1000).catch(async (e: Error) => {
+      log(`writer: ${e.message}`);
+      await sleep(1000);
+      return 0;
+    });
 })();
 
 /**
@@ -338,7 +344,7 @@ try {
   }
 } finally {
   writing = false;
-  await writer.catch((e: Error) => log(`writer: ${e.message}`));
+  await writer;
   await relay.close();
   await up.close().catch(() => {});
   await f.stop();
