@@ -95,6 +95,12 @@ const MEM_NODE = 'nl-mem-node';
 const RESOURCES = ['pods', 'services', 'endpointslices'] as const;
 /** Node `i`'s name. */
 export const nlNode = (i: number): string => `nl-node-${String(i).padStart(2, '0')}`;
+/** The collections an agent of `node` list-watches: its node's pods, every Service, every EndpointSlice. */
+export const agentPaths = (node: string): string[] => [
+  `/api/v1/pods?fieldSelector=spec.nodeName%3D${node}`,
+  '/api/v1/services',
+  '/apis/discovery.k8s.io/v1/endpointslices',
+];
 
 /** `method path` on `up` with `body` as JSON (or `type`): its status and text; never throws on a status. */
 export async function call(
@@ -417,11 +423,7 @@ async function runRow(
     }
     const tSync = performance.now();
     for (const [i, node] of nodes.entries()) {
-      const paths = [
-        `/api/v1/pods?fieldSelector=spec.nodeName%3D${node}`,
-        '/api/v1/services',
-        '/apis/discovery.k8s.io/v1/endpointslices',
-      ];
+      const paths = agentPaths(node);
       agents.push(
         startAgents(
           {

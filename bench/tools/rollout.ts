@@ -35,11 +35,13 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { createUpstream } from '../../src/upstream/connection.ts';
 import { startFixture, writeKubeconfig } from '../../test/fixture/index.ts';
+import { peopleFlags } from '../../test/fixture/proxy-flags.ts';
 import { metricSum, parsePrometheus } from '../../test/support/prometheus-text.ts';
 import { replaceMarkedBlock } from '../report/report.ts';
 import { type RolloutDoc, type RolloutRow, renderRollout } from '../report/rollout-report.ts';
 import {
   type Agents,
+  agentPaths,
   agentTokens,
   call,
   NODE_LOCAL_FULL,
@@ -118,16 +120,8 @@ const kubeconfig = await writeKubeconfig(join(work, 'relay.kubeconfig'), {
   caFile: f.caFile,
   user: { token: f.tokens.admin },
 });
-const delegated = [
-  '--tls-cert-file',
-  f.proxyTls.certFile,
-  '--tls-private-key-file',
-  f.proxyTls.keyFile,
-  '--client-ca-file',
-  f.clientCaFile,
-  '--delegated-auth',
-  '--host-network',
-];
+// The node-local DaemonSet's serving flags: TLS, client certificates, --delegated-auth, --host-network.
+const delegated = [...peopleFlags(f), '--host-network'];
 
 let writes = 0;
 let writing = true;
@@ -255,11 +249,7 @@ try {
         for (let i = 0; i < nodes.length; i++) proxies.push(await start(i));
         const ports = proxies.map((x) => Number(new URL(x.url).port));
         for (const [i, node] of nodes.entries()) {
-          const paths = [
-            `/api/v1/pods?fieldSelector=spec.nodeName%3D${node}`,
-            '/api/v1/services',
-            '/apis/discovery.k8s.io/v1/endpointslices',
-          ];
+          const paths = agentPaths(node);
           agents.push(
             startAgents(
               {
