@@ -88,14 +88,28 @@ export interface NodeLocalCpus {
   other: string;
 }
 
-const NS = 'bench-nl';
+/** The namespace the rows seed. */
+export const NS = 'bench-nl';
 const MEM_NS = 'bench-nl-mem';
 const MEM_NODE = 'nl-mem-node';
 const RESOURCES = ['pods', 'services', 'endpointslices'] as const;
 /** Node `i`'s name. */
 export const nlNode = (i: number): string => `nl-node-${String(i).padStart(2, '0')}`;
+/** The collections an agent of `node` list-watches: its node's pods, every Service, every EndpointSlice. */
+export const agentPaths = (node: string): string[] => [
+  `/api/v1/pods?fieldSelector=spec.nodeName%3D${node}`,
+  '/api/v1/services',
+  '/apis/discovery.k8s.io/v1/endpointslices',
+];
 
-async function call(up: Upstream, method: string, path: string, body?: unknown, type = 'application/json') {
+/** `method path` on `up` with `body` as JSON (or `type`): its status and text; never throws on a status. */
+export async function call(
+  up: Upstream,
+  method: string,
+  path: string,
+  body?: unknown,
+  type = 'application/json',
+) {
   const auth = await up.authorization();
   const res = await request(`${up.baseUrl}${path}`, {
     method: method as 'POST',
@@ -153,8 +167,11 @@ const endpointSlice = (i: number, services: number) => ({
   })),
 });
 
-/** Seeds namespace `ns`: nodes, pods bound to them, Services, EndpointSlices. */
-async function seed(
+/**
+ * Seeds namespace `ns`: nodes, pods bound to them, Services, EndpointSlices (409 accepted).
+ * @throws Error naming the request on any other failed create.
+ */
+export async function seed(
   up: Upstream,
   ns: string,
   nodes: string[],
@@ -180,7 +197,7 @@ async function seed(
 }
 
 /** `agents` ServiceAccounts `agent-N` allowed to list/watch pods, services, endpointslices; their tokens. */
-async function agentTokens(up: Upstream, agents: number): Promise<string[]> {
+export async function agentTokens(up: Upstream, agents: number): Promise<string[]> {
   const role = 'bench-nl-agent';
   const r = await call(up, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
     metadata: { name: role },
@@ -248,13 +265,17 @@ async function apiserverCounters(up: Upstream) {
 }
 
 /** A running agent worker. */
-interface Agents {
+export interface Agents {
   child: ChildProcess;
   ready: Promise<void>;
   stop(): Promise<AgentResult>;
 }
 
-function startAgents(spec: AgentSpec, cpu: string): Agents {
+/**
+ * Starts bench/workers/agent-worker.ts with `spec`, pinned to `cpu`; `ready` rejects when it exits
+ * first, `stop()` resolves with its result (SIGKILL after 10 s) or throws when it printed none.
+ */
+export function startAgents(spec: AgentSpec, cpu: string): Agents {
   const child = spawn(
     'taskset',
     ['-c', cpu, process.execPath, here('../workers/agent-worker.ts'), JSON.stringify(spec)],
@@ -297,7 +318,7 @@ let ticks = 0;
  * Patches pods round robin over the nodes, and a Service every 5th write, for `ms`; resolves
  * with the writes done. Throws on a failed write.
  */
-async function writeFor(up: Upstream, p: NodeLocalParams, ms: number): Promise<number> {
+export async function writeFor(up: Upstream, p: NodeLocalParams, ms: number): Promise<number> {
   const total = p.nodes * p.podsPerNode;
   const end = performance.now() + ms;
   let n = 0;
@@ -402,11 +423,7 @@ async function runRow(
     }
     const tSync = performance.now();
     for (const [i, node] of nodes.entries()) {
-      const paths = [
-        `/api/v1/pods?fieldSelector=spec.nodeName%3D${node}`,
-        '/api/v1/services',
-        '/apis/discovery.k8s.io/v1/endpointslices',
-      ];
+      const paths = agentPaths(node);
       agents.push(
         startAgents(
           {

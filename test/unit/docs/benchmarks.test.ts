@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { renderNodeLocal } from '../../../bench/report/node-local-report.ts';
 import { renderHeadline, renderMarkdown, replaceMarkedBlock } from '../../../bench/report/report.ts';
 import type { BenchResults, NodeLocalReport } from '../../../bench/report/results.ts';
+import { type RolloutDoc, renderRollout } from '../../../bench/report/rollout-report.ts';
 
 // A full bench run rewrites the generated blocks of docs/benchmarks.md and README.md
 // (bench/report/report.ts updateDocs); both must show the committed bench/results/latest.json.
@@ -47,6 +48,16 @@ describe('benchmark blocks of the documentation', () => {
     );
     assert.equal(nl.mode, 'full');
     assert.equal(nl.params.nodes, 20);
+  });
+
+  it('docs/benchmarks.md holds the rollout rows of bench/results/rollout.json', () => {
+    const r = JSON.parse(read('bench/results/rollout.json')) as RolloutDoc;
+    assert.equal(
+      block(read('docs/benchmarks.md'), 'rollout'),
+      renderRollout(r),
+      'stale: node bench/tools/rollout.ts --render bench/results/rollout.json --docs',
+    );
+    assert.equal(r.rows.filter((x) => x.mode === 'warm').length, r.params.runs);
   });
 
   it('replaceMarkedBlock rewrites only the text between the markers, and nothing without them', () => {
