@@ -63,6 +63,8 @@ interface TrackedWatch {
   handover?: () => void;
   /** Its namespace; undefined: all namespaces. */
   namespace: string | undefined;
+  /** The resourceVersion its client has seen so far (see {@link OnDemandHook.trackWatch}). */
+  position?: () => bigint | undefined;
 }
 
 /** How long a resource or group-version discovery did not find is remembered (ms). */
@@ -125,7 +127,11 @@ export class OnDemandCaches implements OnDemandHook {
     void this.#consider(name, info).finally(() => this.#pending.delete(name));
   }
 
-  trackWatch(info: ResourceRequest, handover: (() => void) | undefined): () => void {
+  trackWatch(
+    info: ResourceRequest,
+    handover: (() => void) | undefined,
+    position?: () => bigint | undefined,
+  ): () => void {
     const name = OnDemandCaches.nameOf(info);
     const e = this.#entries.get(name);
     // Registered even before a cache is considered: the request that may start one is told only
@@ -137,6 +143,7 @@ export class OnDemandCaches implements OnDemandHook {
     const w: TrackedWatch = {
       namespace: info.namespace,
       ...(handover && !e?.synced ? { handover } : {}),
+      ...(position ? { position } : {}),
     };
     set.add(w);
     return () => {
@@ -157,19 +164,19 @@ export class OnDemandCaches implements OnDemandHook {
     if (!e || e.synced) return;
     e.synced = true;
     const tracked = this.#watches.get(name) ?? new Set<TrackedWatch>();
-    let n = 0;
+    const ending: TrackedWatch[] = [];
     for (const w of [...tracked]) {
       if (e.namespace !== undefined && w.namespace !== e.namespace) {
         tracked.delete(w);
         continue;
       }
-      const handover = w.handover;
-      if (!handover) continue;
+      if (!w.handover) continue;
       // Ending: no longer a use (its unregister, when it has ended, finds it gone).
       tracked.delete(w);
-      n++;
-      handover();
+      ending.push(w);
     }
+    const n = ending.length;
+    this.#handOver(name, ending);
     if (tracked.size === 0 && this.#watches.get(name) === tracked) this.#watches.delete(name);
     this.#o.log.info(
       {
@@ -180,6 +187,39 @@ export class OnDemandCaches implements OnDemandHook {
       },
       'on-demand cache synced: served from the cache, re-watching passed-through watches ended',
     );
+  }
+
+  /**
+   * Ends `watches` (their handover), each once its client can resume in the cache without a
+   * gap: the cache's window starts at its first snapshot's RV, and a client that watched
+   * upstream since before it stands at an older RV — its re-watch would wait for the upstream to
+   * prove the resource unchanged since (`cache/window-extension.ts`, about a second: the
+   * apiserver's bookmark), an informer without a watch meanwhile, its events late (the control
+   * plane's first step through the proxy, dozens of informers at once). So that proof, from the
+   * oldest RV the watches' clients stand at, is asked first, while their passed-through watches
+   * still deliver events, and they are ended once it answered (whatever it answered: a failed
+   * proof leaves the resume to the 410 it gets anyway). A watch whose position is unknown is
+   * ended at once.
+   */
+  #handOver(name: string, watches: TrackedWatch[]): void {
+    const prove = this.#o.extendWindowBack;
+    let oldest: bigint | undefined;
+    const later: (() => void)[] = [];
+    for (const w of watches) {
+      const rv = prove ? w.position?.() : undefined;
+      if (rv === undefined) {
+        w.handover?.();
+        continue;
+      }
+      if (oldest === undefined || rv < oldest) oldest = rv;
+      if (w.handover) later.push(w.handover);
+    }
+    if (oldest === undefined || !prove) return;
+    void prove(name, oldest)
+      .catch(() => false)
+      .then(() => {
+        for (const end of later) end();
+      });
   }
 
   /**
