@@ -35,6 +35,7 @@ import type { UpstreamReason } from '../server/delegate.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import { DiscoveryError, UpstreamError } from '../util/errors.ts';
 import { ExcludeList } from './exclude.ts';
+import { handOver } from './handover.ts';
 import type { OnDemandHook } from './on-demand-hook.ts';
 import { type OnDemandOptions, type RefusedReason, type StoppedReason, USE_REASONS } from './options.ts';
 import { Refusals, refusalKey } from './refusals.ts';
@@ -154,8 +155,9 @@ export class OnDemandCaches implements OnDemandHook {
 
   /**
    * The cache `name` stored its first complete snapshot: the passed-through watches it can answer
-   * that were registered with a handover are handed over (ended at an event boundary; their
-   * clients re-watch and are served from the cache); the others it can answer stay (and keep it
+   * that were registered with a handover are handed over (ended at an event boundary, once the
+   * cache has proved its window back to where their clients stand: `handover.ts`; their clients
+   * re-watch and are served from the cache); the others it can answer stay (and keep it
    * in use); those of other namespaces or all namespaces of a namespace-restricted cache go on
    * upstream, untracked. Unknown names are ignored.
    */
@@ -176,7 +178,8 @@ export class OnDemandCaches implements OnDemandHook {
       ending.push(w);
     }
     const n = ending.length;
-    this.#handOver(name, ending);
+    const prove = this.#o.extendWindowBack;
+    handOver(ending, prove && ((rv) => prove(name, rv)));
     if (tracked.size === 0 && this.#watches.get(name) === tracked) this.#watches.delete(name);
     this.#o.log.info(
       {
@@ -187,39 +190,6 @@ export class OnDemandCaches implements OnDemandHook {
       },
       'on-demand cache synced: served from the cache, re-watching passed-through watches ended',
     );
-  }
-
-  /**
-   * Ends `watches` (their handover), each once its client can resume in the cache without a
-   * gap: the cache's window starts at its first snapshot's RV, and a client that watched
-   * upstream since before it stands at an older RV — its re-watch would wait for the upstream to
-   * prove the resource unchanged since (`cache/window-extension.ts`, about a second: the
-   * apiserver's bookmark), an informer without a watch meanwhile, its events late (the control
-   * plane's first step through the proxy, dozens of informers at once). So that proof, from the
-   * oldest RV the watches' clients stand at, is asked first, while their passed-through watches
-   * still deliver events, and they are ended once it answered (whatever it answered: a failed
-   * proof leaves the resume to the 410 it gets anyway). A watch whose position is unknown is
-   * ended at once.
-   */
-  #handOver(name: string, watches: TrackedWatch[]): void {
-    const prove = this.#o.extendWindowBack;
-    let oldest: bigint | undefined;
-    const later: (() => void)[] = [];
-    for (const w of watches) {
-      const rv = prove ? w.position?.() : undefined;
-      if (rv === undefined) {
-        w.handover?.();
-        continue;
-      }
-      if (oldest === undefined || rv < oldest) oldest = rv;
-      if (w.handover) later.push(w.handover);
-    }
-    if (oldest === undefined || !prove) return;
-    void prove(name, oldest)
-      .catch(() => false)
-      .then(() => {
-        for (const end of later) end();
-      });
   }
 
   /**
