@@ -4,7 +4,7 @@
  * /proc/PID/status, bytes), and `taskset` pinning of a running process and all its threads.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // getconf CLK_TCK on Linux x86_64/arm64
 
@@ -18,6 +18,29 @@ export function cpuSeconds(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * Time `pid`'s live threads spent runnable but waiting for a CPU (seconds): the sum of the second
+ * field of `/proc/PID/task/TID/schedstat` (ns; needs schedstats, on by default). On a machine
+ * shared by more runnable threads than cores this is the delay the scheduler adds to every
+ * wake-up (a request arriving, an answer coming back); threads that already ended are not
+ * counted. 0 if the process is gone.
+ */
+export function runQueueWaitSeconds(pid: number): number {
+  let ns = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
+      } catch {
+        // The thread ended meanwhile.
+      }
+    }
+  } catch {
+    return 0;
+  }
+  return ns / 1e9;
 }
 
 function statusField(pid: number, field: 'VmRSS' | 'VmHWM'): number {

@@ -149,3 +149,16 @@ export function decodeProtobufMeta(body: Buffer, complete = false): ProtobufMeta
   }
   return out;
 }
+
+/**
+ * The resourceVersion of the object in one protobuf watch event frame's payload (or a prefix of
+ * it): the raw `metav1.WatchEvent` message the stream serializer writes (no `k8s\0` envelope:
+ * `{ 1: type, 2: RawExtension { 1: raw } }`, raw being the object's own `k8s\0` message; a
+ * BOOKMARK's object carries only its metadata). undefined when it cannot be read (truncated
+ * before the RV, malformed, or no RV). Never throws.
+ */
+export function watchEventResourceVersion(payload: Buffer): string | undefined {
+  const object = field(payload, 2)?.bytes;
+  const raw = object ? field(object, 1)?.bytes : undefined;
+  return raw ? decodeProtobufMeta(raw)?.metadata?.resourceVersion : undefined;
+}

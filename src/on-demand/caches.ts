@@ -35,6 +35,7 @@ import type { UpstreamReason } from '../server/delegate.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import { DiscoveryError, UpstreamError } from '../util/errors.ts';
 import { ExcludeList } from './exclude.ts';
+import { handOver } from './handover.ts';
 import type { OnDemandHook } from './on-demand-hook.ts';
 import { type OnDemandOptions, type RefusedReason, type StoppedReason, USE_REASONS } from './options.ts';
 import { Refusals, refusalKey } from './refusals.ts';
@@ -63,6 +64,8 @@ interface TrackedWatch {
   handover?: () => void;
   /** Its namespace; undefined: all namespaces. */
   namespace: string | undefined;
+  /** The resourceVersion its client has seen so far (see {@link OnDemandHook.trackWatch}). */
+  position?: () => bigint | undefined;
 }
 
 /** How long a resource or group-version discovery did not find is remembered (ms). */
@@ -125,7 +128,11 @@ export class OnDemandCaches implements OnDemandHook {
     void this.#consider(name, info).finally(() => this.#pending.delete(name));
   }
 
-  trackWatch(info: ResourceRequest, handover: (() => void) | undefined): () => void {
+  trackWatch(
+    info: ResourceRequest,
+    handover: (() => void) | undefined,
+    position?: () => bigint | undefined,
+  ): () => void {
     const name = OnDemandCaches.nameOf(info);
     const e = this.#entries.get(name);
     // Registered even before a cache is considered: the request that may start one is told only
@@ -137,6 +144,7 @@ export class OnDemandCaches implements OnDemandHook {
     const w: TrackedWatch = {
       namespace: info.namespace,
       ...(handover && !e?.synced ? { handover } : {}),
+      ...(position ? { position } : {}),
     };
     set.add(w);
     return () => {
@@ -147,8 +155,9 @@ export class OnDemandCaches implements OnDemandHook {
 
   /**
    * The cache `name` stored its first complete snapshot: the passed-through watches it can answer
-   * that were registered with a handover are handed over (ended at an event boundary; their
-   * clients re-watch and are served from the cache); the others it can answer stay (and keep it
+   * that were registered with a handover are handed over (ended at an event boundary, once the
+   * cache has proved its window back to where their clients stand: `handover.ts`; their clients
+   * re-watch and are served from the cache); the others it can answer stay (and keep it
    * in use); those of other namespaces or all namespaces of a namespace-restricted cache go on
    * upstream, untracked. Unknown names are ignored.
    */
@@ -157,19 +166,20 @@ export class OnDemandCaches implements OnDemandHook {
     if (!e || e.synced) return;
     e.synced = true;
     const tracked = this.#watches.get(name) ?? new Set<TrackedWatch>();
-    let n = 0;
+    const ending: TrackedWatch[] = [];
     for (const w of [...tracked]) {
       if (e.namespace !== undefined && w.namespace !== e.namespace) {
         tracked.delete(w);
         continue;
       }
-      const handover = w.handover;
-      if (!handover) continue;
+      if (!w.handover) continue;
       // Ending: no longer a use (its unregister, when it has ended, finds it gone).
       tracked.delete(w);
-      n++;
-      handover();
+      ending.push(w);
     }
+    const n = ending.length;
+    const prove = this.#o.extendWindowBack;
+    handOver(ending, prove && ((rv) => prove(name, rv)));
     if (tracked.size === 0 && this.#watches.get(name) === tracked) this.#watches.delete(name);
     this.#o.log.info(
       {

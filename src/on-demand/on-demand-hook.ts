@@ -26,7 +26,13 @@ export interface OnDemandHook {
    * `rewatches` in `passed-through-endings.ts`) finishes it cleanly at an event boundary once a
    * cache that can answer it (its namespace, for a namespace-restricted one) is synced, so the
    * client re-watches into the cache; without it the watch stays passed through until it ends by
-   * itself. Returns the unregister function (called when the watch ends, whoever ended it).
+   * itself. `position` tells the resourceVersion of the last event relayed to its client (where
+   * its re-watch will resume; undefined while unknown). Returns the unregister function (called
+   * when the watch ends, whoever ended it).
    */
-  trackWatch(info: ResourceRequest, handover: (() => void) | undefined): () => void;
+  trackWatch(
+    info: ResourceRequest,
+    handover: (() => void) | undefined,
+    position?: () => bigint | undefined,
+  ): () => void;
 }

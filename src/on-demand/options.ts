@@ -51,6 +51,12 @@ export interface OnDemandOptions {
   usage(name: string): CacheUsage | undefined;
   /** Bytes of stored objects over every cache (configured and on demand). */
   totalBytes(): number;
+  /**
+   * Lets the synced cache `name` serve a watch resuming from `rv`, below its window, by asking
+   * the upstream to prove the resource unchanged since (the cache's `extendWindowBack`); resolves
+   * whether it can (never rejects). Without it the handover does not wait for that proof.
+   */
+  extendWindowBack?(name: string, rv: bigint): Promise<boolean>;
   clock: Clock;
   log: Logger;
   /** `kube_cache_proxy_on_demand_caches_total`. */

@@ -48,7 +48,8 @@ export function passedThroughEndings(r: PassedRequest): Pick<PassThroughOptions,
     (r.reason !== 'not-cached' && r.reason !== 'not-synced')
   )
     return { track: r.track };
-  if (rewatches(r.query)) return { track: r.track, handover: (end) => hook.trackWatch(info, end) };
+  if (rewatches(r.query))
+    return { track: r.track, handover: (end, position) => hook.trackWatch(info, end, position) };
   return {
     track: (end) => {
       const a = r.track(end);

@@ -90,6 +90,7 @@ export function createOnDemand(d: OnDemandDeps): OnDemandCaches | undefined {
       return s ? { watchers: s.watchers, bytes: s.bytes } : undefined;
     },
     totalBytes: () => d.set.totalBytes(),
+    extendWindowBack: async (name, rv) => (await d.set.get(name)?.cache?.extendWindowBack?.(rv)) ?? false,
     clock: realClock,
     log: d.logger,
     ...(d.metrics ? { count: (event, reason) => d.metrics!.onDemandCaches.inc({ event, reason }) } : {}),

@@ -48,9 +48,10 @@ export interface PassThroughOptions {
    * Long-running requests only: registers this watch's handover `end` (returns its unregister,
    * called when the request ends, whoever ended it). Unlike shutdown's, it ends the stream at an
    * event boundary (`watch-relay.ts`), and never a stream whose framing is unknown. Such a watch
-   * is forwarded without `Accept-Encoding` (the answer comes uncompressed).
+   * is forwarded without `Accept-Encoding` (the answer comes uncompressed). `position` tells
+   * the resourceVersion of the last event relayed so far (`WatchRelay.lastResourceVersion`).
    */
-  handover?: (end: () => void) => () => void;
+  handover?: (end: () => void, position: () => bigint | undefined) => () => void;
   /**
    * Called once with the apiserver's final status code (not 1xx) as soon as it arrives, before
    * the client sees the answer; not called when no answer came (unreachable, client gone).
@@ -344,7 +345,12 @@ async function forwardLongRunning(
   const relay = o.handover
     ? new WatchRelay(res, { abortUpstream: () => ac.abort(), log: o.log, url: _req.url })
     : undefined;
-  const unhandover = relay ? o.handover?.(() => relay.handover()) : undefined;
+  const unhandover = relay
+    ? o.handover?.(
+        () => relay.handover(),
+        () => relay.lastResourceVersion(),
+      )
+    : undefined;
   try {
     const up = await dispatcher.request({ ...request, signal: ac.signal, bodyTimeout: 0 });
     o.onStatus?.(up.statusCode);

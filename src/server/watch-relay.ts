@@ -17,6 +17,7 @@
  * the initial-events-end one), unless another event was relayed after that point.
  */
 import type { ServerResponse } from 'node:http';
+import { watchEventResourceVersion } from '../apimachinery/protobuf-meta.ts';
 import { EventBoundary, type WatchFraming } from '../apimachinery/watch-framing.ts';
 import { type Clock, realClock, type TimerHandle } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
@@ -45,6 +46,17 @@ export interface WatchRelayOptions {
   clock?: Clock;
 }
 
+/**
+ * How many leading bytes of each relayed event are kept to read its resourceVersion
+ * ({@link WatchRelay.lastResourceVersion}): an object's metadata comes first in both encodings
+ * (the apiserver's JSON of a built-in type and its protobuf), its RV within the first few hundred
+ * bytes but for very long names, labels or annotations of a custom resource (JSON keys sorted).
+ */
+export const EVENT_HEAD_BYTES = 4096;
+
+/** The first `"resourceVersion":"N"` of a JSON event's head. */
+const JSON_RV = /"resourceVersion":"(\d+)"/;
+
 /** The real timers with `performance.now()` as `now` (monotonic: a wall-clock step cannot end a watch early). */
 const MONOTONIC_CLOCK: Clock = { ...realClock, now: () => performance.now() };
 
@@ -68,6 +80,11 @@ export class WatchRelay {
   #minTimer: TimerHandle | undefined;
   /** Bounds the wait for the event in flight ({@link HANDOVER_WAIT_MS}). */
   #cutTimer: TimerHandle | undefined;
+  /** The first {@link EVENT_HEAD_BYTES} of the event in flight (pieces as relayed). */
+  #head: Uint8Array[] = [];
+  #headBytes = 0;
+  /** The head of the last complete event. */
+  #lastHead: Buffer | undefined;
 
   constructor(res: ServerResponse, o: WatchRelayOptions) {
     this.#res = res;
@@ -102,6 +119,35 @@ export class WatchRelay {
   handover(): void {
     this.#handoverAsked = true;
     this.#check();
+  }
+
+  /**
+   * The resourceVersion of the last complete event relayed (a BOOKMARK's too): where the
+   * client's watch stands, the RV its re-watch after a handover resumes from. undefined before
+   * any event, for a stream without framing, or when the event's head does not show it.
+   */
+  lastResourceVersion(): bigint | undefined {
+    const head = this.#lastHead;
+    if (!head || !this.#boundary) return undefined;
+    const rv =
+      this.#boundary.framing === 'json-lines'
+        ? JSON_RV.exec(head.toString('latin1'))?.[1]
+        : watchEventResourceVersion(head.subarray(4)); // after the 4-byte length header
+    return rv !== undefined && /^\d+$/.test(rv) ? BigInt(rv) : undefined;
+  }
+
+  /** Keeps the first {@link EVENT_HEAD_BYTES} of the event in flight; `complete`: it ended with `piece`. */
+  #follow(piece: Uint8Array, complete: boolean): void {
+    if (this.#headBytes < EVENT_HEAD_BYTES) {
+      const take = piece.subarray(0, EVENT_HEAD_BYTES - this.#headBytes);
+      // A copy: the chunk's memory may be reused once written.
+      this.#head.push(Buffer.from(take));
+      this.#headBytes += take.length;
+    }
+    if (!complete) return;
+    this.#lastHead = Buffer.concat(this.#head, this.#headBytes);
+    this.#head = [];
+    this.#headBytes = 0;
   }
 
   /** Writes `body`'s chunks into the response until it ends, the handover ends it, or the client leaves. */
@@ -167,7 +213,9 @@ export class WatchRelay {
     if (b) {
       let off = 0;
       while (off < chunk.length) {
-        const n = b.next(off === 0 ? chunk : chunk.subarray(off));
+        const piece = off === 0 ? chunk : chunk.subarray(off);
+        const n = b.next(piece);
+        this.#follow(n < 0 ? piece : piece.subarray(0, n), n >= 0);
         if (n < 0) break;
         off += n;
         if (b.lastWasBookmark) {

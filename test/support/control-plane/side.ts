@@ -125,6 +125,8 @@ export async function runSide(
     waitMs?: number;
     hooks?: SideHooks;
     onStep?: (name: string) => Promise<void> | void;
+    /** Extra flags of the fixture's apiserver and components (a trace: audit log, `--vmodule`). */
+    fixture?: { apiserverFlags?: string[]; componentFlags?: { kcm?: string[]; scheduler?: string[] } };
   } = {},
 ): Promise<SideResult> {
   let proxy: CliProxy | undefined;
@@ -132,7 +134,9 @@ export async function runSide(
   const f = await startPodsFixture({
     kwokNodes: 3,
     readyTimeoutMs: 300_000,
+    ...(o.fixture?.apiserverFlags ? { apiserverFlags: o.fixture.apiserverFlags } : {}),
     controlPlane: {
+      ...(o.fixture?.componentFlags ? { componentFlags: o.fixture.componentFlags } : {}),
       front: async (fx) => {
         if (via.kind === 'proxy')
           proxy = await startProxy(fx, { run: 'cli', resources: via.resources, args: via.args ?? [] });

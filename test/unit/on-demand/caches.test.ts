@@ -167,6 +167,70 @@ describe('OnDemandCaches (issue 15)', () => {
     h.m.close();
   });
 
+  it('the handover waits for the cache to prove the gap from the oldest client RV (asked at sync), then ends every watch', async () => {
+    // The control plane's first step: each informer's watch passed upstream resumed after its
+    // handover from an RV below the cache's window, and waited ~1 s (0.4–4 s at load 20–57)
+    // for the upstream's proof with no watch at all. The proof is now asked at sync, while the
+    // passed-through watches still deliver events, and they end once it answered.
+    const proofs: string[] = [];
+    let answer!: (ok: boolean) => void;
+    const h = harness({
+      extendWindowBack: (name, rv) => {
+        proofs.push(`${name} ${rv}`);
+        return new Promise<boolean>((r) => {
+          answer = r;
+        });
+      },
+    });
+    const ended: string[] = [];
+    h.m.request(cm, 'not-cached', 'watch');
+    h.m.trackWatch(
+      cm,
+      () => ended.push('at 12'),
+      () => 12n,
+    );
+    h.m.trackWatch(
+      cm,
+      () => ended.push('at 9'),
+      () => 9n,
+    );
+    h.m.trackWatch(
+      cm,
+      () => ended.push('unknown position'),
+      () => undefined,
+    );
+    h.m.trackWatch(cm, () => ended.push('no position'));
+    await flush();
+    h.m.synced('configmaps.v1');
+    assert.deepEqual(proofs, ['configmaps.v1 9'], 'one proof, from the oldest RV a client stands at');
+    assert.deepEqual(ended, ['unknown position', 'no position'], 'nothing to prove for these: ended at once');
+    await flush();
+    assert.deepEqual(ended, ['unknown position', 'no position'], 'the others wait for the proof');
+    answer(false);
+    await flush();
+    assert.deepEqual(
+      ended,
+      ['unknown position', 'no position', 'at 12', 'at 9'],
+      'ended once it answered, even a failed proof (their resume gets the 410 it would anyway)',
+    );
+    h.m.close();
+  });
+
+  it('without extendWindowBack (and for a watch without a position) the handover ends watches at sync, as before', async () => {
+    const h = harness();
+    const ended: string[] = [];
+    h.m.request(cm, 'not-cached', 'watch');
+    h.m.trackWatch(
+      cm,
+      () => ended.push('at 12'),
+      () => 12n,
+    );
+    await flush();
+    h.m.synced('configmaps.v1');
+    assert.deepEqual(ended, ['at 12']);
+    h.m.close();
+  });
+
   it('a passed-through watch without handover stays open after the sync and keeps the cache in use until it ends', async () => {
     const h = harness();
     h.m.request(cm, 'not-cached', 'watch');

@@ -60,7 +60,10 @@ describe('passedThroughEndings (issue 15 F1)', () => {
     const { e, seen } = harness();
     assert.ok(e.handover);
     e.track?.(() => {})();
-    e.handover(() => {})();
+    e.handover(
+      () => {},
+      () => undefined,
+    )();
     assert.deepEqual(seen, ['track', 'untrack', 'hook configmaps handover', 'unhook']);
   });
 

@@ -3,6 +3,11 @@ import { createServer, get, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import {
+  encodeObjectMessage,
+  objectAnswer,
+  watchFrame,
+} from '../../../src/apimachinery/protobuf/envelope.ts';
 import type { WatchFraming } from '../../../src/apimachinery/watch-framing.ts';
 import { WatchRelay } from '../../../src/server/watch-relay.ts';
 import { createLogger } from '../../../src/util/logger.ts';
@@ -199,6 +204,53 @@ describe('WatchRelay: the on-demand handover ends a watch at an event boundary',
     c.feed.push(Buffer.concat([f2.subarray(100), f1]));
     const body = Buffer.from(await c.body, 'latin1');
     assert.deepEqual(body, Buffer.concat([f1, f2]));
+  });
+
+  it('lastResourceVersion: the RV of the last complete JSON event, read from its head across chunks', async () => {
+    const c = await open('json-lines');
+    assert.equal(c.relay.lastResourceVersion(), undefined, 'no event yet');
+    const pod = (rv: string) =>
+      `{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"n","uid":"u","resourceVersion":"${rv}"},"spec":{}}}\n`;
+    const a = pod('41');
+    c.feed.push(a.slice(0, 70));
+    await c.received(70);
+    assert.equal(c.relay.lastResourceVersion(), undefined, 'the event is not complete');
+    c.feed.push(a.slice(70) + pod('45').slice(0, 90));
+    await c.received(a.length + 90);
+    assert.equal(c.relay.lastResourceVersion(), 41n, 'the last COMPLETE event');
+    c.feed.push(
+      `${pod('45').slice(90)}{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"52"}}}\n`,
+    );
+    await c.received(a.length + pod('45').length + 10);
+    c.feed.push(null);
+    await c.body;
+    assert.equal(c.relay.lastResourceVersion(), 52n, 'a BOOKMARK counts');
+  });
+
+  it('lastResourceVersion: the RV of the last complete protobuf frame (WatchEvent → RawExtension → object)', async () => {
+    const pod = (rv: string) =>
+      watchFrame(
+        'MODIFIED',
+        objectAnswer(
+          'v1',
+          'Pod',
+          encodeObjectMessage(
+            'v1',
+            'Pod',
+            JSON.stringify({ metadata: { name: 'p', namespace: 'n', uid: 'u', resourceVersion: rv } }),
+          ),
+        ),
+      );
+    const f1 = pod('1234');
+    const f2 = pod('1240');
+    const c = await open('length-prefixed');
+    c.feed.push(Buffer.concat([f1, f2.subarray(0, 3)]));
+    await c.received(f1.length + 3);
+    assert.equal(c.relay.lastResourceVersion(), 1234n);
+    c.feed.push(f2.subarray(3));
+    c.feed.push(null);
+    await c.body;
+    assert.equal(c.relay.lastResourceVersion(), 1240n);
   });
 
   it('asked before the head: ends as soon as the framing is known (an empty, whole body)', async () => {
