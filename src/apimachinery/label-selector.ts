@@ -420,6 +420,16 @@ function labelValueErrors(value: string): string[] {
   return errs;
 }
 
+/** `validation.IsQualifiedName(key)` found nothing: a valid label key. */
+export function isValidLabelKey(key: string): boolean {
+  return labelKeyErrors(key).length === 0;
+}
+
+/** `validation.IsValidLabelValue(value)` found nothing: a valid label value (empty included). */
+export function isValidLabelValue(value: string): boolean {
+  return labelValueErrors(value).length === 0;
+}
+
 /** A `field.Invalid(path, key, …).Error()` message, or undefined when the key is valid. */
 function validateLabelKey(key: string, path: string): string | undefined {
   const errs = labelKeyErrors(key);
