@@ -116,8 +116,14 @@ describe("auto mode: a custom resource's Table starts the CRDs' cache it is prin
       return e?.synced && e.origin === 'auto' ? true : undefined;
     });
 
+    // The Table passed upstream showed the client the apiserver's resourceVersion, past the quiet
+    // gizmos cache's: later reads go upstream (`behind-upstream`) until the cache passes it (its
+    // next bookmark, ~1 min, or a write). A write now, so the wait is the test's own.
+    const g3 = { apiVersion: `${group}/v1`, kind: 'Gizmo', metadata: { name: 'g3' }, spec: { size: 7 } };
+    const c = await f.kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify(g3) });
+    assert.equal(c.code, 0, c.stderr);
     // Then printed by the cache: get, -o wide, --show-labels equal to direct.
-    await eventually('a gizmos Table from the cache', 30_000, async () => {
+    await eventually('a gizmos Table from the cache', 60_000, async () => {
       const before = await metric({ resource: 'gizmos', served_from: 'cache' });
       const [want, got] = await Promise.all([direct(['get', resource]), via(['get', resource])]);
       assert.equal(got.code, 0, got.stderr);
