@@ -5,7 +5,7 @@
  * `Requirement.String`), printers.go's `layoutContainerCells`, `listWithMoreString`,
  * `printBool(Ptr)`, and Go's byte-wise string order (`sort.Strings`).
  */
-import { isValidLabelKey, isValidLabelValue } from '../apimachinery/label-selector.ts';
+import { isValidLabelKey, isValidLabelValue } from '../apimachinery/label-validation.ts';
 import type { Obj } from './table-types.ts';
 
 /** Go's `a < b` on strings: UTF-8 byte order (JS `<` compares UTF-16 code units). */
