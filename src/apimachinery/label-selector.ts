@@ -6,6 +6,7 @@
  * be answered with the same 400 message the apiserver gives.
  */
 import { goQuote } from './go-quote.ts';
+import { labelKeyErrors, labelValueErrors } from './label-validation.ts';
 import { badRequest } from './status.ts';
 
 /** `selection.Operator` as spelled in the Go source (the `>`/`<` operators are `gt`/`lt`). */
@@ -362,62 +363,6 @@ function newRequirement(key: string, operator: LabelOperator, values: string[]):
 function fitsInt64(v: string): boolean {
   const n = BigInt(v);
   return n >= -(2n ** 63n) && n < 2n ** 63n;
-}
-
-// ---- validation messages (apimachinery `api/validate/content`, `util/validation`) ----
-
-const LABEL_KEY_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
-const LABEL_KEY_MSG =
-  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const LABEL_VALUE_FMT = `(${LABEL_KEY_FMT})?`;
-const LABEL_VALUE_MSG =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*';
-const DNS1123_SUBDOMAIN = new RegExp(`^${DNS1123_SUBDOMAIN_FMT}$`);
-const DNS1123_SUBDOMAIN_MSG =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-
-/** `validation.RegexError`. */
-function regexError(msg: string, fmt: string, ...examples: string[]): string {
-  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${fmt}')`;
-}
-
-function labelKeyErrors(value: string): string[] {
-  const errs: string[] = [];
-  let name = value;
-  const slash = value.indexOf('/');
-  if (slash >= 0) {
-    const prefix = value.slice(0, slash);
-    name = value.slice(slash + 1);
-    if (name.includes('/')) {
-      return [
-        `a valid label key ${regexError(LABEL_KEY_MSG, LABEL_KEY_FMT, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
-      ];
-    }
-    if (prefix.length === 0) errs.push('prefix part must be non-empty');
-    else {
-      if (prefix.length > 253) errs.push('prefix part must be no more than 253 bytes');
-      if (!DNS1123_SUBDOMAIN.test(prefix)) {
-        errs.push(`prefix part ${regexError(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, 'example.com')}`);
-      }
-    }
-  }
-  if (name.length === 0) errs.push('name part must be non-empty');
-  else if (name.length > 63) errs.push('name part must be no more than 63 bytes');
-  if (!LABEL_NAME.test(name)) {
-    errs.push(`name part ${regexError(LABEL_KEY_MSG, LABEL_KEY_FMT, 'MyName', 'my.name', '123-abc')}`);
-  }
-  return errs;
-}
-
-function labelValueErrors(value: string): string[] {
-  const errs: string[] = [];
-  if (value.length > 63) errs.push('must be no more than 63 bytes');
-  if (value.length > 0 && !LABEL_NAME.test(value)) {
-    errs.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
-  }
-  return errs;
 }
 
 /** A `field.Invalid(path, key, …).Error()` message, or undefined when the key is valid. */

@@ -10,17 +10,31 @@ import type { OnDemandHook } from './on-demand-hook.ts';
 import { onDemandReasonOf, tellOnDemandOf } from './on-demand-notice.ts';
 import { passedThroughEndings } from './passed-through-endings.ts';
 
-/** The {@link RequestHook} of the on-demand manager `m`. */
+/**
+ * The {@link RequestHook} of the on-demand manager `m`. A request whose answer reads another
+ * resource's cache (`needs`: a custom resource's Table reads its CRD) uses that cache when it is
+ * started, and, when it is not, starts it as a LIST of it would: once the apiserver answered the
+ * request 2xx (the CRDs are then cached as any resource, and the next Tables are printed).
+ */
 export function onDemandRequestHook(m: OnDemandHook): RequestHook {
   return {
     admitted(r) {
-      const { info, method, query, headers } = r;
-      const later = tellOnDemandOf(m, {
+      const { info, method, query, headers, needs } = r;
+      const own = tellOnDemandOf(m, {
         info,
         method,
         query,
         reason: onDemandReasonOf(info, r.reason, query, headers),
       });
+      // A use of the needed cache if started (a request it serves: no reason); nothing else yet.
+      if (needs) m.request(needs, undefined, 'other');
+      const later =
+        own || needs
+          ? (status: number) => {
+              own?.(status);
+              if (needs && status >= 200 && status < 300) m.request(needs, 'not-cached', 'list');
+            }
+          : undefined;
       return {
         ...(later ? { upstreamStatus: later } : {}),
         passedThrough: (reason, endings) =>

@@ -695,6 +695,81 @@ export const COLUMN_DEFINITIONS: Readonly<Record<string, readonly ColumnDefiniti
       priority: 1,
     },
   ],
+  'events.k8s.io/events': [
+    {
+      name: 'Last Seen',
+      type: 'string',
+      format: '',
+      description: 'The time at which the most recent occurrence of this event was recorded.',
+      priority: 0,
+    },
+    {
+      name: 'Type',
+      type: 'string',
+      format: '',
+      description: 'Type of this event (Normal, Warning), new types could be added in the future',
+      priority: 0,
+    },
+    {
+      name: 'Reason',
+      type: 'string',
+      format: '',
+      description:
+        "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+      priority: 0,
+    },
+    {
+      name: 'Object',
+      type: 'string',
+      format: '',
+      description: 'The object that this event is about.',
+      priority: 0,
+    },
+    {
+      name: 'Subobject',
+      type: 'string',
+      format: '',
+      description:
+        'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.',
+      priority: 1,
+    },
+    {
+      name: 'Source',
+      type: 'string',
+      format: '',
+      description: 'The component reporting this event. Should be a short machine understandable string.',
+      priority: 1,
+    },
+    {
+      name: 'Message',
+      type: 'string',
+      format: '',
+      description: 'A human-readable description of the status of this operation.',
+      priority: 0,
+    },
+    {
+      name: 'First Seen',
+      type: 'string',
+      format: '',
+      description: 'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)',
+      priority: 1,
+    },
+    {
+      name: 'Count',
+      type: 'string',
+      format: '',
+      description: 'The number of times this event has occurred.',
+      priority: 1,
+    },
+    {
+      name: 'Name',
+      type: 'string',
+      format: 'name',
+      description:
+        'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
+      priority: 1,
+    },
+  ],
   limitranges: [
     {
       name: 'Name',

@@ -1,5 +1,5 @@
 /**
- * The core/v1 Event row: a port of `printEvent` and `formatEventSource` (k8s.io/kubernetes
+ * The Event rows (core/v1 and events.k8s.io/v1): a port of `printEvent` and `formatEventSource` (k8s.io/kubernetes
  * v1.37.2 `pkg/printers/internalversion/printers.go`), printed `Wide` as the apiserver does.
  */
 
@@ -53,4 +53,36 @@ const TRIM = new RegExp(`^${GO_SPACE}+|${GO_SPACE}+$`, 'g');
 /** Go `strings.TrimSpace`. */
 export function goTrimSpace(s: string): string {
   return s.replace(TRIM, '');
+}
+
+/**
+ * An events.k8s.io/v1 Event as the core Event `printEvent` reads: the apiserver serves
+ * events.k8s.io from the core events' storage and prints the internal `core.Event`, which
+ * k8s.io/kubernetes `pkg/apis/events/v1/conversion.go` `Convert_v1_Event_To_core_Event` fills
+ * from the v1 fields: `regarding` → `involvedObject`, `deprecatedSource` → `source`, `note` →
+ * `message`, `deprecated{First,Last}Timestamp` → `{first,last}Timestamp`, `deprecatedCount` →
+ * `count`, `reportingController` → `reportingComponent` (the JSON name of the internal
+ * `ReportingController`); the rest keeps its name.
+ */
+function asCoreEvent(e: Obj): Obj {
+  return {
+    metadata: e.metadata,
+    involvedObject: e.regarding,
+    reason: e.reason,
+    message: e.note,
+    source: e.deprecatedSource,
+    firstTimestamp: e.deprecatedFirstTimestamp,
+    lastTimestamp: e.deprecatedLastTimestamp,
+    count: e.deprecatedCount,
+    type: e.type,
+    eventTime: e.eventTime,
+    series: e.series,
+    reportingComponent: e.reportingController,
+    reportingInstance: e.reportingInstance,
+  };
+}
+
+/** The events.k8s.io/v1 Event row: `printEvent` of the converted event ({@link asCoreEvent}). */
+export function printEventsV1Event(e: Obj, nowMs: number): PrintedRow {
+  return printEvent(asCoreEvent(e ?? {}), nowMs);
 }

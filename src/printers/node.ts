@@ -11,13 +11,13 @@ const ROLE_PREFIX = 'node-role.kubernetes.io/';
 const ROLE_LABEL = 'kubernetes.io/role';
 
 /** `findNodeRoles`: `node-role.kubernetes.io/<role>` label keys and `kubernetes.io/role` values, sorted, unique. */
-function nodeRoles(labels: Record<string, string>): string[] {
+function nodeRoles(labels: Record<string, unknown>): string[] {
   const roles = new Set<string>();
   for (const [k, v] of Object.entries(labels)) {
     if (k.startsWith(ROLE_PREFIX)) {
       const role = k.slice(ROLE_PREFIX.length);
       if (role.length > 0) roles.add(role);
-    } else if (k === ROLE_LABEL && v !== '') roles.add(v);
+    } else if (k === ROLE_LABEL && str(v) !== '') roles.add(str(v));
   }
   return goSorted([...roles]);
 }

@@ -8,7 +8,7 @@
  */
 import { COLUMN_DEFINITIONS } from './column-definitions.ts';
 import { printCustomResourceDefinition, printDefault } from './convertors.ts';
-import { printEvent } from './core-event.ts';
+import { printEvent, printEventsV1Event } from './core-event.ts';
 import { printHorizontalPodAutoscaler } from './hpa.ts';
 import { printIngress, printIngressClass } from './ingress.ts';
 import { printNode } from './node.ts';
@@ -25,7 +25,8 @@ import {
   printSecret,
   printServiceAccount,
 } from './simple.ts';
-import type { Obj, PrintedRow, TablePrinter } from './table-types.ts';
+import { printStorageClass, storageClassPage } from './storage-class.ts';
+import type { Obj, PagePrinter, PrintedRow, TablePrinter } from './table-types.ts';
 import { printPersistentVolume, printPersistentVolumeClaim } from './volumes.ts';
 import {
   printCronJob,
@@ -48,6 +49,7 @@ const PRINTED: Record<string, RowFn> = {
   secrets: printSecret,
   serviceaccounts: printServiceAccount,
   events: printEvent,
+  'events.k8s.io/events': printEventsV1Event,
   'apps/deployments': printDeployment,
   'apps/replicasets': printReplicaSet,
   'apps/statefulsets': printStatefulSet,
@@ -65,6 +67,12 @@ const PRINTED: Record<string, RowFn> = {
   persistentvolumes: printPersistentVolume,
   persistentvolumeclaims: printPersistentVolumeClaim,
   'autoscaling/horizontalpodautoscalers': printHorizontalPodAutoscaler,
+  'storage.k8s.io/storageclasses': (o, nowMs) => printStorageClass(o, nowMs),
+};
+
+/** `printXList` functions that look at the whole list (not only loop over its items). */
+const PAGES: Record<string, (items: readonly Obj[]) => PagePrinter> = {
+  'storage.k8s.io/storageclasses': storageClassPage,
 };
 
 /** The default and CRD convertors: an empty list prints `"rows":null` (their nil slice). */
@@ -108,8 +116,15 @@ export function tablePrinter(group: string, resource: string): TablePrinter | un
   const converted = CONVERTED[key];
   let p: TablePrinter | undefined;
   const internalAnnotations = INTERNAL_ANNOTATIONS[key];
+  const page = PAGES[key];
   if (columns && printed)
-    p = { columns, row: printed, emptyRows: '[]', ...(internalAnnotations ? { internalAnnotations } : {}) };
+    p = {
+      columns,
+      row: printed,
+      emptyRows: '[]',
+      ...(internalAnnotations ? { internalAnnotations } : {}),
+      ...(page ? { page } : {}),
+    };
   else if (columns && converted) p = { columns, row: converted, emptyRows: 'null' };
   cache.set(key, p);
   return p;

@@ -14,21 +14,24 @@
  */
 import type { TablePrinter } from './table-types.ts';
 
-interface Kept {
+interface Kept<T> {
   printer: TablePrinter;
-  value: unknown;
+  value: T;
 }
 
-/** See the module's docstring. */
-export class RowCache {
+/**
+ * See the module's docstring. `T`: the one shape of value this cache keeps (a value of another
+ * shape kept under the same key and variant would be handed out as a `T`: one cache per shape).
+ */
+export class RowCache<T> {
   #second = Number.NaN;
-  #rows = new WeakMap<object, Map<string, Kept>>();
+  #rows = new WeakMap<object, Map<string, Kept<T>>>();
 
   /**
    * The value `make()` built for (`key`, `printer`, `variant`) in the wall-clock second of
    * `nowMs` (Unix ms), built now if none; `key` undefined: built every time.
    */
-  get<T>(key: object | undefined, printer: TablePrinter, variant: string, nowMs: number, make: () => T): T {
+  get(key: object | undefined, printer: TablePrinter, variant: string, nowMs: number, make: () => T): T {
     if (key === undefined) return make();
     const second = Math.floor(nowMs / 1000);
     if (second !== this.#second) {
@@ -41,7 +44,7 @@ export class RowCache {
       this.#rows.set(key, byVariant);
     }
     const kept = byVariant.get(variant);
-    if (kept && kept.printer === printer) return kept.value as T;
+    if (kept && kept.printer === printer) return kept.value;
     const value = make();
     byVariant.set(variant, { printer, value });
     return value;

@@ -90,7 +90,8 @@ export function isInitialEventsEnd(o: Obj): boolean {
  * One row as chunks: `{"cells":[…][,"conditions":[…]],"object":…}`. `object` is the object's
  * bytes, `decoded` the same parsed; `typeMeta` (`{"kind":K,"apiVersion":V,`) when `object` is a
  * built-in LIST item without them (`{` + the rest): the `Object` form puts them back, as the
- * apiserver's `ConvertToVersion` does.
+ * apiserver's `ConvertToVersion` does. `row`: what prints it (a LIST page's, `TablePrinter.page`),
+ * the printer's own by default.
  */
 export function tableRow(
   printer: TablePrinter,
@@ -100,8 +101,9 @@ export function tableRow(
   include: IncludeObject,
   version: TableVersion,
   nowMs: number,
+  row: (o: Obj, nowMs: number) => PrintedRow = printer.row,
 ): Buffer[] {
-  const printed: PrintedRow = printer.row(decoded, nowMs);
+  const printed: PrintedRow = row(decoded, nowMs);
   const conditions = printed.conditions ? `,"conditions":${goJSON(printed.conditions)}` : '';
   const head = Buffer.from(`{"cells":${cellsJSON(printed.cells)}${conditions},"object":`);
   if (include === 'Metadata' || isInitialEventsEnd(decoded)) {

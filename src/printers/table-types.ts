@@ -44,6 +44,16 @@ export interface PrintedRow {
 export type Obj = any;
 
 /**
+ * The rows of one LIST (page) for a printer whose rows depend on the whole list
+ * (`printStorageClassList`): `row` prints one of its items; `key` names what it took from the
+ * list (rows printed with equal keys are equal: the row cache's key).
+ */
+export interface PagePrinter {
+  key: string;
+  row(obj: Obj, nowMs: number): PrintedRow;
+}
+
+/**
  * A resource's Table printer: its column definitions (all of them: the apiserver's
  * `TableConvertor` asks for `Wide`), and the row of one object printed at `nowMs` (Unix ms, for
  * the ages). `emptyRows` is what an empty list prints as `rows`: `[]` for the printers of
@@ -55,6 +65,12 @@ export interface TablePrinter {
   /** How the object's JSON is decoded for `row` (default JSON.parse). @throws SyntaxError. */
   decode?(text: string): Obj;
   emptyRows: '[]' | 'null';
+  /**
+   * A LIST's rows when they depend on the whole list (the apiserver's `printXList` looks at
+   * every item): given the page's decoded items, what prints them; `row` prints a GET or a
+   * watch event (one object, as the apiserver's single-object printer).
+   */
+  page?(items: readonly Obj[]): PagePrinter;
   /**
    * Annotations the apiserver's conversion to its internal type moves into a field or drops (so
    * the row's PartialObjectMetadata, built from the internal object, lacks them): DaemonSet's

@@ -161,9 +161,24 @@ export type UpstreamReason = (typeof UPSTREAM_REASONS)[number];
 export type CacheVerb = 'list' | 'get' | 'watch';
 
 /** The answer of {@link delegate}. `info` is absent only for `not-resource-path`. */
-export type Delegation =
+export type Delegation = (
   | { kind: 'cache'; verb: CacheVerb; cache: ServedCache; info: ResourceRequest }
-  | { kind: 'upstream'; reason: UpstreamReason; info?: ResourceRequest };
+  | { kind: 'upstream'; reason: UpstreamReason; info?: ResourceRequest }
+) & {
+  /**
+   * Another resource whose cache the answer reads (a custom resource's Table: its CRD, from the
+   * `customresourcedefinitions.apiextensions.k8s.io` v1 cache), cached or not: `--resources=auto`
+   * starts it as for a LIST of it, and counts the request as a use of it.
+   */
+  needs?: ResourceRequest;
+};
+
+/** The CustomResourceDefinitions a custom resource's Table is printed from (`table-printers.ts`). */
+export const CRDS: ResourceRequest = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  resource: 'customresourcedefinitions',
+};
 
 /**
  * Classifies a request: served from the cache (which verb, which cache) or passed upstream, and
@@ -200,9 +215,14 @@ export function delegate(
   if (held !== undefined && info.namespace !== held) return up('namespace-outside-cache');
   const form = formReason(info, query, headers);
   if (form) return up(form);
-  if (requestForm(headers)?.form === 'table' && !tablePrinterOf(registry, r)) return up('table-printer');
+  const table = requestForm(headers)?.form === 'table';
+  // A custom resource's Table is printed from its CRD: that cache is needed too.
+  const needs = table && !r.builtIn ? { needs: CRDS } : {};
+  if (table && !tablePrinterOf(registry, r)) return { ...up('table-printer'), ...needs };
   if (info.name !== undefined)
-    return r.verbs.includes('get') ? { kind: 'cache', verb: 'get', cache, info } : up('verb-not-supported');
+    return r.verbs.includes('get')
+      ? { kind: 'cache', verb: 'get', cache, info, ...needs }
+      : up('verb-not-supported');
   const verb: CacheVerb = isWatchParam(query.get('watch')) ? 'watch' : 'list';
   if (!r.verbs.includes(verb)) return up('verb-not-supported');
   // A scoped cache: decided here, before any SubjectAccessReview or cache slot is spent on a
@@ -210,7 +230,7 @@ export function delegate(
   // apiserver words its 400).
   if (!withinScope(r.scope, query.get('labelSelector') ?? '', query.get('fieldSelector') ?? ''))
     return up('outside-scope');
-  return { kind: 'cache', verb, cache, info };
+  return { kind: 'cache', verb, cache, info, ...needs };
 }
 
 /**

@@ -244,7 +244,7 @@ async function admit(l: Lifecycle, x: Exchange): Promise<Next> {
     return 'done';
   }
   if (a.upstream === undefined || d.kind !== 'cache') return 'next';
-  x.decision = { kind: 'upstream', reason: a.upstream, info: d.info };
+  x.decision = { kind: 'upstream', reason: a.upstream, info: d.info, ...(d.needs ? { needs: d.needs } : {}) };
   x.reason = a.upstream;
   return moveToUpstreamSlot(l, x);
 }
@@ -341,6 +341,7 @@ function notify(l: Lifecycle, x: Exchange): Next {
     headers: x.req.headers,
     longRunning: x.longRunning,
     reason: x.reason,
+    ...(x.decision.needs ? { needs: x.decision.needs } : {}),
   });
   return 'next';
 }

@@ -29,6 +29,8 @@ export interface AdmittedRequest {
   readonly longRunning: boolean;
   /** Why it goes upstream as classified so far; undefined: the cache is to answer it. */
   readonly reason: UpstreamReason | undefined;
+  /** Another resource whose cache the answer reads (`Delegation.needs`: a custom resource's Table, its CRDs). */
+  readonly needs?: ResourceRequest;
 }
 
 /** What a subscriber wants to hear of one request after `admitted`. */

@@ -92,11 +92,24 @@ export function tableList(cache: ServedCache, page: ListPage, t: TableAsk, nowMs
   // Built-in LIST items lost their kind and apiVersion (`{` + the rest); custom resources keep them.
   const typeMeta = cache.resource.builtIn ? typeMetaOf(cache) : undefined;
   chunks.push(OPEN);
-  const variant = `${t.include}/${t.version}`;
+  // A printer that looks at the whole list (storage classes' effective default) sees the page's
+  // items decoded; its rows are kept per what it took from the page.
+  const decoded = t.printer.page ? page.items.map((item) => decode(t.printer, item)) : undefined;
+  const pagePrinter = decoded ? t.printer.page?.(decoded) : undefined;
+  const variant = pagePrinter ? `${t.include}/${t.version}/${pagePrinter.key}` : `${t.include}/${t.version}`;
   page.items.forEach((item, i) => {
     if (i > 0) chunks.push(COMMA);
-    const row = rows.get(page.entries?.[i], t.printer, variant, nowMs, () =>
-      tableRow(t.printer, item, typeMeta, decode(t.printer, item), t.include, t.version, nowMs),
+    const row = listRows.get(page.entries?.[i], t.printer, variant, nowMs, () =>
+      tableRow(
+        t.printer,
+        item,
+        typeMeta,
+        decoded?.[i] ?? decode(t.printer, item),
+        t.include,
+        t.version,
+        nowMs,
+        pagePrinter?.row,
+      ),
     );
     chunks.push(...row);
   });
@@ -116,8 +129,13 @@ function decode(printer: TablePrinter, bytes: Buffer): Obj {
   return printer.decode ? printer.decode(text) : JSON.parse(text);
 }
 
-/** Rows printed this second, per cached object (`printers/row-cache.ts`). */
-const rows = new RowCache();
+/**
+ * Rows printed this second, per cached object (`printers/row-cache.ts`): a LIST item's row, and
+ * apart (another value shape under the same key) a GET's or watch event's row with its
+ * resourceVersion.
+ */
+const listRows = new RowCache<Buffer[]>();
+const objectRows = new RowCache<{ rv: string; row: Buffer[] }>();
 
 /** One object's row and resourceVersion (for a GET or a watch event's Table), kept per `key`. */
 function printedObject(
@@ -126,7 +144,7 @@ function printedObject(
   t: TableAsk,
   nowMs: number,
 ): { rv: string; row: Buffer[] } {
-  return rows.get(key, t.printer, `one/${t.include}/${t.version}`, nowMs, () => {
+  return objectRows.get(key, t.printer, `${t.include}/${t.version}`, nowMs, () => {
     const bytes = Buffer.isBuffer(chunks) ? chunks : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
     const decoded = decode(t.printer, bytes);
     return {

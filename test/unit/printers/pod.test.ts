@@ -2,7 +2,7 @@
  * `printPod`'s STATUS, READY and RESTARTS for the states its Go code distinguishes (cases of
  * k8s.io/kubernetes `pkg/printers/internalversion/printers_test.go` `TestPrintPod*`, v1.37.2),
  * the completed-pod row condition and the wide cells. The e2e suite compares real pods with the
- * apiserver (test/e2e/table.test.ts).
+ * apiserver (test/e2e/table-pod.test.ts).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

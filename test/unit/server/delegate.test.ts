@@ -251,6 +251,47 @@ describe('issue 29: the parameters the cache implements, per verb', () => {
     assert.equal(d(LIST, { accept: meta }), 'list');
   });
 
+  it("a custom resource's Table needs the CRDs' cache (cached or not); a built-in kind's, other forms: nothing", () => {
+    const widgets = resourceInfo('example.com/v1', 'widgets', 'Widget');
+    const table = 'application/json;as=Table;v=v1;g=meta.k8s.io';
+    const crds = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
+    const regW = new CacheRegistry([new FakeCache(), new FakeCache(widgets)]);
+    const dw = (url: string, accept?: string) => {
+      const [path, qs = ''] = url.split('?');
+      return delegate(regW, 'GET', path!, new URLSearchParams(qs), accept ? { accept } : {});
+    };
+    const noCrds = dw('/apis/example.com/v1/namespaces/a/widgets', table);
+    assert.equal(noCrds.kind === 'upstream' && noCrds.reason, 'table-printer');
+    assert.deepEqual(noCrds.needs, crds);
+    assert.deepEqual(dw('/apis/example.com/v1/namespaces/a/widgets/w', table).needs, crds);
+    assert.equal(dw('/apis/example.com/v1/namespaces/a/widgets').needs, undefined, 'JSON: printed by no one');
+    assert.equal(dw('/api/v1/pods', table).needs, undefined, 'a built-in printer');
+    // With the CRDs cached (synced, the CRD in it): served, still reading (using) that cache.
+    const crdInfo = resourceInfo(
+      'apiextensions.k8s.io/v1',
+      'customresourcedefinitions',
+      'CustomResourceDefinition',
+      {
+        namespaced: false,
+        builtIn: true,
+      },
+    );
+    const crdCache = new FakeCache(crdInfo);
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com', resourceVersion: '1' },
+      spec: { versions: [{ name: 'v1', served: true }] },
+    };
+    crdCache.objects.push({ raw: Buffer.from(JSON.stringify(crd)), object: crd });
+    const regC = new CacheRegistry([new FakeCache(widgets), crdCache]);
+    const served = delegate(regC, 'GET', '/apis/example.com/v1/namespaces/a/widgets', new URLSearchParams(), {
+      accept: table,
+    });
+    assert.equal(served.kind, 'cache');
+    assert.deepEqual(served.needs, crds);
+  });
+
   it('the reasons met first still win: a Table of an unported kind, pretty, a single-object watch', () => {
     const table = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
     assert.equal(d(`${LIST}?includeObject=Object`, { accept: table }), 'list', 'pods have a printer');

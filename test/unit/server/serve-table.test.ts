@@ -184,6 +184,75 @@ describe('Table rows printed once per cached object and second', () => {
     assert.equal(calls(), 2, 'one print for both watchers');
     assert.ok(e1.includes('"resourceVersion":"226"'), e1);
   });
+
+  it('a LIST then a GET of the same cached entry in the same second: the GET is a Table of that object', () => {
+    // The row cache keeps a LIST row (chunks) and a GET row (chunks + resourceVersion) per entry:
+    // a shared slot handed the LIST's value to the GET, whose resourceVersion was then undefined
+    // (the 500 "Cannot read properties of undefined (reading 'replace')" of goJSON(undefined)).
+    const t = { printer: cm, version: 'v1', include: 'Metadata' } as const;
+    const entry = { object: { metadata: {} }, wire: [OBJ], metadataWire: () => [] };
+    tableList(cache, { resourceVersion: '300', items: [ITEM], entries: [entry] }, t, NOW);
+    const got = parse(tableGet(entry, t, NOW));
+    assert.equal(got.metadata.resourceVersion, '226');
+    assert.deepEqual(got.rows[0].cells, ['a', 1, '2s']);
+    tableList(cache, { resourceVersion: '300', items: [ITEM], entries: [entry] }, t, NOW);
+    assert.equal(
+      parse(tableList(cache, { resourceVersion: '300', items: [ITEM], entries: [entry] }, t, NOW)).rows
+        .length,
+      1,
+    );
+  });
+});
+
+describe('storage classes: the default marked on a LIST page only (printStorageClassList)', () => {
+  const sc = tablePrinter('storage.k8s.io', 'storageclasses')!;
+  const scCache = {
+    resource: resourceInfo('storage.k8s.io/v1', 'storageclasses', 'StorageClass'),
+  } as unknown as ServedCache;
+  const item = (name: string, created: string, def: boolean) =>
+    Buffer.from(
+      `{"metadata":{"name":"${name}","uid":"u-${name}","resourceVersion":"5","creationTimestamp":"${created}"${
+        def ? ',"annotations":{"storageclass.kubernetes.io/is-default-class":"true"}' : ''
+      }},"provisioner":"p","reclaimPolicy":"Delete","volumeBindingMode":"Immediate"}`,
+    );
+  const a = item('a', '2026-12-06T11:00:00Z', true);
+  const b = item('b', '2026-12-06T11:30:00Z', true);
+  const c = item('c', '2026-12-06T11:00:00Z', false);
+  const t = { printer: sc, version: 'v1', include: 'None' } as const;
+  const names = (chunks: Buffer[]) => parse(chunks).rows.map((r: { cells: unknown[] }) => r.cells[0]);
+
+  it('the most recently created default class of the page is marked; each page on its own', () => {
+    const ea = {};
+    const eb = {};
+    const ec = {};
+    assert.deepEqual(
+      names(tableList(scCache, { resourceVersion: '9', items: [a, b, c], entries: [ea, eb, ec] }, t, NOW)),
+      ['a', 'b (default)', 'c'],
+    );
+    // The page without b (limit=1, or a label selector): a is that page's default, in the same second.
+    assert.deepEqual(names(tableList(scCache, { resourceVersion: '9', items: [a], entries: [ea] }, t, NOW)), [
+      'a (default)',
+    ]);
+    assert.deepEqual(names(tableList(scCache, { resourceVersion: '9', items: [c], entries: [ec] }, t, NOW)), [
+      'c',
+    ]);
+    const row = parse(tableList(scCache, { resourceVersion: '9', items: [c] }, t, NOW)).rows[0].cells;
+    assert.deepEqual(row, ['c', 'p', 'Delete', 'Immediate', false, '37m']);
+  });
+
+  it('a GET and a watch event print one object: never marked (printStorageClass)', () => {
+    const obj = {
+      object: { metadata: {} },
+      wire: [Buffer.from(`{"kind":"StorageClass","apiVersion":"storage.k8s.io/v1",${b.subarray(1)}`)],
+      metadataWire: () => [],
+    };
+    assert.equal(parse(tableGet(obj, t, NOW)).rows[0].cells[0], 'b');
+    const line = Buffer.from(`{"type":"ADDED","object":${obj.wire[0]}}\n`);
+    assert.equal(
+      JSON.parse(text(new TableWatchEncoder(t, () => NOW).encode(line))).object.rows[0].cells[0],
+      'b',
+    );
+  });
 });
 
 describe('attack: custom resource integers beyond 2^53', () => {
