@@ -26,6 +26,8 @@ export interface ReportMeta {
   featureGates: string;
   /** The fixture apiserver's flags beside its defaults ('' or absent: none). */
   apiserverFlags?: string;
+  /** The extra flags every proxied mode ran with (`--proxy-arg`), space-separated ('' or absent: none). */
+  proxyArgs?: string;
   /** Runs per mode. */
   repeat: number;
   /** The exact command that regenerates the page. */
@@ -132,6 +134,7 @@ export function renderReport(
     ...(meta.apiserverFlags
       ? [`| apiserver flags | \`${esc(meta.apiserverFlags)}\` (besides the defaults) |`]
       : []),
+    `| proxy flags | ${meta.proxyArgs ? `\`${esc(meta.proxyArgs)}\` in every proxied mode, after the mode's own` : "each mode's own (below), no others"} |`,
     `| runs per mode | ${meta.repeat} (durations are medians) |`,
     `| command | \`${esc(meta.command)}\` |`,
     '',
