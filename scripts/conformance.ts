@@ -228,7 +228,8 @@ const meta = {
   apiserverFlags,
   proxyArgs: proxyArgs.join(' '),
   repeat,
-  command: ['npm run conformance --', ...argv].join(' ').replace(/ --$/, ''),
+  // Quoted for a POSIX shell, so the page's command runs as written (a focus has spaces and `*`).
+  command: ['npm run conformance --', ...argv.map(shellQuote)].join(' ').replace(/ --$/, ''),
 };
 if (out) {
   const health = Object.fromEntries(Object.entries(notes).map(([m, n]) => [m, n.join('; ')]));
@@ -247,6 +248,11 @@ for (const d of differences(rows(runs)))
     `difference (${d.mode}, ${d.kind}): ${d.name}: direct ${d.direct.seconds.toFixed(1)} s, proxy ${d.proxied.states.join('/')} ${d.proxied.seconds.toFixed(1)} s`,
   );
 process.exit(broken ? 1 : 0);
+
+/** `arg` as one POSIX shell word: as is when it has only safe characters, else single-quoted. */
+function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
 
 /** What `run.json` holds: one run of {@link runSuite} and what it was run with. */
 interface SavedRun {
