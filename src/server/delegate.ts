@@ -53,6 +53,12 @@ export const CACHE_STATE_REASONS = [
   /** A `continue` token whose snapshot RV left the history window. */
   'continue-outside-window',
   /**
+   * A WATCH from RV=N below the history window that the upstream did not prove unchanged since N
+   * (`cache/window-extension.ts`): the apiserver streams the events after N from its own window,
+   * or answers 410 itself.
+   */
+  'watch-outside-window',
+  /**
    * An Exact read or a `continue` token at an RV the upstream has compacted (the cache's
    * compaction floor, `cache/compaction-floor.ts`): the apiserver answers 410 (for a continue
    * token, with an "inconsistent" continue token).

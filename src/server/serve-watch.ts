@@ -92,15 +92,23 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
   const notReadable = await readable(cache, info, read, ctx, signal);
   if (notReadable) return notReadable;
   if (signal.aborted) return undefined;
-  // A resume below the window (a proxy restarted, its clients resume from older RVs): the
-  // cache may prove with its upstream that nothing changed since, instead of a 410 (docs/design.md §6).
+  // A resume below the window (a proxy restarted, a cache started or relisted after its client
+  // read that RV elsewhere): the cache may prove with its upstream that nothing changed since
+  // (docs/design.md §6). When it cannot, the events in between are not in the cache, but the
+  // apiserver's window may still hold them: it answers for itself (the events, or its own 410),
+  // as for an Exact read outside the window. A 410 from the cache here made a client that had
+  // just listed through the proxy (the LIST that started an on-demand cache, answered upstream
+  // at an RV below the cache's first snapshot) fail where the apiserver streams its events.
   if (
     read.mode !== 'consistent' &&
     read.mode !== 'continue' &&
     read.rv > 0n &&
     opts.sendInitialEvents !== true
-  )
-    await cache.extendWindowBack?.(read.rv, signal);
+  ) {
+    const inWindow = await cache.extendWindowBack?.(read.rv, signal);
+    if (signal.aborted) return undefined;
+    if (inWindow === false) return 'watch-outside-window';
+  }
   if (signal.aborted) return undefined;
   const release = ctx.watchers.tryAcquire();
   if (!release) {

@@ -529,6 +529,13 @@ const cases: Record<UpstreamReason, Case> = {
   'freshness-timeout': { url: '/api/v1/pods?resourceVersion=99' },
   'exact-outside-window': { url: '/api/v1/pods?resourceVersion=2&resourceVersionMatch=Exact' },
   'continue-outside-window': { url: `/api/v1/pods?limit=1&continue=${encodeContinue('a/p1', 2n)}` },
+  // RV 2 is below the fake's window (5); the upstream did not prove it unchanged since.
+  'watch-outside-window': {
+    url: '/api/v1/pods?watch=1&resourceVersion=2',
+    prepare: (cache) => {
+      Object.assign(cache, { extendWindowBack: async (rv: bigint) => rv >= cache.windowStart });
+    },
+  },
   compacted: {
     url: `/api/v1/pods?limit=1&continue=${encodeContinue('a/p1', 7n)}`,
     prepare: (cache) => {
