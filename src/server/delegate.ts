@@ -54,8 +54,10 @@ export const CACHE_STATE_REASONS = [
   'continue-outside-window',
   /**
    * A WATCH from RV=N below the history window that the upstream did not prove unchanged since N
-   * (`cache/window-extension.ts`): the apiserver streams the events after N from its own window,
-   * or answers 410 itself.
+   * (`cache/window-extension.ts`), where N is at or above an RV a forwarded LIST/GET of the
+   * resource showed a client within the last 75 s (the LIST that started an on-demand cache):
+   * the apiserver streams the events after N from its own window (other RVs below the window get
+   * the cache's 410).
    */
   'watch-outside-window',
   /**

@@ -19,6 +19,7 @@ import type { ServedCache } from './cache-api.ts';
 import { watchRead } from './delegate.ts';
 import { answerEncoding, protobufWatchFrame, watchableInProtobuf } from './protobuf-answers.ts';
 import { readable } from './read-your-writes/consistent-read.ts';
+import { writeKey } from './read-your-writes/write-tracker.ts';
 import { writeStatus } from './send-status.ts';
 import {
   type CacheHandler,
@@ -92,13 +93,13 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
   const notReadable = await readable(cache, info, read, ctx, signal);
   if (notReadable) return notReadable;
   if (signal.aborted) return undefined;
-  // A resume below the window (a proxy restarted, a cache started or relisted after its client
-  // read that RV elsewhere): the cache may prove with its upstream that nothing changed since
-  // (docs/design.md §6). When it cannot, the events in between are not in the cache, but the
-  // apiserver's window may still hold them: it answers for itself (the events, or its own 410),
-  // as for an Exact read outside the window. A 410 from the cache here made a client that had
-  // just listed through the proxy (the LIST that started an on-demand cache, answered upstream
-  // at an RV below the cache's first snapshot) fail where the apiserver streams its events.
+  // A resume below the window (a proxy restarted, its clients resume from older RVs): the
+  // cache may prove with its upstream that nothing changed since, instead of a 410 (docs/design.md §6).
+  // When it cannot, the cache answers 410 — except for an RV this proxy itself showed a client
+  // of the resource in a forwarded answer moments ago (the LIST that started an on-demand cache
+  // is answered upstream, below the cache's first snapshot): the apiserver still streams a watch
+  // from it, so it answers for itself. (A 410 there failed the upstream e2e ResourceQuota status
+  // spec: "too old resource version: 258 (259)" for the RV of the LIST it had just made.)
   if (
     read.mode !== 'consistent' &&
     read.mode !== 'continue' &&
@@ -107,7 +108,11 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
   ) {
     const inWindow = await cache.extendWindowBack?.(read.rv, signal);
     if (signal.aborted) return undefined;
-    if (inWindow === false) return 'watch-outside-window';
+    if (
+      inWindow === false &&
+      ctx.writes.shownRecently(writeKey(info.group, info.resource), read.rv, ctx.clock.now())
+    )
+      return 'watch-outside-window';
   }
   if (signal.aborted) return undefined;
   const release = ctx.watchers.tryAcquire();

@@ -96,7 +96,7 @@ describe('a watch resuming below the window asks the cache to extend it first (d
   });
 });
 
-describe('a watch below the window the upstream did not prove unchanged goes upstream, not 410', () => {
+describe('a watch below the window at an RV this proxy just showed (a forwarded LIST) goes upstream, not 410', () => {
   it('found by the upstream e2e ResourceQuota status spec: its LIST started the on-demand cache', async () => {
     // The spec LISTs resourcequotas (answered upstream at RV 258: that LIST started the
     // on-demand cache), creates one (259), the cache syncs at 259, and the spec watches from
@@ -110,6 +110,16 @@ describe('a watch below the window the upstream did not prove unchanged goes ups
       .intercept({ path: '/api/v1/pods?watch=1&resourceVersion=4', method: 'GET' })
       .reply(200, '{"type":"ADDED","object":{"kind":"Pod","metadata":{"resourceVersion":"5"}}}\n');
     try {
+      // Not shown by this proxy (a client bringing an RV from elsewhere): the cache's 410, as before.
+      const other = server.app.inject({ method: 'GET', url: '/api/v1/pods?watch=1&resourceVersion=3' });
+      for (let i = 0; i < 100 && cache.watches.length === 0; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(cache.watches.length, 1, 'from the cache');
+      assert.equal(cache.watches[0]!.q.resourceVersion, 3n);
+      cache.watches[0]!.stream.end();
+      await other;
+      cache.watches.length = 0;
+      // The forwarded LIST that started the cache showed the client RV 4 (the upstream's).
+      server.writes.shown('pods.', 4n, Date.now());
       const answer = server.app.inject({ method: 'GET', url: '/api/v1/pods?watch=1&resourceVersion=4' });
       // The old code opened a watcher of the cache (which sends the 410): end it so the request ends.
       for (let i = 0; i < 100 && cache.watches.length === 0; i++) await new Promise((r) => setImmediate(r));
