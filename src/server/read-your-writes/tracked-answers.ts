@@ -76,11 +76,20 @@ export function answerTeeFor(
   }
   // Reads of the object or collection (not subresources such as `log`, not watches).
   if (x.method !== 'GET' || x.longRunning || info.subresource !== undefined) return undefined;
+  // A read of a resource not cached (yet) is still read for the RV it shows: it may be the one
+  // that starts an on-demand cache, whose first snapshot comes after it, and its client may
+  // watch from that RV next (`WriteTracker.shownUpstream`, used by serve-watch.ts).
+  const notCached = x.reason === 'not-cached';
   return {
     maxBytes: READ_PREFIX_BYTES,
-    wanted,
+    wanted: () => wanted() || notCached,
     onAnswer: (body, complete, headers) => {
       const meta = answerMeta(body, headers, complete);
+      if (!wanted()) {
+        const rv = meta?.kind === 'Status' ? undefined : answerRV(meta);
+        if (rv !== undefined) writes.shownUpstream(key, rv, x.started);
+        return;
+      }
       if (x.reason === 'outside-scope') {
         // Outside a scoped cache: a LIST shows RVs of objects the cache never sees (only its
         // events and bookmarks move its RV, ~1/min), a GET one of an object that may be in

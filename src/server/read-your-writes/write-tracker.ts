@@ -67,6 +67,8 @@ function raise(m: Map<string, bigint>, key: string, rv: bigint): void {
  * that RV is one it still streams.
  */
 export const RECENTLY_SHOWN_MS = 75_000;
+/** Bound on the resources {@link WriteTracker.shownRecently} remembers at once. */
+export const RECENTLY_SHOWN_KEYS = 1024;
 
 export class WriteTracker {
   #max = new Map<string, bigint>();
@@ -92,10 +94,25 @@ export class WriteTracker {
    */
   shown(key: string, rv: bigint, startedMs: number): void {
     raise(this.#shown, key, rv);
+    this.shownUpstream(key, rv, startedMs);
+    this.#resolveBlind(key, startedMs);
+  }
+
+  /**
+   * Remembers only for {@link shownRecently} that an answer passed upstream showed a client `rv`:
+   * for reads of a resource no cache tracks yet (the LIST that starts an on-demand cache). At
+   * most {@link RECENTLY_SHOWN_KEYS} resources are remembered (the keys are resources the
+   * apiserver answered 200 for; a full map drops expired entries first, else ignores new keys).
+   */
+  shownUpstream(key: string, rv: bigint, startedMs: number): void {
     const low = this.#recentLowest.get(key);
+    if (low === undefined && this.#recentLowest.size >= RECENTLY_SHOWN_KEYS) {
+      for (const [k, v] of this.#recentLowest)
+        if (startedMs - v.atMs > RECENTLY_SHOWN_MS) this.#recentLowest.delete(k);
+      if (this.#recentLowest.size >= RECENTLY_SHOWN_KEYS) return;
+    }
     if (low === undefined || startedMs - low.atMs > RECENTLY_SHOWN_MS || rv <= low.rv)
       this.#recentLowest.set(key, { rv, atMs: startedMs });
-    this.#resolveBlind(key, startedMs);
   }
 
   /**

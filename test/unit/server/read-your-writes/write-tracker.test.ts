@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { answerMeta } from '../../../../src/server/read-your-writes/answer-meta.ts';
 import {
+  RECENTLY_SHOWN_KEYS,
   RECENTLY_SHOWN_MS,
   WriteTracker,
   writeEffectOf,
@@ -147,5 +148,15 @@ describe('WriteTracker', () => {
     t.shown('rq.', 400n, 100_000);
     assert.equal(t.shownRecently('rq.', 300n, 100_000), false);
     assert.equal(t.shownRecently('rq.', 400n, 100_000), true);
+  });
+
+  it('shownUpstream remembers at most RECENTLY_SHOWN_KEYS resources (expired ones make room)', () => {
+    const t = new WriteTracker();
+    for (let i = 0; i < RECENTLY_SHOWN_KEYS; i++) t.shownUpstream(`r${i}.`, 5n, 0);
+    t.shownUpstream('extra.', 5n, 1000);
+    assert.equal(t.shownRecently('extra.', 5n, 1000), false, 'full: a new resource is ignored');
+    assert.equal(t.shownRecently('r0.', 5n, 1000), true);
+    t.shownUpstream('extra.', 5n, RECENTLY_SHOWN_MS + 1);
+    assert.equal(t.shownRecently('extra.', 5n, RECENTLY_SHOWN_MS + 1), true, 'the expired ones were dropped');
   });
 });
