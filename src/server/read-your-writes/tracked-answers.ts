@@ -40,7 +40,10 @@ export interface TrackedRequest {
  * answered from the new cache without the PATCH). What is tracked is bounded by the registered
  * caches. A write's answer records its effect (its RV, or a delete to see gone); a read's answer
  * the RV its client was shown, or makes the resource blind when that cannot be read
- * (`write-tracker.ts`).
+ * (`write-tracker.ts`). A read passed upstream because its resource is not cached (reason
+ * `not-cached`) is read too, only for the RV it showed (`WriteTracker.shownUpstream`, at most
+ * 1,024 resources for 75 s): it may be the LIST that starts an on-demand cache, and a watch
+ * from that RV is then forwarded rather than refused by the new cache (serve-watch.ts).
  */
 export function answerTeeFor(
   registry: CacheRegistry,
