@@ -8,6 +8,7 @@
  *   npm run conformance -- --focus='\[sig-node\] ConfigMap' --out=/tmp/x.md
  *   npm run conformance -- --subset=ci          # the CI list (test/conformance/ci-subset.ts)
  *   npm run conformance -- --dir=/tmp/c --resume --modes=direct,sidecar   # reuse the runs in /tmp/c
+ *   npm run conformance -- --modes=direct,listed --proxy-arg=--protobuf-answers=cache
  *
  * Flags: `--subset=full|ci` (default full: the families of test/conformance/full-subset.ts; ci:
  * the named list of test/conformance/ci-subset.ts), `--focus=RE` (instead of a subset), `--skip=RE`
@@ -18,7 +19,10 @@
  * `DIR/<mode>-<n>/run.json` exists, written by an earlier invocation with the same focus, skip and
  * seed, is read instead of run again, so the matrix can be run one mode at a time; the page's date
  * and commit are the earliest run's), `--until=HH:MM` (UTC: a run still going then is interrupted
- * and keeps the specs it finished; the page says so per mode). Exits 1 when a proxy died during a run or a run wrote no
+ * and keeps the specs it finished; the page says so per mode), `--proxy-arg=FLAG` (repeatable:
+ * one more kube-cache-proxy flag for every proxied mode, after the mode's own, e.g.
+ * `--proxy-arg=--protobuf-answers=cache`; the page lists them, and each proxied run leaves the
+ * proxy's log in `DIR/<mode>-<n>/proxy.log`). Exits 1 when a proxy died during a run or a run wrote no
  * report, 2 on a bad flag (or a `--resume` run made with another focus, skip or seed).
  */
 import { execFileSync } from 'node:child_process';
@@ -36,16 +40,38 @@ import { SKIP_FAMILIES, skipRegex } from '../test/conformance/skips.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const flags = new Map<string, string>();
+/** `--proxy-arg=FLAG`, repeatable, in order. */
+const proxyArgs: string[] = [];
 for (const a of process.argv.slice(2)) {
-  const m = /^--([a-z]+)(?:=([\s\S]*))?$/.exec(a);
+  const m = /^--([a-z-]+)(?:=([\s\S]*))?$/.exec(a);
   if (
     !m ||
-    !['focus', 'skip', 'seed', 'modes', 'repeat', 'out', 'dir', 'subset', 'resume', 'until'].includes(m[1]!)
+    ![
+      'focus',
+      'skip',
+      'seed',
+      'modes',
+      'repeat',
+      'out',
+      'dir',
+      'subset',
+      'resume',
+      'until',
+      'proxy-arg',
+    ].includes(m[1]!)
   ) {
     process.stderr.write(`conformance: unknown argument ${a} (see scripts/conformance.ts)\n`);
     process.exit(2);
   }
-  flags.set(m[1]!, m[2] ?? '');
+  if (m[1] === 'proxy-arg') {
+    if (!m[2]?.startsWith('-')) {
+      process.stderr.write(
+        `conformance: ${a}: expected --proxy-arg=--FLAG[=VALUE] (a kube-cache-proxy flag)\n`,
+      );
+      process.exit(2);
+    }
+    proxyArgs.push(m[2]);
+  } else flags.set(m[1]!, m[2] ?? '');
 }
 const subset = flags.get('subset') ?? 'full';
 if (subset !== 'full' && subset !== 'ci') {
@@ -123,7 +149,7 @@ for (let r = 1; r <= repeat; r++) {
     const t0 = Date.now();
     const runDir = join(dir, `${mode}-${r}`);
     try {
-      const saved = resume ? await readSavedRun(runDir, { focus, skip, seed }) : undefined;
+      const saved = resume ? await readSavedRun(runDir, { focus, skip, seed, proxyArgs }) : undefined;
       if (saved) {
         log(`${mode} #${r}: reusing the run of ${saved.startedAt} (${saved.commit}) in ${runDir}`);
         if (new Date(saved.startedAt) < startedAt) {
@@ -136,8 +162,16 @@ for (let r = 1; r <= repeat; r++) {
       else {
         // The fixture takes about a minute to start: the time box counts from e2e.test's start.
         const timeBoxMs = untilMs === undefined ? undefined : Math.max(60_000, untilMs - Date.now() - 60_000);
-        run = await runSuite({ mode, focus, skip, seed, dir: runDir, e2eTest, log, timeBoxMs });
-        const record: SavedRun = { focus, skip, seed, startedAt: new Date(t0).toISOString(), commit, run };
+        run = await runSuite({ mode, focus, skip, seed, dir: runDir, e2eTest, log, timeBoxMs, proxyArgs });
+        const record: SavedRun = {
+          focus,
+          skip,
+          seed,
+          proxyArgs,
+          startedAt: new Date(t0).toISOString(),
+          commit,
+          run,
+        };
         await writeFile(join(runDir, 'run.json'), JSON.stringify(record));
       }
       runs[mode] = [...(runs[mode] ?? []), run.specs];
@@ -192,8 +226,10 @@ const meta = {
   commit: runCommit,
   featureGates,
   apiserverFlags,
+  proxyArgs: proxyArgs.join(' '),
   repeat,
-  command: ['npm run conformance --', ...argv].join(' ').replace(/ --$/, ''),
+  // Quoted for a POSIX shell, so the page's command runs as written (a focus has spaces and `*`).
+  command: ['npm run conformance --', ...argv.map(shellQuote)].join(' ').replace(/ --$/, ''),
 };
 if (out) {
   const health = Object.fromEntries(Object.entries(notes).map(([m, n]) => [m, n.join('; ')]));
@@ -213,11 +249,18 @@ for (const d of differences(rows(runs)))
   );
 process.exit(broken ? 1 : 0);
 
+/** `arg` as one POSIX shell word: as is when it has only safe characters, else single-quoted. */
+function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
 /** What `run.json` holds: one run of {@link runSuite} and what it was run with. */
 interface SavedRun {
   focus: string;
   skip: string;
   seed: number;
+  /** The `--proxy-arg` flags (absent in runs saved before the flag existed: none). */
+  proxyArgs?: string[];
   /** ISO time the run began. */
   startedAt: string;
   /** The proxy's commit when it ran (as the page shows it). */
@@ -231,14 +274,17 @@ interface SavedRun {
  */
 async function readSavedRun(
   runDir: string,
-  want: { focus: string; skip: string; seed: number },
+  want: { focus: string; skip: string; seed: number; proxyArgs: string[] },
 ): Promise<SavedRun | undefined> {
   const text = await readFile(join(runDir, 'run.json'), 'utf8').catch(() => '');
   if (!text) return undefined;
   const saved = JSON.parse(text) as SavedRun;
-  if (saved.focus !== want.focus || saved.skip !== want.skip || saved.seed !== want.seed) {
+  // A direct run does not depend on the proxy's flags: it can be shared by pages that differ in them.
+  const sameProxy =
+    saved.run.mode === 'direct' || (saved.proxyArgs ?? []).join('\0') === want.proxyArgs.join('\0');
+  if (saved.focus !== want.focus || saved.skip !== want.skip || saved.seed !== want.seed || !sameProxy) {
     process.stderr.write(
-      `conformance: --resume: ${runDir}/run.json was run with another focus, skip or seed; use another --dir\n`,
+      `conformance: --resume: ${runDir}/run.json was run with another focus, skip, seed or --proxy-arg; use another --dir\n`,
     );
     process.exit(2);
   }

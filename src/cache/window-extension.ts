@@ -7,7 +7,9 @@
  * revision moves on without writes to the resource (leases, other resources), so S > N. The
  * apiserver cannot help its own clients here; the proxy can ask its upstream: a short watch
  * from N (reflector/gap-proof.ts) that shows no event in (N, S] proves it, and the window then
- * starts at N. Any event there, or any failure, keeps the 410 (the client relists, as before).
+ * starts at N. Any event there, or any failure, keeps the 410 (the client relists, as before),
+ * unless this proxy showed the client that RV itself moments ago (`server/serve-watch.ts`: then
+ * the watch is forwarded, reason `watch-outside-window`).
  *
  * Bounded: one proof in flight per resource (concurrent resumes share it or wait for it), and
  * a failed proof for N refuses every RV ≤ N at once until the next snapshot.

@@ -53,6 +53,14 @@ export const CACHE_STATE_REASONS = [
   /** A `continue` token whose snapshot RV left the history window. */
   'continue-outside-window',
   /**
+   * A WATCH from RV=N below the history window that the upstream did not prove unchanged since N
+   * (`cache/window-extension.ts`), where N is at or above an RV a forwarded LIST/GET of the
+   * resource showed a client within the last 75 s (the LIST that started an on-demand cache):
+   * the apiserver streams the events after N from its own window (other RVs below the window get
+   * the cache's 410).
+   */
+  'watch-outside-window',
+  /**
    * An Exact read or a `continue` token at an RV the upstream has compacted (the cache's
    * compaction floor, `cache/compaction-floor.ts`): the apiserver answers 410 (for a continue
    * token, with an "inconsistent" continue token).

@@ -18,6 +18,7 @@ import type { ServedCache } from './cache-api.ts';
 import { watchRead } from './delegate.ts';
 import { answerEncoding, protobufWatchFrame, watchableInProtobuf } from './protobuf-answers.ts';
 import { readable } from './read-your-writes/consistent-read.ts';
+import { writeKey } from './read-your-writes/write-tracker.ts';
 import { writeStatus } from './send-status.ts';
 import {
   type CacheHandler,
@@ -93,13 +94,25 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
   if (signal.aborted) return undefined;
   // A resume below the window (a proxy restarted, its clients resume from older RVs): the
   // cache may prove with its upstream that nothing changed since, instead of a 410 (docs/design.md §6).
+  // When it cannot, the cache answers 410 — except for an RV this proxy itself showed a client
+  // of the resource in a forwarded answer moments ago (the LIST that started an on-demand cache
+  // is answered upstream, below the cache's first snapshot): the apiserver still streams a watch
+  // from it, so it answers for itself. (A 410 there failed the upstream e2e ResourceQuota status
+  // spec: "too old resource version: 258 (259)" for the RV of the LIST it had just made.)
   if (
     read.mode !== 'consistent' &&
     read.mode !== 'continue' &&
     read.rv > 0n &&
     opts.sendInitialEvents !== true
-  )
-    await cache.extendWindowBack?.(read.rv, signal);
+  ) {
+    const inWindow = await cache.extendWindowBack?.(read.rv, signal);
+    if (signal.aborted) return undefined;
+    if (
+      inWindow === false &&
+      ctx.writes.shownRecently(writeKey(info.group, info.resource), read.rv, ctx.clock.now())
+    )
+      return 'watch-outside-window';
+  }
   if (signal.aborted) return undefined;
   const release = ctx.watchers.tryAcquire();
   if (!release) {

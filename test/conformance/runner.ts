@@ -15,7 +15,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runBuildScript } from '../fixture/fixture.ts';
 import { type PodsFixture, startPodsFixture } from '../fixture/pods-fixture.ts';
@@ -91,6 +91,11 @@ export interface RunOptions {
    * on a loaded machine a mode can be given the time left instead of none. Default: none.
    */
   timeBoxMs?: number;
+  /**
+   * Extra proxy flags of the proxied modes, after the mode's own (`--proxy-arg` of
+   * scripts/conformance.ts, e.g. `--protobuf-answers=cache`); default none. Ignored direct.
+   */
+  proxyArgs?: readonly string[];
   /** Progress lines (default: none). */
   log?: (line: string) => void;
 }
@@ -108,6 +113,8 @@ export interface SuiteRun {
   featureGates: string;
   /** The fixture apiserver's flags beside its defaults ({@link APISERVER_FLAGS}), space-separated. */
   apiserverFlags: string;
+  /** The proxied modes: the extra proxy flags it ran with ({@link RunOptions.proxyArgs}); [] when none. */
+  proxyArgs?: string[];
   /** The proxied modes: whether the proxy was still running after the suite (a crash fails it). */
   proxyAlive?: boolean;
   /**
@@ -122,6 +129,8 @@ export interface SuiteRun {
   served?: { cache: number; upstream: number };
   /** e2e.test's output file. */
   outputFile: string;
+  /** The proxied modes: the proxy's log (its stdout and stderr, JSON lines), written after the suite. */
+  proxyLogFile?: string;
   /**
    * Set when the time box ({@link RunOptions.timeBoxMs}) stopped the suite: its length, s. The
    * spec it interrupted and the ones it skipped are not in `specs` (they did not run to an end).
@@ -183,11 +192,11 @@ export async function runSuite(o: RunOptions): Promise<SuiteRun> {
   try {
     let kubeconfig = f.kubeconfigs.adminToken;
     if (o.mode !== 'direct') {
-      proxy = await startProxy(f, { run: 'cli', ...proxyFlags(o.mode) });
+      proxy = await startProxy(f, { run: 'cli', ...proxyFlags(o.mode), args: [...(o.proxyArgs ?? [])] });
       kubeconfig = proxy.kubeconfig;
     }
     log(
-      `${o.mode}: fixture ${f.server}${proxy ? `, proxy ${proxy.url}` : ''} up after ${since()}; running e2e.test`,
+      `${o.mode}: fixture ${f.server}${proxy ? `, proxy ${proxy.url}${o.proxyArgs?.length ? ` (${o.proxyArgs.join(' ')})` : ''}` : ''} up after ${since()}; running e2e.test`,
     );
     const outputFile = join(o.dir, 'e2e.log');
     const args = e2eArgs({ kubeconfig, kubectl: f.bin.kubectl, reportDir: o.dir, ...o });
@@ -228,6 +237,11 @@ export async function runSuite(o: RunOptions): Promise<SuiteRun> {
       for (const m of mismatches)
         log(`${o.mode}: cache ${m.resource} differs from the apiserver: ${JSON.stringify(m)}`);
     }
+    let proxyLogFile: string | undefined;
+    if (proxy) {
+      proxyLogFile = join(o.dir, 'proxy.log');
+      await writeFile(proxyLogFile, proxy.stdout() + proxy.stderr());
+    }
     const gates = f.apiserverArgs.filter((a) => a.startsWith('--feature-gates=')).map((a) => a.slice(16));
     return {
       mode: o.mode,
@@ -236,6 +250,7 @@ export async function runSuite(o: RunOptions): Promise<SuiteRun> {
       seconds,
       featureGates: gates.join(','),
       apiserverFlags: APISERVER_FLAGS.join(' '),
+      ...(proxy ? { proxyArgs: [...(o.proxyArgs ?? [])], proxyLogFile } : {}),
       proxyAlive,
       cacheMismatches: mismatches,
       served,

@@ -40,7 +40,10 @@ export interface TrackedRequest {
  * answered from the new cache without the PATCH). What is tracked is bounded by the registered
  * caches. A write's answer records its effect (its RV, or a delete to see gone); a read's answer
  * the RV its client was shown, or makes the resource blind when that cannot be read
- * (`write-tracker.ts`).
+ * (`write-tracker.ts`). A read passed upstream because its resource is not cached (reason
+ * `not-cached`) is read too, only for the RV it showed (`WriteTracker.shownUpstream`, at most
+ * 1,024 resources for 75 s): it may be the LIST that starts an on-demand cache, and a watch
+ * from that RV is then forwarded rather than refused by the new cache (serve-watch.ts).
  */
 export function answerTeeFor(
   registry: CacheRegistry,
@@ -76,11 +79,20 @@ export function answerTeeFor(
   }
   // Reads of the object or collection (not subresources such as `log`, not watches).
   if (x.method !== 'GET' || x.longRunning || info.subresource !== undefined) return undefined;
+  // A read of a resource not cached (yet) is still read for the RV it shows: it may be the one
+  // that starts an on-demand cache, whose first snapshot comes after it, and its client may
+  // watch from that RV next (`WriteTracker.shownUpstream`, used by serve-watch.ts).
+  const notCached = x.reason === 'not-cached';
   return {
     maxBytes: READ_PREFIX_BYTES,
-    wanted,
+    wanted: () => wanted() || notCached,
     onAnswer: (body, complete, headers) => {
       const meta = answerMeta(body, headers, complete);
+      if (!wanted()) {
+        const rv = meta?.kind === 'Status' ? undefined : answerRV(meta);
+        if (rv !== undefined) writes.shownUpstream(key, rv, x.started);
+        return;
+      }
       if (x.reason === 'outside-scope') {
         // Outside a scoped cache: a LIST shows RVs of objects the cache never sees (only its
         // events and bookmarks move its RV, ~1/min), a GET one of an object that may be in

@@ -61,9 +61,20 @@ function raise(m: Map<string, bigint>, key: string, rv: bigint): void {
   if (cur === undefined || rv > cur) m.set(key, rv);
 }
 
+/**
+ * How long a forwarded answer's RV counts as just shown (ms): the apiserver keeps at least this
+ * much of each resource's history (its cacher's `eventFreshDuration`, 75 s), so a watch from
+ * that RV is one it still streams.
+ */
+export const RECENTLY_SHOWN_MS = 75_000;
+/** Bound on the resources {@link WriteTracker.shownRecently} remembers at once. */
+export const RECENTLY_SHOWN_KEYS = 1024;
+
 export class WriteTracker {
   #max = new Map<string, bigint>();
   #shown = new Map<string, bigint>();
+  /** Per key: the lowest RV a forwarded read showed within {@link RECENTLY_SHOWN_MS}, and when. */
+  #recentLowest = new Map<string, { rv: bigint; atMs: number }>();
   /** Per key: when the oldest unresolved blind answer was given (ms). */
   #blind = new Map<string, number>();
   #deletes = new Map<string, PendingDelete[]>();
@@ -83,7 +94,37 @@ export class WriteTracker {
    */
   shown(key: string, rv: bigint, startedMs: number): void {
     raise(this.#shown, key, rv);
+    this.shownUpstream(key, rv, startedMs);
     this.#resolveBlind(key, startedMs);
+  }
+
+  /**
+   * Remembers only for {@link shownRecently} that an answer passed upstream showed a client `rv`:
+   * for reads of a resource no cache tracks yet (the LIST that starts an on-demand cache). At
+   * most {@link RECENTLY_SHOWN_KEYS} resources are remembered (the keys are resources the
+   * apiserver answered 200 for; a full map drops expired entries first, else ignores new keys).
+   */
+  shownUpstream(key: string, rv: bigint, startedMs: number): void {
+    const low = this.#recentLowest.get(key);
+    if (low === undefined && this.#recentLowest.size >= RECENTLY_SHOWN_KEYS) {
+      for (const [k, v] of this.#recentLowest)
+        if (startedMs - v.atMs > RECENTLY_SHOWN_MS) this.#recentLowest.delete(k);
+      if (this.#recentLowest.size >= RECENTLY_SHOWN_KEYS) return;
+    }
+    if (low === undefined || startedMs - low.atMs > RECENTLY_SHOWN_MS || rv <= low.rv)
+      this.#recentLowest.set(key, { rv, atMs: startedMs });
+  }
+
+  /**
+   * Whether an answer passed upstream (a LIST/GET) showed a client of `key` an RV at or below
+   * `rv` within {@link RECENTLY_SHOWN_MS} before `nowMs`: such an RV came through this proxy
+   * moments ago (the LIST that started an on-demand cache is answered upstream, below the
+   * cache's first snapshot), and the apiserver still streams a watch from it. Approximate by
+   * design: one remembered RV per key, the lowest since the previous one expired.
+   */
+  shownRecently(key: string, rv: bigint, nowMs: number): boolean {
+    const low = this.#recentLowest.get(key);
+    return low !== undefined && nowMs - low.atMs <= RECENTLY_SHOWN_MS && low.rv <= rv;
   }
 
   /** An answer at `atMs` whose RV could not be learnt. */

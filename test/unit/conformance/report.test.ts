@@ -51,11 +51,41 @@ describe('docs/conformance.md rendering', () => {
       ['feature gates', 'the defaults of kube-apiserver v1.37.2 (none set)'],
       ['apiserver flags', '`--etcd-compaction-interval=1m` (besides the defaults)'],
       ['command', '`npm run conformance -- --seed=7`'],
+      ['proxy flags', "each mode's own (below), no others"],
     ])
       assert.ok(
         cells.some((r) => r[0] === k && r[1] === v),
         `${k}: ${v}`,
       );
+  });
+
+  it('records the extra proxy flags (--proxy-arg) of the proxied modes', () => {
+    const withArgs = tableRows(
+      renderReport(
+        {
+          ...meta,
+          proxyArgs: '--protobuf-answers=cache --log-level=debug',
+          command:
+            'npm run conformance -- --proxy-arg=--protobuf-answers=cache --proxy-arg=--log-level=debug',
+        },
+        runs,
+        SKIP_FAMILIES,
+      ),
+    );
+    assert.deepEqual(
+      withArgs.find((r) => r[0] === 'proxy flags'),
+      [
+        'proxy flags',
+        "`--protobuf-answers=cache --log-level=debug` in every proxied mode, after the mode's own",
+      ],
+    );
+    assert.deepEqual(
+      withArgs.find((r) => r[0] === 'command'),
+      [
+        'command',
+        '`npm run conformance -- --proxy-arg=--protobuf-answers=cache --proxy-arg=--log-level=debug`',
+      ],
+    );
   });
 
   it('totals per mode, with the differences and the proxy health', () => {

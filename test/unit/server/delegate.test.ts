@@ -570,6 +570,15 @@ const cases: Record<UpstreamReason, Case> = {
   'freshness-timeout': { url: '/api/v1/pods?resourceVersion=99' },
   'exact-outside-window': { url: '/api/v1/pods?resourceVersion=2&resourceVersionMatch=Exact' },
   'continue-outside-window': { url: `/api/v1/pods?limit=1&continue=${encodeContinue('a/p1', 2n)}` },
+  // RV 2 is below the fake's window (5), the upstream did not prove it unchanged since, and a
+  // forwarded LIST showed a client RV 2 just before.
+  'watch-outside-window': {
+    url: '/api/v1/pods?watch=1&resourceVersion=2',
+    prepare: (cache, server) => {
+      Object.assign(cache, { extendWindowBack: async (rv: bigint) => rv >= cache.windowStart });
+      server.writes.shown('pods.', 2n, Date.now());
+    },
+  },
   compacted: {
     url: `/api/v1/pods?limit=1&continue=${encodeContinue('a/p1', 7n)}`,
     prepare: (cache) => {

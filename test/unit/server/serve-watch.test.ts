@@ -97,6 +97,58 @@ describe('a watch resuming below the window asks the cache to extend it first (d
   });
 });
 
+describe('a watch below the window at an RV this proxy just showed (a forwarded LIST) goes upstream, not 410', () => {
+  it('found by the upstream e2e ResourceQuota status spec: its LIST started the on-demand cache', async () => {
+    // The spec LISTs resourcequotas (answered upstream at RV 258: that LIST started the
+    // on-demand cache), creates one (259), the cache syncs at 259, and the spec watches from
+    // 258. The apiserver streams the ADDED at 259; the cache answered 410 "too old resource
+    // version: 258 (259)" and the spec failed ("watch closed before UntilWithoutRetry timeout").
+    const { agent, cache, server } = mockServer();
+    const c = cache as typeof cache & { extendWindowBack(rv: bigint): Promise<boolean> };
+    c.extendWindowBack = async (rv: bigint) => rv >= cache.windowStart;
+    agent
+      .get('https://apiserver.test:6443')
+      .intercept({ path: '/api/v1/pods?watch=1&resourceVersion=4', method: 'GET' })
+      .reply(200, '{"type":"ADDED","object":{"kind":"Pod","metadata":{"resourceVersion":"5"}}}\n');
+    try {
+      // Not shown by this proxy (a client bringing an RV from elsewhere): the cache's 410, as before.
+      const other = server.app.inject({ method: 'GET', url: '/api/v1/pods?watch=1&resourceVersion=3' });
+      for (let i = 0; i < 100 && cache.watches.length === 0; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(cache.watches.length, 1, 'from the cache');
+      assert.equal(cache.watches[0]!.q.resourceVersion, 3n);
+      cache.watches[0]!.stream.end();
+      await other;
+      cache.watches.length = 0;
+      // The forwarded LIST that started the cache showed the client RV 4 (the upstream's).
+      server.writes.shown('pods.', 4n, Date.now());
+      const answer = server.app.inject({ method: 'GET', url: '/api/v1/pods?watch=1&resourceVersion=4' });
+      // The old code opened a watcher of the cache (which sends the 410): end it so the request ends.
+      for (let i = 0; i < 100 && cache.watches.length === 0; i++) await new Promise((r) => setImmediate(r));
+      for (const w of cache.watches) w.stream.end();
+      const below = await answer;
+      assert.equal(cache.watches.length, 0, 'no watcher of the cache (it would send 410)');
+      assert.equal(below.statusCode, 200);
+      assert.equal(
+        below.body,
+        '{"type":"ADDED","object":{"kind":"Pod","metadata":{"resourceVersion":"5"}}}\n',
+      );
+      // In the window: from the cache, as before.
+      c.extendWindowBack = async () => true;
+      void server.app.inject({
+        method: 'GET',
+        url: '/api/v1/pods?watch=1&resourceVersion=6&timeoutSeconds=1',
+      });
+      for (let i = 0; i < 100 && cache.watches.length === 0; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(cache.watches.length, 1);
+      assert.equal(cache.watches[0]!.q.resourceVersion, 6n);
+      cache.watches[0]!.stream.end();
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
+
 describe('issue 29 item 5c: a negative watch timeoutSeconds', () => {
   it('timeoutSeconds=-1 answers 200 and ends at once with no event, as the apiserver (its watch context is already done)', async () => {
     // kube-apiserver v1.37.2, side by side: `watch=1&timeoutSeconds=-1` (RV "", "0", N, watch-list)

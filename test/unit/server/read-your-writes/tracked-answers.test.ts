@@ -49,15 +49,21 @@ describe('answerTeeFor: the read-your-writes tee of a request passed upstream', 
     assert.equal(writes.required('configmaps.'), 30n);
   });
 
-  it('an answer that arrives while no cache serves the resource is not read, and records nothing', () => {
+  it('an answer that arrives while no cache serves the resource records nothing for read-your-writes; a read only the RV it showed, for a watch from it', () => {
     const registry = new CacheRegistry([]);
     const writes = new WriteTracker();
     const patch = answerTeeFor(registry, writes, new FakeClock(), request('PATCH', 'a'));
     const get = answerTeeFor(registry, writes, new FakeClock(), request('GET', 'a'));
     assert.equal(patch?.wanted?.(), false);
-    assert.equal(get?.wanted?.(), false);
+    // The read that starts an on-demand cache (upstream e2e ResourceQuota status spec): its
+    // client watches from the RV it showed next, below the new cache's first snapshot.
+    assert.equal(get?.wanted?.(), true);
+    get!.onAnswer(answer(258), true, JSON_HEADERS);
     assert.equal(writes.required('configmaps.'), 0n);
-    assert.equal(writes.shownRV('configmaps.'), 0n);
+    assert.equal(writes.shownRV('configmaps.'), 0n, 'not a read-your-writes bound');
+    assert.equal(writes.isBlind('configmaps.'), false);
+    assert.equal(writes.shownRecently('configmaps.', 258n, 0), true);
+    assert.equal(writes.shownRecently('configmaps.', 257n, 0), false);
   });
 
   it('the decision is taken once, at the status line: the pass-through asking again gets the same answer', () => {

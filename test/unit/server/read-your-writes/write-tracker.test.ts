@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { answerMeta } from '../../../../src/server/read-your-writes/answer-meta.ts';
-import { WriteTracker, writeEffectOf } from '../../../../src/server/read-your-writes/write-tracker.ts';
+import {
+  RECENTLY_SHOWN_KEYS,
+  RECENTLY_SHOWN_MS,
+  WriteTracker,
+  writeEffectOf,
+} from '../../../../src/server/read-your-writes/write-tracker.ts';
 import { k8sProtobuf, objectMeta, pbField } from '../../../support/protobuf-wire.ts';
 
 const b = (v: unknown) => Buffer.from(JSON.stringify(v));
@@ -126,5 +131,32 @@ describe('WriteTracker', () => {
     assert.equal(t.isBlind('c.'), false);
     assert.equal(t.shownRV('c.'), 60n);
     assert.equal(t.required('c.'), 0n);
+  });
+
+  it('shownRecently: an RV at or above the lowest a forwarded read showed within 75 s', () => {
+    const t = new WriteTracker();
+    assert.equal(t.shownRecently('rq.', 258n, 0), false, 'nothing shown');
+    t.shown('rq.', 258n, 1000);
+    t.shown('rq.', 300n, 2000);
+    assert.equal(t.shownRecently('rq.', 258n, 2000), true, 'the RV shown');
+    assert.equal(t.shownRecently('rq.', 270n, 2000), true, 'newer than one shown');
+    assert.equal(t.shownRecently('rq.', 257n, 2000), false, 'older than any shown');
+    assert.equal(t.shownRecently('pods.', 258n, 2000), false, 'another resource');
+    assert.equal(t.shownRecently('rq.', 258n, 1000 + RECENTLY_SHOWN_MS), true);
+    assert.equal(t.shownRecently('rq.', 258n, 1001 + RECENTLY_SHOWN_MS), false, 'expired after 75 s');
+    // After expiry the next shown RV starts a new lowest (a higher one).
+    t.shown('rq.', 400n, 100_000);
+    assert.equal(t.shownRecently('rq.', 300n, 100_000), false);
+    assert.equal(t.shownRecently('rq.', 400n, 100_000), true);
+  });
+
+  it('shownUpstream remembers at most RECENTLY_SHOWN_KEYS resources (expired ones make room)', () => {
+    const t = new WriteTracker();
+    for (let i = 0; i < RECENTLY_SHOWN_KEYS; i++) t.shownUpstream(`r${i}.`, 5n, 0);
+    t.shownUpstream('extra.', 5n, 1000);
+    assert.equal(t.shownRecently('extra.', 5n, 1000), false, 'full: a new resource is ignored');
+    assert.equal(t.shownRecently('r0.', 5n, 1000), true);
+    t.shownUpstream('extra.', 5n, RECENTLY_SHOWN_MS + 1);
+    assert.equal(t.shownRecently('extra.', 5n, RECENTLY_SHOWN_MS + 1), true, 'the expired ones were dropped');
   });
 });
