@@ -203,6 +203,15 @@ const proxyKubeconfig = await writeKubeconfig(join(work, 'proxy.kubeconfig'), {
   user: { token: f.tokens.admin },
 });
 
+/** Each raw watcher's ERROR event since the last row: what it resumed from and what it got. */
+let watchErrors: Array<{
+  watcher: string;
+  fromRV: string;
+  code: number | undefined;
+  message: string;
+  atMs: number;
+}> = [];
+
 /** A raw watcher as client-go's reflector (see the module comment). */
 class Watcher {
   rv = '';
@@ -238,9 +247,10 @@ class Watcher {
     while (!this.#stop && this.rv === '')
       await this.#list().catch(() => new Promise((r) => setTimeout(r, 200)));
     while (!this.#stop) {
+      const fromRV = this.rv;
       try {
         const r = await request(
-          this.#url(`watch=1&allowWatchBookmarks=true&timeoutSeconds=600&resourceVersion=${this.rv}`),
+          this.#url(`watch=1&allowWatchBookmarks=true&timeoutSeconds=600&resourceVersion=${fromRV}`),
           { headers: auth, signal: this.#abort.signal },
         );
         let buf = '';
@@ -249,10 +259,17 @@ class Watcher {
           for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
             const e = JSON.parse(buf.slice(0, i)) as {
               type: string;
-              object: { code?: number; metadata: { resourceVersion: string } };
+              object: { code?: number; message?: string; metadata: { resourceVersion: string } };
             };
             buf = buf.slice(i + 1);
             if (e.type === 'ERROR') {
+              watchErrors.push({
+                watcher: `${this.res}${this.selector ? ` app=${this.selector}` : ''}`,
+                fromRV,
+                code: e.object.code,
+                message: e.object.message ?? '',
+                atMs: Date.now(),
+              });
               if (e.object.code === 410) {
                 this.relists++;
                 this.rv = '';
@@ -344,6 +361,8 @@ interface Row {
   load1: number;
   apiserver: Record<string, number>;
   proxyUpstreamRequests: Record<string, number>;
+  /** The raw watchers' ERROR events of this restart (resumed from, code, message). */
+  watchErrors: typeof watchErrors;
 }
 const rows: Row[] = [];
 /** Writes every row so far to `--out` (after each restart: a run cut short keeps its rows). */
@@ -379,7 +398,7 @@ for (let run = 1; run <= a.runs; run++) {
     let proxy = await start();
     await live(proxy);
     if (proxy.url !== proxyUrl) throw new Error(`proxy on ${proxy.url}, not ${proxyUrl}`);
-    const informers: ProbeProcess[] = RESOURCES.slice(0, a.informers).map((resource) =>
+    const probe = (resource: Res) =>
       startProbe(f.bin.probe, {
         kubeconfig: proxyKubeconfig,
         resource: resource === 'endpointslices' ? 'endpointslices.discovery.k8s.io' : resource,
@@ -388,8 +407,25 @@ for (let run = 1; run <= a.runs; run++) {
         quiet: true,
         watchList: false,
         timeoutMs: 0,
-      }),
-    );
+      });
+    const informers: ProbeProcess[] = RESOURCES.slice(0, a.informers).map(probe);
+    // A probe whose first discovery timed out (client-go's 32 s, a starved proxy at a high load)
+    // exits before its sync: started again, at most 3 times, before any restart is measured.
+    for (let i = 0; i < informers.length; i++)
+      for (let attempt = 1; ; attempt++) {
+        const ok = await informers[i]!.synced.then(
+          () => true,
+          (err: Error) => {
+            if (attempt >= 3) throw err;
+            log(
+              `informer ${RESOURCES[i]} exited before its sync, started again: ${err.message.slice(0, 160)}`,
+            );
+            return false;
+          },
+        );
+        if (ok) break;
+        informers[i] = probe(RESOURCES[i]!);
+      }
     const watchers = Array.from(
       { length: a.watchers },
       (_, i) => new Watcher(RESOURCES[i % 3]!, i % 3 === 0 ? app(i / 3) : ''),
@@ -404,6 +440,7 @@ for (let run = 1; run <= a.runs; run++) {
     for (const down of DOWNS) {
       const relists0 = watchers.reduce((n, w) => n + w.relists, 0);
       const bytes0 = relay.bytes().down;
+      watchErrors = [];
       const c0 = await apiserverCounters();
       const writes0 = writes;
       const tStop = Date.now();
@@ -445,6 +482,7 @@ for (let run = 1; run <= a.runs; run++) {
         load1: round(loadavg()[0]!, 1),
         apiserver,
         proxyUpstreamRequests,
+        watchErrors,
       };
       log(JSON.stringify(row));
       rows.push(row);

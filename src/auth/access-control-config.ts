@@ -12,6 +12,7 @@ import { AccessControl } from './access-control.ts';
 import { IMPERSONATION_RIGHTS_TTL_MS, LegacyImpersonationRights } from './impersonation-rights.ts';
 import { ProxyIdentity } from './proxy-identity.ts';
 import type { ReviewUpstream } from './review-client.ts';
+import { ReviewOutage } from './review-outage.ts';
 import { SubjectAccessReviewAuthorizer } from './subject-access-review.ts';
 import { TokenReviewAuthenticator } from './token-review.ts';
 
@@ -30,10 +31,13 @@ export function createAccessControl(
     metrics?.webhookCacheRequests.inc({ cache, result: hit ? 'hit' : 'miss' });
   // The outage policy applies to the delegated decisions only (not to the simple mode's
   // same-identity check, whose failure sends the request upstream anyway).
+  // One outage memory for both review clients (one apiserver answers both).
+  const outage = config.delegatedAuth && config.authorizationOutageGrace > 0 ? new ReviewOutage() : undefined;
   const grace = (cache: 'authentication' | 'authorization', review: string) =>
-    config.delegatedAuth && config.authorizationOutageGrace > 0
+    outage
       ? {
           outageGraceMs: config.authorizationOutageGrace,
+          outage,
           onGrace: (err: Error) => {
             metrics?.outageGraceDecisions.inc({ cache });
             logger.warn(

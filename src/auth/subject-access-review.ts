@@ -9,13 +9,16 @@
  * Attributes longer than the webhook's `maxControlledAttrCacheSize` (10 000 bytes) are not cached.
  * Outage grace (`outageGraceMs`, `--authorization-outage-grace`, `outage-grace.ts`): when a
  * review fails for want of an answer, an allowed decision of the same spec may be reused up to
- * `outageGraceMs` after its TTL; a denial never is, nor a spec never answered.
+ * `outageGraceMs` after its TTL; a denial never is, nor a spec never answered. With `outage`
+ * (`review-outage.ts`), while an outage is remembered such a decision is reused at once and the
+ * review sent in the background, instead of waiting out the review's timeout.
  */
 import { LRUCache } from 'lru-cache';
 import { type Clock, realClock } from '../util/clock.ts';
 import { OutageGrace } from './outage-grace.ts';
 import type { AuthorizationAttributes } from './request-attributes.ts';
 import { createReview, type ReviewUpstream } from './review-client.ts';
+import type { ReviewOutage } from './review-outage.ts';
 import type { UserInfo } from './user-info.ts';
 
 /**
@@ -42,6 +45,11 @@ export interface SubjectAccessReviewOptions {
   outageGraceMs?: number;
   /** Called for every decision reused within the outage grace, with the review's error. */
   onGrace?: (err: Error) => void;
+  /**
+   * The outage memory shared with the TokenReview client (with `outageGraceMs` only): while it
+   * remembers an outage, a decision within its grace is reused without waiting for a review.
+   */
+  outage?: ReviewOutage;
   clock?: Clock;
 }
 
@@ -92,28 +100,53 @@ export class SubjectAccessReviewAuthorizer {
     const hit = this.#cache.get(key);
     this.#o.onCacheLookup?.(hit !== undefined);
     if (hit) return { ...hit, cached: true };
-    let p = this.#pending.get(key);
-    const cacheable = controlledSize(a) < MAX_CONTROLLED_ATTR_CACHE_SIZE;
-    if (!p) {
-      p = this.#review(spec)
-        .then((d) => {
-          const ttl = d.allowed ? this.#o.authorizedTtlMs : this.#o.unauthorizedTtlMs;
-          if (ttl > 0 && cacheable) this.#cache.set(key, d, { ttl });
-          if (!d.allowed) this.#grace.denied(key);
-          else if (cacheable) this.#grace.allowed(key, d, ttl);
-          return d;
-        })
-        .finally(() => this.#pending.delete(key));
-      this.#pending.set(key, p);
+    // A remembered outage (review-outage.ts): an allowed decision within its grace is reused at
+    // once, and the review is sent in the background as the outage's probe.
+    const outage = this.#o.outage?.remembered();
+    const early = outage && this.#grace.reuse(key, outage);
+    if (outage && early) {
+      this.#o.outage?.probe(() => this.#reviewOnce(key, spec, a));
+      this.#o.onGrace?.(outage);
+      return { ...early, cached: true, grace: true };
     }
     try {
-      return { ...(await p), cached: false };
+      return { ...(await this.#reviewOnce(key, spec, a)), cached: false };
     } catch (err) {
       const kept = this.#grace.reuse(key, err);
       if (!kept) throw err;
       this.#o.onGrace?.(err as Error);
       return { ...kept, cached: true, grace: true };
     }
+  }
+
+  /** The review of `spec`, shared by concurrent callers; its decision cached, its outcome told to the outage memory. */
+  #reviewOnce(
+    key: string,
+    spec: Record<string, unknown>,
+    a: AuthorizationAttributes,
+  ): Promise<{ allowed: boolean; reason: string }> {
+    let p = this.#pending.get(key);
+    const cacheable = controlledSize(a) < MAX_CONTROLLED_ATTR_CACHE_SIZE;
+    if (!p) {
+      p = this.#review(spec)
+        .then(
+          (d) => {
+            this.#o.outage?.settled();
+            const ttl = d.allowed ? this.#o.authorizedTtlMs : this.#o.unauthorizedTtlMs;
+            if (ttl > 0 && cacheable) this.#cache.set(key, d, { ttl });
+            if (!d.allowed) this.#grace.denied(key);
+            else if (cacheable) this.#grace.allowed(key, d, ttl);
+            return d;
+          },
+          (err: unknown) => {
+            this.#o.outage?.settled(err);
+            throw err;
+          },
+        )
+        .finally(() => this.#pending.delete(key));
+      this.#pending.set(key, p);
+    }
+    return p;
   }
 
   async #review(spec: Record<string, unknown>): Promise<{ allowed: boolean; reason: string }> {

@@ -13,12 +13,15 @@
  * - Outage grace (`outageGraceMs`, `--authorization-outage-grace`, `outage-grace.ts`): when a
  *   review fails for want of an answer, an authenticated answer of the same token may be reused
  *   up to `outageGraceMs` after its TTL; never an unauthenticated one, never an unseen token.
+ *   With `outage` (`review-outage.ts`), while an outage is remembered such an answer is reused at
+ *   once and the review sent in the background, instead of waiting out the review's timeout.
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { type Clock, realClock } from '../util/clock.ts';
 import { OutageGrace } from './outage-grace.ts';
 import { createReview, type ReviewUpstream } from './review-client.ts';
+import type { ReviewOutage } from './review-outage.ts';
 import type { UserInfo } from './user-info.ts';
 
 /**
@@ -62,6 +65,11 @@ export interface TokenReviewOptions {
   outageGraceMs?: number;
   /** Called for every answer reused within the outage grace, with the review's error. */
   onGrace?: (err: Error) => void;
+  /**
+   * The outage memory shared with the SubjectAccessReview client (with `outageGraceMs` only):
+   * while it remembers an outage, an answer within its grace is reused without waiting for a review.
+   */
+  outage?: ReviewOutage;
   clock?: Clock;
 }
 
@@ -100,26 +108,47 @@ export class TokenReviewAuthenticator {
     const hit = this.#cache?.get(key);
     this.#o.onCacheLookup?.(hit !== undefined);
     if (hit) return { ...hit, cached: true };
-    let p = this.#pending.get(key);
-    if (!p) {
-      p = this.#review(token)
-        .then((r) => {
-          this.#cache?.set(key, r);
-          if (r.authenticated) this.#grace.allowed(key, r, this.#o.ttlMs);
-          else this.#grace.denied(key);
-          return r;
-        })
-        .finally(() => this.#pending.delete(key));
-      this.#pending.set(key, p);
+    // A remembered outage (review-outage.ts): an authenticated answer within its grace is reused
+    // at once, and the review is sent in the background as the outage's probe.
+    const outage = this.#o.outage?.remembered();
+    const early = outage && this.#grace.reuse(key, outage);
+    if (outage && early) {
+      this.#o.outage?.probe(() => this.#reviewOnce(key, token));
+      this.#o.onGrace?.(outage);
+      return { ...early, cached: true, grace: true };
     }
     try {
-      return { ...(await p), cached: false };
+      return { ...(await this.#reviewOnce(key, token)), cached: false };
     } catch (err) {
       const kept = this.#grace.reuse(key, err);
       if (!kept) throw err;
       this.#o.onGrace?.(err as Error);
       return { ...kept, cached: true, grace: true };
     }
+  }
+
+  /** The review of `token`, shared by concurrent callers; its answer cached, its outcome told to the outage memory. */
+  #reviewOnce(key: string, token: string): Promise<Reviewed> {
+    let p = this.#pending.get(key);
+    if (!p) {
+      p = this.#review(token)
+        .then(
+          (r) => {
+            this.#o.outage?.settled();
+            this.#cache?.set(key, r);
+            if (r.authenticated) this.#grace.allowed(key, r, this.#o.ttlMs);
+            else this.#grace.denied(key);
+            return r;
+          },
+          (err: unknown) => {
+            this.#o.outage?.settled(err);
+            throw err;
+          },
+        )
+        .finally(() => this.#pending.delete(key));
+      this.#pending.set(key, p);
+    }
+    return p;
   }
 
   async #review(token: string): Promise<Reviewed> {

@@ -190,6 +190,12 @@ export class History {
   #bytes = 0;
   #start = 0n;
   #epoch = 0;
+  /**
+   * The restored events (`restore`): up to this RV, aged without `#restoredPauseMs`, the time
+   * between the snapshot being taken and its restore (the process was not running).
+   */
+  #restoredThrough = 0n;
+  #restoredPauseMs = 0;
   /** Where the buffered events' later growth is counted. */
   readonly #meter: Meter = (bytes) => {
     this.#bytes += bytes;
@@ -229,19 +235,29 @@ export class History {
     this.#bytes = 0;
     this.#start = rv;
     this.#epoch++;
+    this.#restoredThrough = 0n;
+    this.#restoredPauseMs = 0;
   }
 
   /**
    * Restores a saved window (`restored-cache.ts`): its start and its events, oldest first with
-   * increasing RVs above it, kept as they were: the next `append` evicts by the usual rules.
+   * increasing RVs above it. `pausedMs`: the time between the snapshot being taken and now, when
+   * the process was down; the restored events' age for `minAgeMs` does not count it (the caps on
+   * events and bytes apply as ever). Without that, a restart that took longer than `minAgeMs`
+   * minus an event's age at shutdown evicted the event as soon as the downtime's events arrived
+   * from the upstream, before the clients that held its RV had reconnected: each got 410 and
+   * relisted although the restored window plus the resumed watch held every event after its RV
+   * (and the apiserver's window, sized by capacity, still held them too).
    */
-  restore(start: bigint, events: readonly HistoryEvent[]): void {
+  restore(start: bigint, events: readonly HistoryEvent[], pausedMs = 0): void {
     this.reset(start);
     for (const e of events) {
       this.#events.push(e);
       this.#bytes += e.size;
       e.meter(this.#meter);
     }
+    this.#restoredThrough = events.at(-1)?.rv ?? 0n;
+    this.#restoredPauseMs = Math.max(0, pausedMs);
   }
 
   /**
@@ -271,7 +287,8 @@ export class History {
       const head = this.#events.peek();
       if (!head) break;
       const n = this.length;
-      const over = n > maxEvents || this.#bytes > maxBytes || (n > minEvents && now - head.at > minAgeMs);
+      const age = now - head.at - (head.rv <= this.#restoredThrough ? this.#restoredPauseMs : 0);
+      const over = n > maxEvents || this.#bytes > maxBytes || (n > minEvents && age > minAgeMs);
       if (!over) break;
       this.#events.shift();
       this.#bytes -= head.size;

@@ -354,7 +354,9 @@ export class WatchCache implements CacheSink {
     if (this.#ready.synced) throw new Error(`${this.resource.gvr.resource}: restore into a synced cache`);
     const { entries, events } = restoredEntries(this.#store, s);
     this.#store.replaceAll(entries);
-    this.#history.restore(s.windowStart, events);
+    // The downtime does not age the restored window (history.ts `restore`): a client that held
+    // an RV of it when the old process stopped may resume once it reconnects.
+    this.#history.restore(s.windowStart, events, this.#clock.now() - takenAtMs);
     this.#rv = s.resourceVersion;
     this.#restoredFrom = takenAtMs;
     this.#live = false;

@@ -8,6 +8,9 @@
  * - a token denied before the outage is not extended (never 200);
  * - a token never seen is never admitted (401);
  * - a token the apiserver answered unauthenticated stays 401.
+ * Before the kill, the apiserver is frozen (SIGSTOP: reviews get no answer until their 10 s
+ * timeout): after one timeout, the allowed token's reads reuse both decisions at once
+ * (`src/auth/review-outage.ts`), and after SIGCONT reviews are answered again.
  * The grace proxy counts its reuses in `kube_cache_proxy_outage_grace_decisions_total`.
  */
 import assert from 'node:assert/strict';
@@ -106,6 +109,48 @@ describe('--authorization-outage-grace: the apiserver down, allowed / denied / u
       assert.equal(denied.status, 403, denied.body);
       assert.equal((await read(p.url, invalid)).status, 401);
     }
+  });
+
+  test('the apiserver frozen (SIGSTOP): after one review timeout the allowed token reads the cache at once; reviews resume after SIGCONT', async (t) => {
+    const apiserver = f.pids().apiserver;
+    assert.equal((await read(long.url, tokens.allowed)).status, 200);
+    const before = await graced(long, 'authorization');
+    process.kill(apiserver, 'SIGSTOP');
+    try {
+      // Once the 1 s TTLs passed, the first read waits for one review's 10 s timeout; the reads
+      // after it reuse both decisions at once (before: each waited for a TokenReview timeout and
+      // then a SubjectAccessReview timeout, 20 s or more).
+      const waited: number[] = [];
+      const timed = async () => {
+        const start = Date.now();
+        const r = await read(long.url, tokens.allowed);
+        assert.equal(r.status, 200, r.body);
+        assert.equal(r.fromCache, true);
+        assert.deepEqual(names(r.body), ['kept']);
+        waited.push(Date.now() - start);
+        return Date.now() - start;
+      };
+      await eventually('a decision reused from the grace', 60_000, async () =>
+        (await timed()) >= 0 && (await graced(long, 'authorization')) > before ? true : undefined,
+      );
+      const ms: number[] = [];
+      for (let i = 0; i < 5; i++) ms.push(await timed());
+      t.diagnostic(`reads of the allowed token after SIGSTOP, ms: ${waited.join(', ')}`);
+      // A bound far below one review timeout (10 s), loose for a loaded machine.
+      assert.ok(Math.max(...ms) < 5000, `reads during the freeze took ${ms.join(', ')} ms`);
+      // A token never seen is not admitted (its review is sent and times out). (A denied request's
+      // failed review would go upstream, which is frozen: the kill cell below covers it.)
+      assert.equal((await read(long.url, tokens.unseen)).status, 401);
+    } finally {
+      process.kill(apiserver, 'SIGCONT');
+    }
+    // Back: the background probe's answer ends the remembered outage; reads are reviewed again.
+    await eventually('reviews answered again (no grace reuse)', 60_000, async () => {
+      const n = await graced(long, 'authorization');
+      await read(long.url, tokens.allowed);
+      await read(long.url, tokens.allowed);
+      return (await graced(long, 'authorization')) === n ? true : undefined;
+    });
   });
 
   test('the apiserver killed: within the grace the allowed token reads the cache; denied, unseen and invalid tokens do not', async () => {

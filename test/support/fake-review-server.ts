@@ -16,18 +16,44 @@ export interface ReviewCall {
   body: { spec?: Record<string, unknown> } & Record<string, unknown>;
 }
 
+/** A request held by a frozen fake ({@link FakeReviewServer.hold}). */
+export interface HeldReview {
+  call: ReviewCall;
+  /** Answers it now with `answer` (the server woke up). */
+  release(): void;
+  /** Closes its connection without an answer (what the client sees when its timeout fires). */
+  drop(): void;
+}
+
 /** The fake, usable as a {@link ReviewUpstream}. */
 export interface FakeReviewServer extends ReviewUpstream {
   calls: ReviewCall[];
   /** Answers each call: `[code, body]`. */
   answer: (call: ReviewCall) => [number, unknown];
+  /** While true, requests get no answer (a SIGSTOPped apiserver): they wait in `held`. */
+  hold: boolean;
+  held: HeldReview[];
+  /** Resolves with the next request held (one already held and not yet taken first). */
+  nextHeld(): Promise<HeldReview>;
   close(): Promise<void>;
 }
 
 /** Starts the fake; the proxy's credential it sees is `Bearer proxy-token`. */
 export async function startFakeReviewServer(answer: FakeReviewServer['answer']): Promise<FakeReviewServer> {
   const calls: ReviewCall[] = [];
-  const self: Partial<FakeReviewServer> = { calls, answer };
+  const held: HeldReview[] = [];
+  let taken = 0;
+  const waiting: Array<(h: HeldReview) => void> = [];
+  const self: Partial<FakeReviewServer> = {
+    calls,
+    answer,
+    hold: false,
+    held,
+    nextHeld: () =>
+      taken < held.length
+        ? Promise.resolve(held[taken++]!)
+        : new Promise<HeldReview>((resolve) => waiting.push(resolve)),
+  };
   const server = createServer(async (req: IncomingMessage, res) => {
     let text = '';
     for await (const c of req) text += (c as Buffer).toString();
@@ -37,9 +63,19 @@ export async function startFakeReviewServer(answer: FakeReviewServer['answer']):
       body: text ? (JSON.parse(text) as ReviewCall['body']) : {},
     };
     calls.push(call);
-    const [code, body] = self.answer!(call);
-    res.writeHead(code, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
+    const respond = () => {
+      const [code, body] = self.answer!(call);
+      res.writeHead(code, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (!self.hold) return respond();
+    const h: HeldReview = { call, release: respond, drop: () => req.socket.destroy() };
+    held.push(h);
+    const w = waiting.shift();
+    if (w) {
+      taken++;
+      w(h);
+    }
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -49,6 +85,7 @@ export async function startFakeReviewServer(answer: FakeReviewServer['answer']):
     dispatcher,
     authorization: () => 'Bearer proxy-token',
     close: async () => {
+      for (const h of held) h.drop();
       server.close();
       await dispatcher.close();
     },

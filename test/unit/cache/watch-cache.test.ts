@@ -244,3 +244,51 @@ describe('WatchCache with a compaction floor (cache/compaction-floor.ts)', () =>
     assert.equal(await newCache().cache.compactedAt(1n), false);
   });
 });
+
+describe('WatchCache restored from a snapshot (docs/design.md §3, warm restart)', () => {
+  const T = 1_700_000_000_000;
+  /**
+   * The old process stopped at T (its snapshot: synced at 20, one event b@21 recorded 4 s before
+   * T); the new one restores at T + `downMs`, then the upstream's resumed watch delivers the
+   * downtime's 150 events.
+   */
+  function restartAfter(downMs: number): { clock: FakeClock; cache: WatchCache } {
+    const clock = new FakeClock(T + downMs);
+    const cache = new WatchCache({ resource: PODS, clock });
+    cache.restore(
+      {
+        resourceVersion: 21n,
+        windowStart: 20n,
+        objects: [pod('a', 'a', 10), pod('a', 'b', 21)],
+        events: [{ type: 'MODIFIED', at: T - 4000, cur: pod('a', 'b', 21), prev: pod('a', 'b', 11) }],
+      },
+      T,
+    );
+    for (let i = 0; i < 150; i++) cache.add(pod('a', `c${i}`, 22 + i));
+    return { clock, cache };
+  }
+
+  it('the downtime does not age the restored window: a client resumes from an RV it held before a 72 s restart', () => {
+    // Old code: the restored event was 76 s old at the first append and evicted (the window
+    // started at 21), so this client got ERROR 410 and relisted (the restart row's 10 of 50).
+    const { cache } = restartAfter(72_000);
+    assert.equal(cache.stats().historyEvents, 151);
+    assert.equal(cache.stats().oldestRV, '20');
+    const w = summary(drain(cache.watch({ ...ALL, resourceVersion: 20n })));
+    assert.equal(w.length, 151);
+    assert.deepEqual(w.slice(0, 2), ['MODIFIED b@21', 'ADDED c0@22']);
+    // Its real age is still what the stats report.
+    assert.equal(cache.stats().oldestEventAgeMs, 76_000);
+  });
+
+  it('restored events leave the window by age once the new process has run past minAgeMs', async () => {
+    const { clock, cache } = restartAfter(72_000);
+    await clock.step(71_001);
+    cache.add(pod('a', 'd', 200));
+    assert.equal(cache.stats().historyEvents, 151);
+    assert.equal(cache.stats().oldestRV, '21');
+    const w = summary(drain(cache.watch({ ...ALL, resourceVersion: 20n })));
+    assert.equal(w.length, 1);
+    assert.match(w[0]!, /^ERROR/);
+  });
+});
