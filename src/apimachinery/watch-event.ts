@@ -23,6 +23,16 @@ const LINE_END = Buffer.from('}\n');
  */
 export type WireLine = Buffer | readonly Buffer[];
 
+/**
+ * Set on the chunk array of an initial ADDED line written from a stored object: that object's
+ * cache entry (one per object version), so encoders that keep bytes per entry (protobuf
+ * messages) can find them without parsing the line.
+ */
+export const LINE_SOURCE: unique symbol = Symbol('line source');
+
+/** Chunks of a line, maybe with the stored object they were written from ({@link LINE_SOURCE}). */
+export type SourcedChunks = readonly Buffer[] & { readonly [LINE_SOURCE]?: object };
+
 /** Bytes of a {@link WireLine}. */
 export function lineBytes(line: WireLine): number {
   if (Buffer.isBuffer(line)) return line.length;

@@ -14,6 +14,7 @@ import { cacheForm, type MetadataVersion, protobufForm } from '../apimachinery/a
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import { CannotEncode, encodeFromText } from '../apimachinery/protobuf/encode-object.ts';
 import {
+  type CachedItems,
   encodeParsed,
   encodeText,
   listAnswer,
@@ -23,6 +24,7 @@ import {
   watchFrame,
 } from '../apimachinery/protobuf/envelope.ts';
 import { kindSpec, mayHoldRawJSON } from '../apimachinery/protobuf/schema.ts';
+import { LINE_SOURCE, type SourcedChunks, type WireLine } from '../apimachinery/watch-event.ts';
 import type { ListPage } from './cache-api.ts';
 
 /** How a cache read is answered: its encoding, and the PartialObjectMetadata version asked for, if any. */
@@ -64,21 +66,79 @@ function typeOf(resource: ResourceInfo): string {
 }
 
 /**
+ * Each stored object's protobuf message bytes, encoded once and reused by every LIST, GET and
+ * initial watch event until the object changes: keyed by the cache's entry (one per object
+ * version), so a replaced or deleted object's bytes go with its entry. `objectMessages` holds
+ * the object's own message, `partialMessages` its PartialObjectMetadata (the same bytes for
+ * `meta.k8s.io/v1` and `v1beta1`: the version is in the envelope only). Filled lazily, by the
+ * first protobuf read of each object; a pod's message is ~57% of its JSON.
+ */
+const objectMessages = new WeakMap<object, Buffer>();
+const partialMessages = new WeakMap<object, Buffer>();
+let messageEncodes = 0;
+
+/**
+ * How many object messages this process has encoded for LIST, GET and initial watch events
+ * (a count for tests and profiles, not a metric): one per object version and message type
+ * however often it is read.
+ */
+export function protobufMessageEncodes(): number {
+  return messageEncodes;
+}
+
+/** Counts what {@link listAnswer} encodes into a message cache. */
+const counting = (map: WeakMap<object, Buffer>) => ({
+  get: (k: object) => map.get(k),
+  set: (k: object, m: Buffer) => {
+    messageEncodes++;
+    return map.set(k, m);
+  },
+});
+const objectCache = counting(objectMessages);
+const partialCache = counting(partialMessages);
+
+/** The message of `key`'s object (or its PartialObjectMetadata) from its JSON, cached under `key`. */
+function message(
+  key: object | undefined,
+  metadata: MetadataVersion | undefined,
+  encode: () => Buffer,
+): Buffer {
+  const map = metadata === undefined ? objectMessages : partialMessages;
+  const have = key && map.get(key);
+  if (have) return have;
+  const m = encode();
+  if (key) {
+    messageEncodes++;
+    map.set(key, m);
+  }
+  return m;
+}
+
+/**
  * A GET answer: `json` is the object's whole JSON (with kind and apiVersion). With `metadata`,
- * its PartialObjectMetadata in `meta.k8s.io/<metadata>`. Throws {@link CannotEncode}.
+ * its PartialObjectMetadata in `meta.k8s.io/<metadata>`. `key`: the cache entry the JSON is
+ * (the message is kept for it). Throws {@link CannotEncode}.
  */
 export function protobufGet(
   resource: ResourceInfo,
   json: readonly Buffer[],
   metadata?: MetadataVersion,
+  key?: object,
 ): Buffer {
-  const text = (json.length === 1 ? json[0]! : Buffer.concat(json)).toString('utf8');
+  const text = () => (json.length === 1 ? json[0]! : Buffer.concat(json)).toString('utf8');
   if (metadata !== undefined) {
     typeOf(resource); // a kind the apiserver has no protobuf for answers 406 in any form
-    const partial = encodeText(PARTIAL, text, (o) => ({ metadata: (o as { metadata?: unknown }).metadata }));
+    const partial = message(key, metadata, () =>
+      encodeText(PARTIAL, text(), (o) => ({ metadata: (o as { metadata?: unknown }).metadata })),
+    );
     return objectAnswer(`meta.k8s.io/${metadata}`, 'PartialObjectMetadata', partial);
   }
-  return objectAnswer(resource.apiVersion, resource.kind, encodeText(typeOf(resource), text));
+  const type = typeOf(resource);
+  return objectAnswer(
+    resource.apiVersion,
+    resource.kind,
+    message(key, undefined, () => encodeText(type, text())),
+  );
 }
 
 /** A PartialObjectMetadata around a list item's `metadata` value. */
@@ -86,7 +146,8 @@ const partialOf = (metadata: unknown) => ({ metadata });
 
 /**
  * A LIST answer (one buffer, in a one-element array of chunks) from a cache page (`items`: list
- * items, or with `metadata` the objects' `metadata` values). Throws {@link CannotEncode}.
+ * items, or with `metadata` the objects' `metadata` values). Items whose entry (`page.entries`)
+ * has its message kept are copied, the others encoded and kept. Throws {@link CannotEncode}.
  */
 export function protobufList(resource: ResourceInfo, page: ListPage, metadata?: MetadataVersion): Buffer[] {
   const type = typeOf(resource);
@@ -94,9 +155,13 @@ export function protobufList(resource: ResourceInfo, page: ListPage, metadata?: 
   const meta: Record<string, unknown> = { resourceVersion: page.resourceVersion };
   if (page.continue !== undefined) meta.continue = page.continue;
   if (page.remainingItemCount !== undefined) meta.remainingItemCount = page.remainingItemCount;
+  const cached: CachedItems | undefined = page.entries && {
+    keys: page.entries,
+    cache: metadata === undefined ? objectCache : partialCache,
+  };
   return [
     metadata === undefined
-      ? listAnswer(resource.apiVersion, `${resource.kind}List`, meta, type, page.items)
+      ? listAnswer(resource.apiVersion, `${resource.kind}List`, meta, type, page.items, undefined, cached)
       : listAnswer(
           `meta.k8s.io/${metadata}`,
           'PartialObjectMetadataList',
@@ -104,6 +169,7 @@ export function protobufList(resource: ResourceInfo, page: ListPage, metadata?: 
           PARTIAL,
           page.items,
           partialOf,
+          cached,
         ),
   ];
 }
@@ -124,11 +190,29 @@ export function protobufWatchEncodes(): number {
  * One watch event's protobuf frame from its JSON line (`{"type":…,"object":…}\n`, one Buffer or
  * its chunks): the object encoded by its own kind (an ERROR's Status, a metadata watch's
  * PartialObjectMetadata, a bookmark's empty object). A line Buffer shared by watchers is
- * encoded once. Throws {@link CannotEncode}.
+ * encoded once. An initial ADDED line written from a stored object ({@link LINE_SOURCE}) of
+ * `watched` (the watch's resource, and the PartialObjectMetadata version of a metadata watch)
+ * reuses that object's kept message (LIST, GET and every watcher's initial events share it),
+ * or encodes and keeps it. Throws {@link CannotEncode}.
  */
-export function protobufWatchFrame(line: Buffer | readonly Buffer[]): Buffer {
+export function protobufWatchFrame(
+  line: WireLine,
+  watched?: { resource: ResourceInfo; metadata?: MetadataVersion | undefined },
+): Buffer {
   const have = frames.get(line);
   if (have) return have;
+  const source = watched && !Buffer.isBuffer(line) ? (line as SourcedChunks)[LINE_SOURCE] : undefined;
+  if (source) {
+    const m = watched!.metadata;
+    const kept = (m === undefined ? objectMessages : partialMessages).get(source);
+    if (kept) {
+      const { apiVersion, kind } =
+        m === undefined
+          ? watched!.resource
+          : { apiVersion: `meta.k8s.io/${m}`, kind: 'PartialObjectMetadata' };
+      return watchFrame('ADDED', unknownEnvelope(apiVersion, kind, kept));
+    }
+  }
   const text = Buffer.isBuffer(line) ? line.toString('utf8') : Buffer.concat(line).toString('utf8');
   type Event = { type: string; object: { kind?: string; apiVersion?: string } };
   let e: Event | undefined;
@@ -139,10 +223,15 @@ export function protobufWatchFrame(line: Buffer | readonly Buffer[]): Buffer {
     if (!spec) throw new CannotEncode('unknown-kind', `${o.apiVersion}/${o.kind}`);
     return encodeParsed(spec.name, o);
   });
-  watchEncodes++;
   const o = e!.object;
   const frame = watchFrame(e!.type, unknownEnvelope(o.apiVersion!, o.kind!, msg));
-  frames.set(line, frame);
+  if (source) {
+    messageEncodes++;
+    (watched!.metadata === undefined ? objectMessages : partialMessages).set(source, msg);
+  } else {
+    watchEncodes++;
+    frames.set(line, frame);
+  }
   return frame;
 }
 

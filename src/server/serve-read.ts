@@ -119,7 +119,7 @@ export const serveGet: CacheHandler = async (cache, info, query, res, ctx, signa
   if (signal.aborted) return undefined;
   const m = enc.metadata;
   if (enc.encoding === 'protobuf') {
-    const body = inexact(() => protobufGet(cache.resource, obj.wire, m));
+    const body = inexact(() => protobufGet(cache.resource, obj.wire, m, obj));
     if (!body) return 'protobuf-inexact';
     await writeChunks(res, cache, [body], ctx, PROTOBUF_HEADERS);
     return undefined;

@@ -175,12 +175,13 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
     finish();
     res.destroy();
   });
+  const watched = { resource: cache.resource, metadata: enc.metadata };
   const table = asked ? new TableWatchEncoder(asked, () => ctx.clock.now()) : undefined;
   w.stream.on('data', (line: Buffer | readonly Buffer[]) => {
     let out = line;
     if (protobuf) {
       try {
-        out = protobufWatchFrame(line);
+        out = protobufWatchFrame(line, watched);
       } catch (err) {
         // An event the encoder cannot write exactly: the watch ends (the client re-watches; a
         // relist of such objects goes upstream as protobuf-inexact).

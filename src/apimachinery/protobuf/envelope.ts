@@ -105,10 +105,28 @@ export function objectAnswer(apiVersion: string, kind: string, message: Buffer):
 const LIST_META = 'apimachinery/pkg/apis/meta/v1.ListMeta';
 
 /**
+ * Message bytes kept per stored object (identity key: a cache entry, one per object version), of
+ * one message type: {@link listAnswer} reads an item's bytes from it instead of parsing and
+ * encoding the item, and puts there what it encoded. A `WeakMap` fits (a replaced or deleted
+ * entry takes its bytes with it).
+ */
+export interface MessageCache {
+  get(key: object): Buffer | undefined;
+  set(key: object, message: Buffer): unknown;
+}
+
+/** The per-item keys (same order as the items; undefined: not cached) and their {@link MessageCache}. */
+export interface CachedItems {
+  keys: readonly (object | undefined)[];
+  cache: MessageCache;
+}
+
+/**
  * A whole LIST answer in one buffer, written backwards (writer.ts) with no copy per item:
  * `k8s\0` + Unknown{1: TypeMeta{apiVersion, kind}, 2: raw {1: ListMeta from `listMeta`, 2: item…},
  * 3: "", 4: ""}. Each of `items` (Go-written JSON) is parsed and encoded as message type
- * `itemType` (`pick`: the value to encode from the parsed item). The buffer starts at ¾ of the
+ * `itemType` (`pick`: the value to encode from the parsed item), unless `cached` holds its bytes
+ * (then copied as they are; what is encoded is put there, a copy). The buffer starts at ¾ of the
  * items' JSON bytes (a pod's protobuf is ~57% of its JSON) and doubles if that is short. Throws
  * {@link CannotEncode}, SyntaxError on malformed JSON.
  */
@@ -119,6 +137,7 @@ export function listAnswer(
   itemType: string,
   items: readonly Buffer[],
   pick?: (parsed: unknown) => unknown,
+  cached?: CachedItems,
 ): Buffer {
   const spec = messageSpec(itemType);
   if (!spec) throw new CannotEncode('unknown-kind', itemType);
@@ -131,12 +150,18 @@ export function listAnswer(
   const rawEnd = w.written;
   for (let i = items.length - 1; i >= 0; i--) {
     const mark = w.written;
-    const b = items[i]!;
-    encodeFromText(
-      b.utf8Slice(0, b.length),
-      (o) => writeMessage(w, spec, (pick ? pick(o) : o) as never, name, true),
-      () => w.rewind(mark),
-    );
+    const key = cached?.keys[i];
+    const have = key && cached!.cache.get(key);
+    if (have) w.raw(have);
+    else {
+      const b = items[i]!;
+      encodeFromText(
+        b.utf8Slice(0, b.length),
+        (o) => writeMessage(w, spec, (pick ? pick(o) : o) as never, name, true),
+        () => w.rewind(mark),
+      );
+      if (key) cached!.cache.set(key, Buffer.from(w.view().subarray(0, w.written - mark)));
+    }
     w.lengthSince(mark);
     w.tag(2, LEN);
   }
