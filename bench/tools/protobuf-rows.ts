@@ -1,7 +1,7 @@
 /**
  * Protobuf answers side by side on one fixture, one run: `PODS` pods (bench/support/seed.ts, ~5 KB,
  * 100 namespaces, as the full bench), two proxies of the built CLI caching pods (one with
- * `--protobuf-answers=cache`, one with the default `json`), both pinned to CPU 1, and:
+ * `--protobuf-answers=cache`, one with `--protobuf-answers=json`), both pinned to CPU 1, and:
  *
  * - LIST of all pods (RV=0) and GET of one pod, protobuf and JSON, through the `cache` proxy and
  *   direct: wall ms per request (median, min–max of `REPS`), and the CPU of the process that
@@ -73,7 +73,7 @@ try {
   await empty.stop();
   const cache = await start('pods', ['--protobuf-answers=cache']);
   proxies.push(cache);
-  const json = await start('pods');
+  const json = await start('pods', ['--protobuf-answers=json']);
   proxies.push(json);
   await new Promise((r) => setTimeout(r, 2000));
   const memRows = [

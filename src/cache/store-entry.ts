@@ -169,7 +169,7 @@ export class StoreEntry implements UpstreamObject {
    */
   get addedLine(): SourcedChunks {
     const w = this.wire;
-    const c: Buffer[] & { [LINE_SOURCE]?: object } =
+    const c: Buffer[] & { [LINE_SOURCE]?: StoreEntry } =
       w.length === 2 ? eventChunks('ADDED', w[0], w[1]!) : eventChunks('ADDED', undefined, w[0]!);
     c[LINE_SOURCE] = this;
     return c;
@@ -204,7 +204,7 @@ export class StoreEntry implements UpstreamObject {
   /** The object as the ADDED line of a metadata watch's initial events, chunks around a view. */
   metadataAddedLine(version: MetadataVersion): SourcedChunks {
     const [prefix, metadata, end] = eventChunks('ADDED', metadataHead(version), this.metadata);
-    const c: Buffer[] & { [LINE_SOURCE]?: object } = [prefix!, metadata!, OBJECT_END, end!];
+    const c: Buffer[] & { [LINE_SOURCE]?: StoreEntry } = [prefix!, metadata!, OBJECT_END, end!];
     c[LINE_SOURCE] = this;
     return c;
   }

@@ -14,10 +14,11 @@ import { cacheForm, type MetadataVersion, protobufForm } from '../apimachinery/a
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import { CannotEncode, encodeFromText } from '../apimachinery/protobuf/encode-object.ts';
 import {
-  type CachedItems,
+  encodeListItem,
   encodeParsed,
-  encodeText,
+  itemMessage,
   listAnswer,
+  listAnswerChunks,
   objectAnswer,
   PROTOBUF_CONTENT_TYPE,
   unknownEnvelope,
@@ -66,15 +67,16 @@ function typeOf(resource: ResourceInfo): string {
 }
 
 /**
- * Each stored object's protobuf message bytes, encoded once and reused by every LIST, GET and
- * initial watch event until the object changes: keyed by the cache's entry (one per object
- * version), so a replaced or deleted object's bytes go with its entry. `objectMessages` holds
- * the object's own message, `partialMessages` its PartialObjectMetadata (the same bytes for
- * `meta.k8s.io/v1` and `v1beta1`: the version is in the envelope only). Filled lazily, by the
- * first protobuf read of each object; a pod's message is ~57% of its JSON.
+ * Each stored object's protobuf message, encoded once and reused by every LIST, GET and initial
+ * watch event until the object changes: kept as the list item field (`2: message`,
+ * `encodeListItem`, so a LIST writes it as it is, with no copy) and keyed by the cache's entry
+ * (one per object version), so a replaced or deleted object's bytes go with its entry.
+ * `objectItems` holds the object's own message, `partialItems` its PartialObjectMetadata (the
+ * same bytes for `meta.k8s.io/v1` and `v1beta1`: the version is in the envelope only). Filled
+ * lazily, by the first protobuf read of each object; a pod's message is ~57% of its JSON.
  */
-const objectMessages = new WeakMap<object, Buffer>();
-const partialMessages = new WeakMap<object, Buffer>();
+const objectItems = new WeakMap<object, Buffer>();
+const partialItems = new WeakMap<object, Buffer>();
 let messageEncodes = 0;
 
 /**
@@ -86,38 +88,39 @@ export function protobufMessageEncodes(): number {
   return messageEncodes;
 }
 
-/** Counts what {@link listAnswer} encodes into a message cache. */
-const counting = (map: WeakMap<object, Buffer>) => ({
-  get: (k: object) => map.get(k),
-  set: (k: object, m: Buffer) => {
-    messageEncodes++;
-    return map.set(k, m);
-  },
-});
-const objectCache = counting(objectMessages);
-const partialCache = counting(partialMessages);
+/** The PartialObjectMetadata of a parsed object. */
+const partialOfObject = (o: unknown) => ({ metadata: (o as { metadata?: unknown }).metadata });
 
-/** The message of `key`'s object (or its PartialObjectMetadata) from its JSON, cached under `key`. */
-function message(
+/**
+ * The list item field of `key`'s object (its PartialObjectMetadata with `metadata`), kept under
+ * `key` (a cache entry; none: encoded and not kept). `text`: its JSON, the whole object or (with
+ * `metadata`, `partial` true) its `metadata` value alone.
+ */
+function listItem(
   key: object | undefined,
+  type: string,
   metadata: MetadataVersion | undefined,
-  encode: () => Buffer,
+  text: () => string,
+  partial = false,
 ): Buffer {
-  const map = metadata === undefined ? objectMessages : partialMessages;
+  const map = metadata === undefined ? objectItems : partialItems;
   const have = key && map.get(key);
   if (have) return have;
-  const m = encode();
+  const item =
+    metadata === undefined
+      ? encodeListItem(type, text())
+      : encodeListItem(PARTIAL, text(), partial ? partialOf : partialOfObject);
   if (key) {
     messageEncodes++;
-    map.set(key, m);
+    map.set(key, item);
   }
-  return m;
+  return item;
 }
 
 /**
  * A GET answer: `json` is the object's whole JSON (with kind and apiVersion). With `metadata`,
  * its PartialObjectMetadata in `meta.k8s.io/<metadata>`. `key`: the cache entry the JSON is
- * (the message is kept for it). Throws {@link CannotEncode}.
+ * (its message is kept for it). Throws {@link CannotEncode}.
  */
 export function protobufGet(
   resource: ResourceInfo,
@@ -125,29 +128,22 @@ export function protobufGet(
   metadata?: MetadataVersion,
   key?: object,
 ): Buffer {
+  const type = typeOf(resource); // a kind the apiserver has no protobuf for answers 406 in any form
   const text = () => (json.length === 1 ? json[0]! : Buffer.concat(json)).toString('utf8');
-  if (metadata !== undefined) {
-    typeOf(resource); // a kind the apiserver has no protobuf for answers 406 in any form
-    const partial = message(key, metadata, () =>
-      encodeText(PARTIAL, text(), (o) => ({ metadata: (o as { metadata?: unknown }).metadata })),
-    );
-    return objectAnswer(`meta.k8s.io/${metadata}`, 'PartialObjectMetadata', partial);
-  }
-  const type = typeOf(resource);
-  return objectAnswer(
-    resource.apiVersion,
-    resource.kind,
-    message(key, undefined, () => encodeText(type, text())),
-  );
+  const message = itemMessage(listItem(key, type, metadata, text));
+  return metadata === undefined
+    ? objectAnswer(resource.apiVersion, resource.kind, message)
+    : objectAnswer(`meta.k8s.io/${metadata}`, 'PartialObjectMetadata', message);
 }
 
 /** A PartialObjectMetadata around a list item's `metadata` value. */
 const partialOf = (metadata: unknown) => ({ metadata });
 
 /**
- * A LIST answer (one buffer, in a one-element array of chunks) from a cache page (`items`: list
- * items, or with `metadata` the objects' `metadata` values). Items whose entry (`page.entries`)
- * has its message kept are copied, the others encoded and kept. Throws {@link CannotEncode}.
+ * A LIST answer from a cache page (`items`: list items, or with `metadata` the objects'
+ * `metadata` values), as chunks. With `page.entries`, each item's field is kept per entry (see
+ * {@link objectItems}) and the answer is the kept fields as they are; without, one buffer
+ * (`listAnswer`). Throws {@link CannotEncode}.
  */
 export function protobufList(resource: ResourceInfo, page: ListPage, metadata?: MetadataVersion): Buffer[] {
   const type = typeOf(resource);
@@ -155,23 +151,20 @@ export function protobufList(resource: ResourceInfo, page: ListPage, metadata?: 
   const meta: Record<string, unknown> = { resourceVersion: page.resourceVersion };
   if (page.continue !== undefined) meta.continue = page.continue;
   if (page.remainingItemCount !== undefined) meta.remainingItemCount = page.remainingItemCount;
-  const cached: CachedItems | undefined = page.entries && {
-    keys: page.entries,
-    cache: metadata === undefined ? objectCache : partialCache,
-  };
-  return [
-    metadata === undefined
-      ? listAnswer(resource.apiVersion, `${resource.kind}List`, meta, type, page.items, undefined, cached)
-      : listAnswer(
-          `meta.k8s.io/${metadata}`,
-          'PartialObjectMetadataList',
-          meta,
-          PARTIAL,
-          page.items,
-          partialOf,
-          cached,
-        ),
-  ];
+  const apiVersion = metadata === undefined ? resource.apiVersion : `meta.k8s.io/${metadata}`;
+  const kind = metadata === undefined ? `${resource.kind}List` : 'PartialObjectMetadataList';
+  const { entries, items } = page;
+  if (entries) {
+    const fields = new Array<Buffer>(items.length);
+    for (let i = 0; i < items.length; i++) {
+      const b = items[i]!;
+      fields[i] = listItem(entries[i], type, metadata, () => b.utf8Slice(0, b.length), true);
+    }
+    return listAnswerChunks(apiVersion, kind, meta, fields);
+  }
+  return metadata === undefined
+    ? [listAnswer(apiVersion, kind, meta, type, items)]
+    : [listAnswer(apiVersion, kind, meta, PARTIAL, items, partialOf)];
 }
 
 /** Event lines shared by watchers (the history's) → their frames: encoded once per event. */
@@ -199,20 +192,18 @@ export function protobufWatchFrame(
   line: WireLine,
   watched?: { resource: ResourceInfo; metadata?: MetadataVersion | undefined },
 ): Buffer {
-  const have = frames.get(line);
-  if (have) return have;
   const source = watched && !Buffer.isBuffer(line) ? (line as SourcedChunks)[LINE_SOURCE] : undefined;
   if (source) {
     const m = watched!.metadata;
-    const kept = (m === undefined ? objectMessages : partialMessages).get(source);
-    if (kept) {
-      const { apiVersion, kind } =
-        m === undefined
-          ? watched!.resource
-          : { apiVersion: `meta.k8s.io/${m}`, kind: 'PartialObjectMetadata' };
-      return watchFrame('ADDED', unknownEnvelope(apiVersion, kind, kept));
-    }
+    const item = listItem(source, typeOf(watched!.resource), m, () =>
+      Buffer.concat(m === undefined ? source.wire : source.metadataWire(m)).toString('utf8'),
+    );
+    const { apiVersion, kind } =
+      m === undefined ? watched!.resource : { apiVersion: `meta.k8s.io/${m}`, kind: 'PartialObjectMetadata' };
+    return watchFrame('ADDED', unknownEnvelope(apiVersion, kind, itemMessage(item)));
   }
+  const have = frames.get(line);
+  if (have) return have;
   const text = Buffer.isBuffer(line) ? line.toString('utf8') : Buffer.concat(line).toString('utf8');
   type Event = { type: string; object: { kind?: string; apiVersion?: string } };
   let e: Event | undefined;
@@ -223,15 +214,10 @@ export function protobufWatchFrame(
     if (!spec) throw new CannotEncode('unknown-kind', `${o.apiVersion}/${o.kind}`);
     return encodeParsed(spec.name, o);
   });
+  watchEncodes++;
   const o = e!.object;
   const frame = watchFrame(e!.type, unknownEnvelope(o.apiVersion!, o.kind!, msg));
-  if (source) {
-    messageEncodes++;
-    (watched!.metadata === undefined ? objectMessages : partialMessages).set(source, msg);
-  } else {
-    watchEncodes++;
-    frames.set(line, frame);
-  }
+  frames.set(line, frame);
   return frame;
 }
 

@@ -105,28 +105,10 @@ export function objectAnswer(apiVersion: string, kind: string, message: Buffer):
 const LIST_META = 'apimachinery/pkg/apis/meta/v1.ListMeta';
 
 /**
- * Message bytes kept per stored object (identity key: a cache entry, one per object version), of
- * one message type: {@link listAnswer} reads an item's bytes from it instead of parsing and
- * encoding the item, and puts there what it encoded. A `WeakMap` fits (a replaced or deleted
- * entry takes its bytes with it).
- */
-export interface MessageCache {
-  get(key: object): Buffer | undefined;
-  set(key: object, message: Buffer): unknown;
-}
-
-/** The per-item keys (same order as the items; undefined: not cached) and their {@link MessageCache}. */
-export interface CachedItems {
-  keys: readonly (object | undefined)[];
-  cache: MessageCache;
-}
-
-/**
  * A whole LIST answer in one buffer, written backwards (writer.ts) with no copy per item:
  * `k8s\0` + Unknown{1: TypeMeta{apiVersion, kind}, 2: raw {1: ListMeta from `listMeta`, 2: item…},
  * 3: "", 4: ""}. Each of `items` (Go-written JSON) is parsed and encoded as message type
- * `itemType` (`pick`: the value to encode from the parsed item), unless `cached` holds its bytes
- * (then copied as they are; what is encoded is put there, a copy). The buffer starts at ¾ of the
+ * `itemType` (`pick`: the value to encode from the parsed item). The buffer starts at ¾ of the
  * items' JSON bytes (a pod's protobuf is ~57% of its JSON) and doubles if that is short. Throws
  * {@link CannotEncode}, SyntaxError on malformed JSON.
  */
@@ -137,7 +119,6 @@ export function listAnswer(
   itemType: string,
   items: readonly Buffer[],
   pick?: (parsed: unknown) => unknown,
-  cached?: CachedItems,
 ): Buffer {
   const spec = messageSpec(itemType);
   if (!spec) throw new CannotEncode('unknown-kind', itemType);
@@ -150,18 +131,12 @@ export function listAnswer(
   const rawEnd = w.written;
   for (let i = items.length - 1; i >= 0; i--) {
     const mark = w.written;
-    const key = cached?.keys[i];
-    const have = key && cached!.cache.get(key);
-    if (have) w.raw(have);
-    else {
-      const b = items[i]!;
-      encodeFromText(
-        b.utf8Slice(0, b.length),
-        (o) => writeMessage(w, spec, (pick ? pick(o) : o) as never, name, true),
-        () => w.rewind(mark),
-      );
-      if (key) cached!.cache.set(key, Buffer.from(w.view().subarray(0, w.written - mark)));
-    }
+    const b = items[i]!;
+    encodeFromText(
+      b.utf8Slice(0, b.length),
+      (o) => writeMessage(w, spec, (pick ? pick(o) : o) as never, name, true),
+      () => w.rewind(mark),
+    );
     w.lengthSince(mark);
     w.tag(2, LEN);
   }
@@ -180,6 +155,59 @@ export function listAnswer(
   w.tag(1, LEN);
   w.raw(PROTOBUF_MAGIC);
   return w.view();
+}
+
+/**
+ * An object's message as one item field of a list's raw (`2: message`: tag, length, then the
+ * message bytes), encoded from Go-written JSON `text` as message type `itemType` (`pick`: the
+ * value to encode from the parsed object). A copy the caller owns, fit to be kept: a LIST can
+ * then write kept items as they are ({@link listAnswerChunks}) and a GET or watch event read the
+ * message inside ({@link itemMessage}). Throws {@link CannotEncode}, SyntaxError on malformed JSON.
+ */
+export function encodeListItem(itemType: string, text: string, pick?: (parsed: unknown) => unknown): Buffer {
+  const spec = messageSpec(itemType);
+  if (!spec) throw new CannotEncode('unknown-kind', itemType);
+  const name = itemType.slice(itemType.lastIndexOf('.') + 1);
+  shared.reset();
+  try {
+    encodeFromText(
+      text,
+      (o) => writeMessage(shared, spec, (pick ? pick(o) : o) as never, name, true),
+      () => shared.reset(),
+    );
+    shared.lengthSince(0);
+    shared.tag(2, LEN);
+    return Buffer.from(shared.view());
+  } finally {
+    shared.reset();
+  }
+}
+
+/** The message inside a list item field ({@link encodeListItem}): a view past its tag and length. */
+export function itemMessage(item: Buffer): Buffer {
+  let i = 1;
+  while (item[i]! & 0x80) i++;
+  return item.subarray(i + 1);
+}
+
+/**
+ * A whole LIST answer as chunks to write in order, the items' fields ({@link encodeListItem})
+ * written as they are (no copy): `k8s\0` + Unknown{1: TypeMeta{apiVersion, kind}, 2: raw {1:
+ * ListMeta from `listMeta`, 2: item…}, 3: "", 4: ""}. The same bytes as {@link listAnswer}.
+ */
+export function listAnswerChunks(
+  apiVersion: string,
+  kind: string,
+  listMeta: unknown,
+  items: readonly Buffer[],
+): Buffer[] {
+  const meta = encodeParsed(LIST_META, listMeta ?? {});
+  const metaField = Buffer.concat([lenField(1, meta.length), meta]);
+  const chunks = unknownEnvelope(apiVersion, kind, [metaField, ...items]);
+  // unknownEnvelope's head (magic, TypeMeta, raw's tag and length) is 5 small buffers: one.
+  const head = Buffer.concat(chunks.slice(0, 5));
+  chunks.splice(0, 5, head);
+  return chunks;
 }
 
 /**
