@@ -3,10 +3,11 @@
  * protobuf LIST, GET and watch-event bytes built from the cached JSON with the generated schema
  * table (`apimachinery/protobuf/`), byte for byte the apiserver's (test/e2e/protobuf-encode.test.ts).
  * The apiserver answers protobuf when the Accept clause it picks takes its protobuf serializer
- * (`negotiate.go`); so does the cache with `--protobuf-answers=cache` (opt-in; with `json`, the
- * default, such a client gets the JSON it also accepts, or the upstream's answer). Whatever the encoder cannot write exactly
- * (`CannotEncode`: raw JSON, a field the table does not know, a kind without a protobuf form)
- * goes upstream as `protobuf-inexact` before anything is written; a watch event it cannot
+ * (`negotiate.go`); so does the cache with `--protobuf-answers=cache` (the default; with `json`
+ * such a client gets the JSON it also accepts, or the upstream's answer). Each object's message
+ * is encoded once per object version and kept (see {@link objectItems}). Whatever the encoder
+ * cannot write exactly (`CannotEncode`: raw JSON, a field the table does not know, a kind without
+ * a protobuf form) goes upstream as `protobuf-inexact` before anything is written; a watch event it cannot
  * encode ends that watch (the client re-watches, its relist goes upstream).
  */
 import type { IncomingHttpHeaders } from 'node:http';
@@ -24,7 +25,7 @@ import {
   unknownEnvelope,
   watchFrame,
 } from '../apimachinery/protobuf/envelope.ts';
-import { kindSpec, mayHoldRawJSON } from '../apimachinery/protobuf/schema.ts';
+import { kindSpec, mayHoldRawJSON, schemaMatches } from '../apimachinery/protobuf/schema.ts';
 import { LINE_SOURCE, type SourcedChunks, type WireLine } from '../apimachinery/watch-event.ts';
 import type { ListPage } from './cache-api.ts';
 
@@ -35,22 +36,36 @@ export interface AnswerEncoding {
 }
 
 /**
+ * Whether protobuf answers are on for a request: `true`, or the reason they are not —
+ * `protobuf-off` (`--protobuf-answers=json`), `protobuf-version` (`upstreamVersion` given and
+ * the apiserver's minor version, as last checked, is not the schema table's, or not known yet).
+ */
+export function protobufAnswers(ctx: {
+  protobuf: boolean;
+  upstreamVersion?: () => string | undefined;
+}): true | 'protobuf-off' | 'protobuf-version' {
+  if (!ctx.protobuf) return 'protobuf-off';
+  if (ctx.upstreamVersion && !schemaMatches(ctx.upstreamVersion())) return 'protobuf-version';
+  return true;
+}
+
+/**
  * The encoding of a cache answer to `headers`' Accept: protobuf when the apiserver would answer
- * protobuf, `protobuf` (`--protobuf-answers=cache`) is on and the kind has a protobuf form; else
- * the JSON form the client accepts; else the reason to go upstream: `protobuf-off` when only
- * protobuf would do and protobuf answers are off, `media-type` for a kind without protobuf
- * (custom resources: the apiserver negotiates among JSON, YAML and CBOR only).
+ * protobuf, `protobuf` is on (`true`, see {@link protobufAnswers}; `false` reads as
+ * `protobuf-off`) and the kind has a protobuf form; else the JSON form the client accepts; else
+ * the reason to go upstream: why protobuf is off when only protobuf would do, `media-type` for a
+ * kind without protobuf (custom resources: the apiserver negotiates among JSON, YAML and CBOR only).
  */
 export function answerEncoding(
   headers: IncomingHttpHeaders,
-  protobuf: boolean,
+  protobuf: boolean | 'protobuf-off' | 'protobuf-version',
   resource: ResourceInfo,
-): AnswerEncoding | 'protobuf-off' | 'media-type' {
+): AnswerEncoding | 'protobuf-off' | 'protobuf-version' | 'media-type' {
   const accept = Array.isArray(headers.accept) ? headers.accept.join(',') : headers.accept;
   const hasPb = hasProtobuf(resource);
-  const pb = protobuf && hasPb ? protobufForm(accept) : undefined;
+  const pb = protobuf === true && hasPb ? protobufForm(accept) : undefined;
   const form = pb ?? cacheForm(accept);
-  if (!form) return hasPb ? 'protobuf-off' : 'media-type';
+  if (!form) return !hasPb ? 'media-type' : typeof protobuf === 'string' ? protobuf : 'protobuf-off';
   const encoding = pb ? 'protobuf' : 'json';
   return form.form === 'metadata' ? { encoding, metadata: form.version } : { encoding };
 }

@@ -12,7 +12,13 @@ import { notFound, StatusError } from '../apimachinery/status.ts';
 import type { ListPage, ServedCache } from './cache-api.ts';
 import { acceptsGzip, GZIP_THRESHOLD_BYTES, writeGzip } from './compress.ts';
 import { getRead, listRead } from './delegate.ts';
-import { answerEncoding, PROTOBUF_HEADERS, protobufGet, protobufList } from './protobuf-answers.ts';
+import {
+  answerEncoding,
+  PROTOBUF_HEADERS,
+  protobufAnswers,
+  protobufGet,
+  protobufList,
+} from './protobuf-answers.ts';
 import { readable } from './read-your-writes/consistent-read.ts';
 import { type CacheHandler, decodeWithSelectors, headersFor, type ServeContext } from './serve-context.ts';
 import { askedTable, tableGet, tableList } from './serve-table.ts';
@@ -63,7 +69,7 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
   const exactRV = read.mode === 'exact' ? read.rv : read.mode === 'continue' ? read.from.rv : undefined;
   if (exactRV !== undefined && (await cache.compactedAt?.(exactRV, signal)))
     return signal.aborted ? 'aborted' : 'compacted';
-  const enc = answerEncoding(res.req.headers, ctx.protobuf, cache.resource);
+  const enc = answerEncoding(res.req.headers, protobufAnswers(ctx), cache.resource);
   if (typeof enc === 'string') return enc;
   const { metadata } = enc;
   let result: ListPage;
@@ -107,7 +113,7 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
 export const serveGet: CacheHandler = async (cache, info, query, res, ctx, signal) => {
   const read = getRead(query.get('resourceVersion') ?? '');
   if (typeof read === 'string') return read;
-  const enc = answerEncoding(res.req.headers, ctx.protobuf, cache.resource);
+  const enc = answerEncoding(res.req.headers, protobufAnswers(ctx), cache.resource);
   if (typeof enc === 'string') return enc;
   const notReadable = await readable(cache, info, read, ctx, signal);
   if (notReadable) return notReadable;

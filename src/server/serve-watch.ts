@@ -17,7 +17,12 @@ import { tooManyRequests } from '../apimachinery/status.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import type { ServedCache } from './cache-api.ts';
 import { watchRead } from './delegate.ts';
-import { answerEncoding, protobufWatchFrame, watchableInProtobuf } from './protobuf-answers.ts';
+import {
+  answerEncoding,
+  protobufAnswers,
+  protobufWatchFrame,
+  watchableInProtobuf,
+} from './protobuf-answers.ts';
 import { readable } from './read-your-writes/consistent-read.ts';
 import { writeStatus } from './send-status.ts';
 import {
@@ -72,7 +77,7 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
   if (typeof shard === 'string') return shard;
   const read = watchRead(opts);
   if (typeof read === 'string') return read;
-  const enc = answerEncoding(res.req.headers, ctx.protobuf, cache.resource);
+  const enc = answerEncoding(res.req.headers, protobufAnswers(ctx), cache.resource);
   if (typeof enc === 'string') return enc;
   const protobuf = enc.encoding === 'protobuf';
   const asked = askedTable(res.req.headers, query, cache.resource, ctx.tablePrinter);

@@ -4,7 +4,7 @@
  * and WATCH (watch-list: every ADDED frame byte for byte, the initial-events-end BOOKMARK framed
  * as the apiserver frames it; a later write's event byte for byte). A kind the encoder declines
  * (ControllerRevision: raw JSON) goes upstream with its reason; CBOR-first goes upstream;
- * `--protobuf-answers=cache` turns it on (the default, `json`, is checked off). Then client-go's typed informer with protobuf
+ * protobuf answers are the default (`--protobuf-answers=json`, turning them off, is checked too). Then client-go's typed informer with protobuf
  * (`--content-type=protobuf`, and a protobuf-only Accept) and the metadata informer: the same
  * store as direct, and no LIST/WATCH passed upstream.
  */
@@ -111,8 +111,7 @@ describe('issue 32: protobuf answers from the cache', () => {
     });
     assert.equal(cr.status, 201, cr.body.toString());
     proxy = await startProxy(f, {
-      resources: 'configmaps,namespaces,controllerrevisions.apps',
-      args: ['--protobuf-answers=cache'], // opt-in (the default is json)
+      resources: 'configmaps,namespaces,controllerrevisions.apps', // --protobuf-answers=cache, the default
     });
   });
   after(async () => {
@@ -122,6 +121,7 @@ describe('issue 32: protobuf answers from the cache', () => {
 
   test('LIST and GET: protobuf from the cache, byte for byte the apiserver', async () => {
     const base = `/api/v1/namespaces/${ns}/configmaps`;
+    // The first LIST encodes each object's message and keeps it; the next two write the kept ones.
     for (const accept of [PB, PB_FIRST, `${PB},application/json`]) {
       const a = await via(base, accept);
       assert.equal(a.status, 200, a.body.toString());
@@ -239,8 +239,8 @@ describe('issue 32: protobuf answers from the cache', () => {
     assert.ok(!fromCache(c), 'CBOR first: the apiserver answers');
   });
 
-  test('--protobuf-answers=json (the default): protobuf-first clients get JSON, protobuf-only go upstream', async () => {
-    const off = await startProxy(f, { resources: 'configmaps' }); // the default: --protobuf-answers=json
+  test('--protobuf-answers=json: protobuf-first clients get JSON, protobuf-only go upstream', async () => {
+    const off = await startProxy(f, { resources: 'configmaps', args: ['--protobuf-answers=json'] });
     try {
       const path = `/api/v1/namespaces/${ns}/configmaps/a`;
       const first = await request(`${off.url}${path}`, { headers: { ...auth, accept: PB_FIRST } });

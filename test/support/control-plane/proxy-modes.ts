@@ -22,9 +22,9 @@ export const PROXY_MODES: readonly ProxyModeName[] = ['auto', 'list', 'auto-pb']
  * The proxy of a mode: its `--resources` and further flags. `auto` needs no more: the default
  * `--auto-max-resources` (100) covers the components' 62 resources (50, the old default, left a
  * dozen uncached: the garbage collector and the quota controller watch every resource they can
- * delete or count, metadata only). `auto-pb` is `auto` with `--protobuf-answers=cache`: the
- * components' protobuf requests answered protobuf from the cache (as the apiserver answers them)
- * instead of JSON.
+ * delete or count, metadata only). `auto` answers the components' protobuf requests protobuf from
+ * the cache (`--protobuf-answers=cache`, the default), as the apiserver answers them; `auto-pb`
+ * names that flag explicitly (it was opt-in).
  */
 export function proxyMode(mode: ProxyModeName): { resources: string; args: string[] } {
   if (mode === 'list') return { resources: CONTROL_PLANE_RESOURCES, args: [] };

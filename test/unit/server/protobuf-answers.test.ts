@@ -5,9 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { SCHEMA_MINOR } from '../../../src/apimachinery/protobuf/schema.ts';
 import { decodeProtobufMeta } from '../../../src/apimachinery/protobuf-meta.ts';
 import {
   answerEncoding,
+  protobufAnswers,
   protobufGet,
   protobufList,
   protobufMessageEncodes,
@@ -29,6 +31,21 @@ describe('answerEncoding', () => {
     assert.equal(answerEncoding({ accept: PB }, false, cms), 'protobuf-off');
     assert.deepEqual(answerEncoding({ accept: 'application/json' }, true, cms), { encoding: 'json' });
     assert.deepEqual(answerEncoding({}, true, cms), { encoding: 'json' });
+  });
+  it("protobuf declined when the apiserver is not of the schema table's minor version", () => {
+    const [, minor] = SCHEMA_MINOR.split('.').map(Number);
+    const at = (v: string | undefined) => protobufAnswers({ protobuf: true, upstreamVersion: () => v });
+    assert.equal(at(`v1.${minor}.2`), true);
+    assert.equal(at(`v1.${minor! + 1}.0`), 'protobuf-version');
+    assert.equal(at(undefined), 'protobuf-version', 'not checked yet');
+    assert.equal(protobufAnswers({ protobuf: true }), true, 'no upstream check: the table is trusted');
+    assert.equal(
+      protobufAnswers({ protobuf: false, upstreamVersion: () => `v1.${minor}.2` }),
+      'protobuf-off',
+    );
+    const off = at(`v1.${minor! - 1}.5`);
+    assert.deepEqual(answerEncoding({ accept: `${PB}, */*` }, off, cms), { encoding: 'json' });
+    assert.equal(answerEncoding({ accept: PB }, off, cms), 'protobuf-version');
   });
   it('custom resources have no protobuf: JSON when accepted, else the apiserver answers', () => {
     assert.deepEqual(answerEncoding({ accept: `${PB}, */*` }, true, widgets), { encoding: 'json' });
