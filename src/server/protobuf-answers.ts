@@ -70,6 +70,22 @@ export function answerEncoding(
   return form.form === 'metadata' ? { encoding, metadata: form.version } : { encoding };
 }
 
+/**
+ * Whether a client answered `protobuf` for `headers` may get JSON instead when the protobuf bytes
+ * cannot be exact: some clause with q > 0 takes the same form in JSON (the object, or the same
+ * PartialObjectMetadata version). client-go decodes by the answer's Content-Type, so a
+ * protobuf-first client (`protobuf,json`, or protobuf then the wildcard) reads it; the apiserver would have
+ * answered protobuf.
+ */
+export function jsonFallback(
+  headers: IncomingHttpHeaders,
+  resource: ResourceInfo,
+  metadata: MetadataVersion | undefined,
+): boolean {
+  const json = answerEncoding(headers, false, resource);
+  return typeof json !== 'string' && json.metadata === metadata;
+}
+
 const PARTIAL = 'apimachinery/pkg/apis/meta/v1.PartialObjectMetadata';
 
 /** Headers of a protobuf answer. */

@@ -14,6 +14,7 @@ import { acceptsGzip, GZIP_THRESHOLD_BYTES, writeGzip } from './compress.ts';
 import { getRead, listRead } from './delegate.ts';
 import {
   answerEncoding,
+  jsonFallback,
   PROTOBUF_HEADERS,
   protobufAnswers,
   protobufGet,
@@ -93,9 +94,12 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
   if (signal.aborted) return undefined;
   if (enc.encoding === 'protobuf') {
     const chunks = inexact(() => protobufList(cache.resource, result, metadata));
-    if (!chunks) return 'protobuf-inexact';
-    await writeChunks(res, cache, chunks, ctx, PROTOBUF_HEADERS);
-    return undefined;
+    if (chunks) {
+      await writeChunks(res, cache, chunks, ctx, PROTOBUF_HEADERS);
+      return undefined;
+    }
+    // Not exact in protobuf: JSON when the client takes it, else the apiserver answers.
+    if (!jsonFallback(res.req.headers, cache.resource, metadata)) return 'protobuf-inexact';
   }
   const table = askedTable(res.req.headers, query, cache.resource, ctx.tablePrinter);
   if (table === 'table-printer') return table;
@@ -126,9 +130,11 @@ export const serveGet: CacheHandler = async (cache, info, query, res, ctx, signa
   const m = enc.metadata;
   if (enc.encoding === 'protobuf') {
     const body = inexact(() => protobufGet(cache.resource, obj.wire, m, obj));
-    if (!body) return 'protobuf-inexact';
-    await writeChunks(res, cache, [body], ctx, PROTOBUF_HEADERS);
-    return undefined;
+    if (body) {
+      await writeChunks(res, cache, [body], ctx, PROTOBUF_HEADERS);
+      return undefined;
+    }
+    if (!jsonFallback(res.req.headers, cache.resource, m)) return 'protobuf-inexact';
   }
   const table = askedTable(res.req.headers, query, cache.resource, ctx.tablePrinter);
   if (table === 'table-printer') return table;

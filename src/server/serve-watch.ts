@@ -19,6 +19,7 @@ import type { ServedCache } from './cache-api.ts';
 import { watchRead } from './delegate.ts';
 import {
   answerEncoding,
+  jsonFallback,
   protobufAnswers,
   protobufWatchFrame,
   watchableInProtobuf,
@@ -79,11 +80,14 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
   if (typeof read === 'string') return read;
   const enc = answerEncoding(res.req.headers, protobufAnswers(ctx), cache.resource);
   if (typeof enc === 'string') return enc;
-  const protobuf = enc.encoding === 'protobuf';
+  let protobuf = enc.encoding === 'protobuf';
   const asked = askedTable(res.req.headers, query, cache.resource, ctx.tablePrinter);
   if (asked === 'table-printer') return asked;
-  if (protobuf && enc.metadata === undefined && !watchableInProtobuf(cache.resource))
-    return 'protobuf-inexact';
+  // A kind whose events the encoder may decline mid-stream: JSON when the client takes it.
+  if (protobuf && enc.metadata === undefined && !watchableInProtobuf(cache.resource)) {
+    if (!jsonFallback(res.req.headers, cache.resource, undefined)) return 'protobuf-inexact';
+    protobuf = false;
+  }
   const type: Record<string, string> = protobuf ? { 'content-type': PROTOBUF_WATCH_CONTENT_TYPE } : {};
   // A negative timeoutSeconds: the apiserver's watch context (`context.WithTimeout` in
   // handlers/get.go `handleWatch`) is done before the watch starts; it answers 200 and ends the

@@ -9,6 +9,7 @@ import { SCHEMA_MINOR } from '../../../src/apimachinery/protobuf/schema.ts';
 import { decodeProtobufMeta } from '../../../src/apimachinery/protobuf-meta.ts';
 import {
   answerEncoding,
+  jsonFallback,
   protobufAnswers,
   protobufGet,
   protobufList,
@@ -46,6 +47,18 @@ describe('answerEncoding', () => {
     const off = at(`v1.${minor! - 1}.5`);
     assert.deepEqual(answerEncoding({ accept: `${PB}, */*` }, off, cms), { encoding: 'json' });
     assert.equal(answerEncoding({ accept: PB }, off, cms), 'protobuf-version');
+  });
+  it('JSON fallback when the protobuf bytes cannot be exact: only when some clause takes the same form in JSON', () => {
+    assert.equal(jsonFallback({ accept: `${PB}, */*` }, cms, undefined), true);
+    assert.equal(jsonFallback({ accept: `${PB},application/json` }, cms, undefined), true);
+    assert.equal(jsonFallback({ accept: PB }, cms, undefined), false);
+    const m = 'as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+    assert.equal(jsonFallback({ accept: `${PB};${m},application/json;${m}` }, cms, 'v1'), true);
+    assert.equal(
+      jsonFallback({ accept: `${PB};${m},application/json` }, cms, 'v1'),
+      false,
+      'not the same form',
+    );
   });
   it('custom resources have no protobuf: JSON when accepted, else the apiserver answers', () => {
     assert.deepEqual(answerEncoding({ accept: `${PB}, */*` }, true, widgets), { encoding: 'json' });
