@@ -108,6 +108,7 @@ export async function runProxy(
     consistentReads: config.consistentReads,
     responseCompression: config.responseCompression,
     protobufAnswers: config.protobufAnswers,
+    ...(parts.upstreamMonitor ? { upstreamVersion: () => parts.upstreamMonitor!.version() } : {}),
     maxInflight: config.maxInflight,
     maxWatchers: config.maxWatchers,
     logger,

@@ -2,7 +2,7 @@
  * The control-plane rows: kube-controller-manager (every default controller) and kube-scheduler
  * of a fresh pods fixture in the control-plane shape, talking to the apiserver DIRECTLY and
  * through ONE kube-cache-proxy (sidecar mode, `--resources=auto` (`auto`), the same with
- * `--protobuf-answers=cache` (`auto-pb`) and/or the list of test/support/control-plane/proxy-modes.ts
+ * `--protobuf-answers=json` (`auto-json`: protobuf answers off) and/or the list of test/support/control-plane/proxy-modes.ts
  * (`list`)), then the scripted
  * workload (test/support/control-plane/workload.ts). Per side and phase (start-up: from the
  * components' start until both Leases are held, the proxy's caches synced and the apiserver's open
@@ -13,7 +13,7 @@
  * plus watch event bytes, `apiserver_watch_events_sizes_sum`), the apiserver's (and etcd's) CPU seconds, the
  * components' CPU seconds and the proxy's; with the ratio proxy / direct. Each side runs
  * `--runs` times (default 2); the table gives the mean and the min–max spread.
- *   node bench/tools/control-plane.ts [--runs 2] [--modes direct,auto,list,auto-pb] [--steps a,b]
+ *   node bench/tools/control-plane.ts [--runs 2] [--modes direct,auto,list,auto-json] [--steps a,b]
  * Prints one JSON line per run, then a Markdown table (and the load average at start and end).
  */
 import { readFile } from 'node:fs/promises';

@@ -4,6 +4,7 @@
  * apiserver's JSON serializer frames a watch stream (one `Encode` per event, so each line ends
  * with `\n`).
  */
+import type { MetadataVersion } from './accept.ts';
 
 /** Watch event types as on the wire. */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -22,6 +23,24 @@ const LINE_END = Buffer.from('}\n');
  * ADDED line of a stored object: a shared prefix, a view of the stored bytes and `}\n`).
  */
 export type WireLine = Buffer | readonly Buffer[];
+
+/**
+ * Set on the chunk array of an initial ADDED line written from a stored object: that object's
+ * cache entry (one per object version), so encoders that keep bytes per entry (protobuf
+ * messages) can find them without parsing the line.
+ */
+export const LINE_SOURCE: unique symbol = Symbol('line source');
+
+/** A stored object as a {@link LINE_SOURCE}: its JSON (with kind and apiVersion) and its PartialObjectMetadata. */
+export interface LineSource {
+  /** The object's bytes as chunks to write in order. */
+  readonly wire: readonly Buffer[];
+  /** The object as a PartialObjectMetadata GET answer in `meta.k8s.io/<version>`, as chunks. */
+  metadataWire(version: MetadataVersion): readonly Buffer[];
+}
+
+/** Chunks of a line, maybe with the stored object they were written from ({@link LINE_SOURCE}). */
+export type SourcedChunks = readonly Buffer[] & { readonly [LINE_SOURCE]?: LineSource };
 
 /** Bytes of a {@link WireLine}. */
 export function lineBytes(line: WireLine): number {

@@ -8,7 +8,7 @@ import { type FieldSet, selectableFields } from '../apimachinery/field-sets.ts';
 import { topLevelValueSpan } from '../apimachinery/json-span.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
 import type { KubeObject, ObjectMeta, UpstreamObject } from '../apimachinery/object.ts';
-import { eventChunks } from '../apimachinery/watch-event.ts';
+import { eventChunks, LINE_SOURCE, type SourcedChunks } from '../apimachinery/watch-event.ts';
 import { ResourceVersionError } from '../util/errors.ts';
 import { listItemBytes, listItemPrefix } from './encoding.ts';
 import { type EntryContext, intern } from './entry-context.ts';
@@ -165,11 +165,14 @@ export class StoreEntry implements UpstreamObject {
    * The object as an ADDED watch event line, for initial snapshots: chunks around a view of the
    * stored bytes, nothing encoded or kept (issue 12: a kept copy per entry, built once any watch
    * asked for initial events, doubled the store; issue 11 item 15: nor is anything re-encoded
-   * per watcher).
+   * per watcher). The chunk array names this entry ({@link LINE_SOURCE}).
    */
-  get addedLine(): readonly Buffer[] {
+  get addedLine(): SourcedChunks {
     const w = this.wire;
-    return w.length === 2 ? eventChunks('ADDED', w[0], w[1]!) : eventChunks('ADDED', undefined, w[0]!);
+    const c: Buffer[] & { [LINE_SOURCE]?: StoreEntry } =
+      w.length === 2 ? eventChunks('ADDED', w[0], w[1]!) : eventChunks('ADDED', undefined, w[0]!);
+    c[LINE_SOURCE] = this;
+    return c;
   }
 
   /**
@@ -199,9 +202,11 @@ export class StoreEntry implements UpstreamObject {
   }
 
   /** The object as the ADDED line of a metadata watch's initial events, chunks around a view. */
-  metadataAddedLine(version: MetadataVersion): readonly Buffer[] {
+  metadataAddedLine(version: MetadataVersion): SourcedChunks {
     const [prefix, metadata, end] = eventChunks('ADDED', metadataHead(version), this.metadata);
-    return [prefix!, metadata!, OBJECT_END, end!];
+    const c: Buffer[] & { [LINE_SOURCE]?: StoreEntry } = [prefix!, metadata!, OBJECT_END, end!];
+    c[LINE_SOURCE] = this;
+    return c;
   }
 
   /**

@@ -45,8 +45,10 @@ export interface ServerOptions {
   consistentReads: 'cache' | 'proven' | 'upstream';
   /** `--response-compression`: `gzip` compresses cache answers above 128 KiB for clients that accept it; default `none`. */
   responseCompression?: 'none' | 'gzip';
-  /** `--protobuf-answers`: `cache` answers protobuf-picking clients protobuf from the cache; `json` (default) does not. */
+  /** `--protobuf-answers`: `cache` (default) answers protobuf-picking clients protobuf from the cache; `json` does not. */
   protobufAnswers?: 'cache' | 'json';
+  /** The upstream's `gitVersion` as last checked, for the protobuf schema table's version check (see `ServeContext`). */
+  upstreamVersion?: () => string | undefined;
   /** Cap on concurrent short (non-long-running) requests; default 400 (apiserver `--max-requests-inflight`). */
   maxInflight?: number;
   /** Cap on concurrent watches and other long-running requests; default 1000. */
@@ -245,7 +247,8 @@ function createLifecycle(opts: ServerOptions, track: Lifecycle['track']): Lifecy
     writes,
     consistentReads: opts.consistentReads,
     gzip: opts.responseCompression === 'gzip',
-    protobuf: opts.protobufAnswers === 'cache',
+    protobuf: opts.protobufAnswers !== 'json',
+    ...(opts.upstreamVersion ? { upstreamVersion: opts.upstreamVersion } : {}),
     freshnessWaitMs: opts.freshnessWaitMs ?? 3000,
     syncWaitMs: opts.syncWaitMs ?? 3000,
     minRequestTimeoutMs: opts.minRequestTimeoutMs ?? 1_800_000,

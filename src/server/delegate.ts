@@ -156,6 +156,11 @@ export const UPSTREAM_REASONS = [
   'shard-selector-unparsed',
   /** Only a protobuf answer would do (the Accept picks it, no JSON clause) and `--protobuf-answers=json`. */
   'protobuf-off',
+  /**
+   * Only a protobuf answer would do and the upstream apiserver's minor version is not the protobuf
+   * schema table's (or not known yet): the table may not give its bytes.
+   */
+  'protobuf-version',
   /** A protobuf answer the encoder cannot write exactly (`CannotEncode`: raw JSON, an unknown field). */
   'protobuf-inexact',
   // 3. The cache's state (read-your-writes/consistent-read.ts, serve-read.ts).

@@ -29,11 +29,17 @@ export interface ServeContext {
   /** `--response-compression=gzip`: LIST and GET answers above 128 KiB gzip-compressed for clients that accept it. */
   gzip: boolean;
   /**
-   * `--protobuf-answers=cache` (opt-in): clients whose Accept the apiserver would answer in
-   * protobuf are answered protobuf from the cache (`protobuf-answers.ts`); false (`json`, the
-   * default): the JSON they also accept, else upstream.
+   * `--protobuf-answers=cache` (the default): clients whose Accept the apiserver would answer in
+   * protobuf are answered protobuf from the cache (`protobuf-answers.ts`); false (`json`): the
+   * JSON they also accept, else upstream.
    */
   protobuf: boolean;
+  /**
+   * The upstream apiserver's `gitVersion` as last checked (undefined: not known yet). When given,
+   * protobuf answers are declined (`protobuf-version`) unless its minor version is the schema
+   * table's; when absent (tests without an upstream check) the table is trusted.
+   */
+  upstreamVersion?: () => string | undefined;
   /** How long a read waits for the cache to catch up before forwarding (ms, default 3 s). */
   freshnessWaitMs: number;
   /** How long a request for an unsynced resource waits before forwarding (ms). */

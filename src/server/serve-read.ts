@@ -12,7 +12,14 @@ import { notFound, StatusError } from '../apimachinery/status.ts';
 import type { ListPage, ServedCache } from './cache-api.ts';
 import { acceptsGzip, GZIP_THRESHOLD_BYTES, writeGzip } from './compress.ts';
 import { getRead, listRead } from './delegate.ts';
-import { answerEncoding, PROTOBUF_HEADERS, protobufGet, protobufList } from './protobuf-answers.ts';
+import {
+  answerEncoding,
+  jsonFallback,
+  PROTOBUF_HEADERS,
+  protobufAnswers,
+  protobufGet,
+  protobufList,
+} from './protobuf-answers.ts';
 import { readable } from './read-your-writes/consistent-read.ts';
 import { type CacheHandler, decodeWithSelectors, headersFor, type ServeContext } from './serve-context.ts';
 import { askedTable, tableGet, tableList } from './serve-table.ts';
@@ -63,7 +70,7 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
   const exactRV = read.mode === 'exact' ? read.rv : read.mode === 'continue' ? read.from.rv : undefined;
   if (exactRV !== undefined && (await cache.compactedAt?.(exactRV, signal)))
     return signal.aborted ? 'aborted' : 'compacted';
-  const enc = answerEncoding(res.req.headers, ctx.protobuf, cache.resource);
+  const enc = answerEncoding(res.req.headers, protobufAnswers(ctx), cache.resource);
   if (typeof enc === 'string') return enc;
   const { metadata } = enc;
   let result: ListPage;
@@ -87,9 +94,12 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
   if (signal.aborted) return undefined;
   if (enc.encoding === 'protobuf') {
     const chunks = inexact(() => protobufList(cache.resource, result, metadata));
-    if (!chunks) return 'protobuf-inexact';
-    await writeChunks(res, cache, chunks, ctx, PROTOBUF_HEADERS);
-    return undefined;
+    if (chunks) {
+      await writeChunks(res, cache, chunks, ctx, PROTOBUF_HEADERS);
+      return undefined;
+    }
+    // Not exact in protobuf: JSON when the client takes it, else the apiserver answers.
+    if (!jsonFallback(res.req.headers, cache.resource, metadata)) return 'protobuf-inexact';
   }
   const table = askedTable(res.req.headers, query, cache.resource, ctx.tablePrinter);
   if (table === 'table-printer') return table;
@@ -107,7 +117,7 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
 export const serveGet: CacheHandler = async (cache, info, query, res, ctx, signal) => {
   const read = getRead(query.get('resourceVersion') ?? '');
   if (typeof read === 'string') return read;
-  const enc = answerEncoding(res.req.headers, ctx.protobuf, cache.resource);
+  const enc = answerEncoding(res.req.headers, protobufAnswers(ctx), cache.resource);
   if (typeof enc === 'string') return enc;
   const notReadable = await readable(cache, info, read, ctx, signal);
   if (notReadable) return notReadable;
@@ -119,10 +129,12 @@ export const serveGet: CacheHandler = async (cache, info, query, res, ctx, signa
   if (signal.aborted) return undefined;
   const m = enc.metadata;
   if (enc.encoding === 'protobuf') {
-    const body = inexact(() => protobufGet(cache.resource, obj.wire, m));
-    if (!body) return 'protobuf-inexact';
-    await writeChunks(res, cache, [body], ctx, PROTOBUF_HEADERS);
-    return undefined;
+    const body = inexact(() => protobufGet(cache.resource, obj.wire, m, obj));
+    if (body) {
+      await writeChunks(res, cache, [body], ctx, PROTOBUF_HEADERS);
+      return undefined;
+    }
+    if (!jsonFallback(res.req.headers, cache.resource, m)) return 'protobuf-inexact';
   }
   const table = askedTable(res.req.headers, query, cache.resource, ctx.tablePrinter);
   if (table === 'table-printer') return table;

@@ -16,7 +16,13 @@ import { tooManyRequests } from '../apimachinery/status.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import type { ServedCache } from './cache-api.ts';
 import { watchRead } from './delegate.ts';
-import { answerEncoding, protobufWatchFrame, watchableInProtobuf } from './protobuf-answers.ts';
+import {
+  answerEncoding,
+  jsonFallback,
+  protobufAnswers,
+  protobufWatchFrame,
+  watchableInProtobuf,
+} from './protobuf-answers.ts';
 import { readable } from './read-your-writes/consistent-read.ts';
 import { writeKey } from './read-your-writes/write-tracker.ts';
 import { writeStatus } from './send-status.ts';
@@ -72,13 +78,16 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
   if (typeof shard === 'string') return shard;
   const read = watchRead(opts);
   if (typeof read === 'string') return read;
-  const enc = answerEncoding(res.req.headers, ctx.protobuf, cache.resource);
+  const enc = answerEncoding(res.req.headers, protobufAnswers(ctx), cache.resource);
   if (typeof enc === 'string') return enc;
-  const protobuf = enc.encoding === 'protobuf';
+  let protobuf = enc.encoding === 'protobuf';
   const asked = askedTable(res.req.headers, query, cache.resource, ctx.tablePrinter);
   if (asked === 'table-printer') return asked;
-  if (protobuf && enc.metadata === undefined && !watchableInProtobuf(cache.resource))
-    return 'protobuf-inexact';
+  // A kind whose events the encoder may decline mid-stream: JSON when the client takes it.
+  if (protobuf && enc.metadata === undefined && !watchableInProtobuf(cache.resource)) {
+    if (!jsonFallback(res.req.headers, cache.resource, undefined)) return 'protobuf-inexact';
+    protobuf = false;
+  }
   const type: Record<string, string> = protobuf ? { 'content-type': PROTOBUF_WATCH_CONTENT_TYPE } : {};
   // A negative timeoutSeconds: the apiserver's watch context (`context.WithTimeout` in
   // handlers/get.go `handleWatch`) is done before the watch starts; it answers 200 and ends the
@@ -187,12 +196,13 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
     finish();
     res.destroy();
   });
+  const watched = { resource: cache.resource, metadata: enc.metadata };
   const table = asked ? new TableWatchEncoder(asked, () => ctx.clock.now()) : undefined;
   w.stream.on('data', (line: Buffer | readonly Buffer[]) => {
     if (res.writableEnded) return;
     let out = line;
     try {
-      if (protobuf) out = protobufWatchFrame(line);
+      if (protobuf) out = protobufWatchFrame(line, watched);
       else if (table) out = table.encode(line);
     } catch {
       // An event the encoder cannot write exactly (CannotEncode: a relist of such objects goes

@@ -33,6 +33,7 @@ export class UpstreamMonitor {
   readonly #clock: Clock;
   readonly #intervalMs: number;
   #reason: string | undefined = 'not checked yet';
+  #version: string | undefined;
   #passedBefore = false;
   #backoffMs: number;
   #timer: TimerHandle | undefined;
@@ -49,6 +50,11 @@ export class UpstreamMonitor {
   /** Undefined while the last check passed; else its one-line reason (`not checked yet` before the first). */
   reason(): string | undefined {
     return this.#reason;
+  }
+
+  /** The apiserver's `gitVersion` (`v1.37.2`) as the last passed check read it; undefined before one passed. */
+  version(): string | undefined {
+    return this.#version;
   }
 
   /** Runs the first check now and schedules the next ones. Resolves after the first check. */
@@ -77,6 +83,7 @@ export class UpstreamMonitor {
     const before = this.#reason;
     if (r.ok) {
       this.#reason = undefined;
+      this.#version = r.version;
       this.#backoffMs = this.#o.initialBackoffMs ?? 1_000;
       if (before !== undefined) {
         this.#o.log.info(

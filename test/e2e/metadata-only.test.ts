@@ -103,8 +103,11 @@ describe('issue 15: metadata-only requests from the cache', () => {
       }
     }
     // The JSON answers: client-go's protobuf-first metadata Accept gets JSON with protobuf answers
-    // off, the default (issue 32's protobuf answers, opt-in: test/e2e/protobuf-answers.test.ts).
-    proxy = await startProxy(f, { resources: `configmaps,namespaces,widgets.v1.${group}` });
+    // off (the default answers it protobuf: test/e2e/protobuf-answers.test.ts).
+    proxy = await startProxy(f, {
+      resources: `configmaps,namespaces,widgets.v1.${group}`,
+      args: ['--protobuf-answers=json'],
+    });
   });
   after(async () => {
     await proxy?.stop();

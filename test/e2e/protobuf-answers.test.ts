@@ -4,7 +4,7 @@
  * and WATCH (watch-list: every ADDED frame byte for byte, the initial-events-end BOOKMARK framed
  * as the apiserver frames it; a later write's event byte for byte). A kind the encoder declines
  * (ControllerRevision: raw JSON) goes upstream with its reason; CBOR-first goes upstream;
- * `--protobuf-answers=cache` turns it on (the default, `json`, is checked off). Then client-go's typed informer with protobuf
+ * protobuf answers are the default (`--protobuf-answers=json`, turning them off, is checked too). Then client-go's typed informer with protobuf
  * (`--content-type=protobuf`, and a protobuf-only Accept) and the metadata informer: the same
  * store as direct, and no LIST/WATCH passed upstream.
  */
@@ -111,8 +111,7 @@ describe('issue 32: protobuf answers from the cache', () => {
     });
     assert.equal(cr.status, 201, cr.body.toString());
     proxy = await startProxy(f, {
-      resources: 'configmaps,namespaces,controllerrevisions.apps',
-      args: ['--protobuf-answers=cache'], // opt-in (the default is json)
+      resources: 'configmaps,namespaces,controllerrevisions.apps', // --protobuf-answers=cache, the default
     });
   });
   after(async () => {
@@ -122,6 +121,7 @@ describe('issue 32: protobuf answers from the cache', () => {
 
   test('LIST and GET: protobuf from the cache, byte for byte the apiserver', async () => {
     const base = `/api/v1/namespaces/${ns}/configmaps`;
+    // The first LIST encodes each object's message and keeps it; the next two write the kept ones.
     for (const accept of [PB, PB_FIRST, `${PB},application/json`]) {
       const a = await via(base, accept);
       assert.equal(a.status, 200, a.body.toString());
@@ -224,9 +224,16 @@ describe('issue 32: protobuf answers from the cache', () => {
     assert.deepEqual(events(ra.body), events(rd.body), 'resume: the same frames');
   });
 
-  test('declines: raw JSON kinds go upstream (protobuf-inexact), CBOR-first goes upstream', async () => {
-    const before = await reasons();
+  test('declines: raw JSON kinds go upstream (protobuf-inexact) or JSON from the cache, CBOR-first goes upstream', async () => {
     const path = `/apis/apps/v1/namespaces/${ns}/controllerrevisions`;
+    // A protobuf-first client that takes JSON too gets the cache's JSON (its bytes the
+    // apiserver's). First, and at RV=0: the upstream answers below carry a newer RV, after which
+    // an RV="" read of this quiet resource goes upstream as behind-upstream.
+    const j = await via(`${path}/cr?resourceVersion=0`, PB_FIRST);
+    assert.ok(fromCache(j), 'protobuf-first: JSON from the cache');
+    assert.equal(j.headers['content-type'], 'application/json');
+    assert.ok(j.body.equals((await direct(`${path}/cr`, 'application/json')).body));
+    const before = await reasons();
     const a = await via(`${path}/cr`, PB);
     assert.equal(a.status, 200);
     assert.ok(!fromCache(a), 'ControllerRevision (raw JSON data) from the apiserver');
@@ -239,8 +246,8 @@ describe('issue 32: protobuf answers from the cache', () => {
     assert.ok(!fromCache(c), 'CBOR first: the apiserver answers');
   });
 
-  test('--protobuf-answers=json (the default): protobuf-first clients get JSON, protobuf-only go upstream', async () => {
-    const off = await startProxy(f, { resources: 'configmaps' }); // the default: --protobuf-answers=json
+  test('--protobuf-answers=json: protobuf-first clients get JSON, protobuf-only go upstream', async () => {
+    const off = await startProxy(f, { resources: 'configmaps', args: ['--protobuf-answers=json'] });
     try {
       const path = `/api/v1/namespaces/${ns}/configmaps/a`;
       const first = await request(`${off.url}${path}`, { headers: { ...auth, accept: PB_FIRST } });

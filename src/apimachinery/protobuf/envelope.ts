@@ -158,6 +158,59 @@ export function listAnswer(
 }
 
 /**
+ * An object's message as one item field of a list's raw (`2: message`: tag, length, then the
+ * message bytes), encoded from Go-written JSON `text` as message type `itemType` (`pick`: the
+ * value to encode from the parsed object). A copy the caller owns, fit to be kept: a LIST can
+ * then write kept items as they are ({@link listAnswerChunks}) and a GET or watch event read the
+ * message inside ({@link itemMessage}). Throws {@link CannotEncode}, SyntaxError on malformed JSON.
+ */
+export function encodeListItem(itemType: string, text: string, pick?: (parsed: unknown) => unknown): Buffer {
+  const spec = messageSpec(itemType);
+  if (!spec) throw new CannotEncode('unknown-kind', itemType);
+  const name = itemType.slice(itemType.lastIndexOf('.') + 1);
+  shared.reset();
+  try {
+    encodeFromText(
+      text,
+      (o) => writeMessage(shared, spec, (pick ? pick(o) : o) as never, name, true),
+      () => shared.reset(),
+    );
+    shared.lengthSince(0);
+    shared.tag(2, LEN);
+    return Buffer.from(shared.view());
+  } finally {
+    shared.reset();
+  }
+}
+
+/** The message inside a list item field ({@link encodeListItem}): a view past its tag and length. */
+export function itemMessage(item: Buffer): Buffer {
+  let i = 1;
+  while (item[i]! & 0x80) i++;
+  return item.subarray(i + 1);
+}
+
+/**
+ * A whole LIST answer as chunks to write in order, the items' fields ({@link encodeListItem})
+ * written as they are (no copy): `k8s\0` + Unknown{1: TypeMeta{apiVersion, kind}, 2: raw {1:
+ * ListMeta from `listMeta`, 2: item…}, 3: "", 4: ""}. The same bytes as {@link listAnswer}.
+ */
+export function listAnswerChunks(
+  apiVersion: string,
+  kind: string,
+  listMeta: unknown,
+  items: readonly Buffer[],
+): Buffer[] {
+  const meta = encodeParsed(LIST_META, listMeta ?? {});
+  const metaField = Buffer.concat([lenField(1, meta.length), meta]);
+  const chunks = unknownEnvelope(apiVersion, kind, [metaField, ...items]);
+  // unknownEnvelope's head (magic, TypeMeta, raw's tag and length) is 5 small buffers: one.
+  const head = Buffer.concat(chunks.slice(0, 5));
+  chunks.splice(0, 5, head);
+  return chunks;
+}
+
+/**
  * A list's raw chunks: {1: ListMeta from `listMeta` (the JSON list's `metadata`: resourceVersion,
  * continue, remainingItemCount)} then {2: item} per item message.
  */

@@ -74,6 +74,21 @@ const TABLE = table as unknown as Table;
 /** The module versions the table was generated from (`k8s.io/api` → `v0.37.2`…). */
 export const SCHEMA_MODULES: Readonly<Record<string, string>> = TABLE.modules;
 
+/** The Kubernetes minor version the table describes, `1.37` (from `k8s.io/api` `v0.37.x`). */
+export const SCHEMA_MINOR = `1.${/^v0\.(\d+)\./.exec(TABLE.modules['k8s.io/api'] ?? '')?.[1] ?? '?'}`;
+
+/**
+ * Whether the table describes the apiserver whose `/version` `gitVersion` is `gitVersion`
+ * (`v1.37.2`, `v1.37.2-gke.1`, …): the same major.minor as {@link SCHEMA_MINOR}. A newer minor
+ * may add fields (declined one by one, but only as they appear) and change which are pointers,
+ * which the bytes depend on; an older one may lack fields the table writes as zero values.
+ * False for a version that does not parse or is not known yet (undefined).
+ */
+export function schemaMatches(gitVersion: string | undefined): boolean {
+  const m = gitVersion === undefined ? null : /^v?(\d+)\.(\d+)(?:\D|$)/.exec(gitVersion);
+  return m !== null && `${Number(m[1])}.${Number(m[2])}` === SCHEMA_MINOR;
+}
+
 const compiled = new Map<string, MessageSpec>();
 
 /**

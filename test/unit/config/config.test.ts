@@ -52,7 +52,7 @@ describe('config', () => {
       consistentReads: 'cache',
       upstreamWatchEncoding: 'identity',
       responseCompression: 'none',
-      protobufAnswers: 'json',
+      protobufAnswers: 'cache',
       snapshotInterval: 60_000,
       snapshotSecrets: false,
       logLevel: 'info',

@@ -527,7 +527,12 @@ const cases: Record<UpstreamReason, Case> = {
   'protobuf-off': {
     url: '/api/v1/pods?resourceVersion=0',
     headers: { accept: 'application/vnd.kubernetes.protobuf' },
-    over: { protobufAnswers: 'json' }, // the default, named
+    over: { protobufAnswers: 'json' }, // protobuf answers turned off
+  },
+  'protobuf-version': {
+    url: '/api/v1/pods?resourceVersion=0',
+    headers: { accept: 'application/vnd.kubernetes.protobuf' },
+    over: { upstreamVersion: () => 'v1.36.4' }, // the schema table is v1.37's
   },
   // A field the schema table does not know: the encoder cannot be exact.
   'protobuf-inexact': {

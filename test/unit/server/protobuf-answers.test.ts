@@ -6,17 +6,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CannotEncode } from '../../../src/apimachinery/protobuf/encode-object.ts';
+import { SCHEMA_MINOR } from '../../../src/apimachinery/protobuf/schema.ts';
 import { decodeProtobufMeta } from '../../../src/apimachinery/protobuf-meta.ts';
 import {
   answerEncoding,
+  jsonFallback,
+  protobufAnswers,
   protobufGet,
   protobufList,
+  protobufMessageEncodes,
   protobufWatchEncodes,
   protobufWatchFrame,
   watchableInProtobuf,
 } from '../../../src/server/protobuf-answers.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
-import { ALL, pod, seeded } from '../../support/watch-cache-fixtures.ts';
+import { ALL, PODS, pod, seeded } from '../../support/watch-cache-fixtures.ts';
 
 const cms = resourceInfo('v1', 'configmaps', 'ConfigMap');
 const widgets = resourceInfo('example.com/v1', 'widgets', 'Widget', { builtIn: false });
@@ -29,6 +33,33 @@ describe('answerEncoding', () => {
     assert.equal(answerEncoding({ accept: PB }, false, cms), 'protobuf-off');
     assert.deepEqual(answerEncoding({ accept: 'application/json' }, true, cms), { encoding: 'json' });
     assert.deepEqual(answerEncoding({}, true, cms), { encoding: 'json' });
+  });
+  it("protobuf declined when the apiserver is not of the schema table's minor version", () => {
+    const [, minor] = SCHEMA_MINOR.split('.').map(Number);
+    const at = (v: string | undefined) => protobufAnswers({ protobuf: true, upstreamVersion: () => v });
+    assert.equal(at(`v1.${minor}.2`), true);
+    assert.equal(at(`v1.${minor! + 1}.0`), 'protobuf-version');
+    assert.equal(at(undefined), 'protobuf-version', 'not checked yet');
+    assert.equal(protobufAnswers({ protobuf: true }), true, 'no upstream check: the table is trusted');
+    assert.equal(
+      protobufAnswers({ protobuf: false, upstreamVersion: () => `v1.${minor}.2` }),
+      'protobuf-off',
+    );
+    const off = at(`v1.${minor! - 1}.5`);
+    assert.deepEqual(answerEncoding({ accept: `${PB}, */*` }, off, cms), { encoding: 'json' });
+    assert.equal(answerEncoding({ accept: PB }, off, cms), 'protobuf-version');
+  });
+  it('JSON fallback when the protobuf bytes cannot be exact: only when some clause takes the same form in JSON', () => {
+    assert.equal(jsonFallback({ accept: `${PB}, */*` }, cms, undefined), true);
+    assert.equal(jsonFallback({ accept: `${PB},application/json` }, cms, undefined), true);
+    assert.equal(jsonFallback({ accept: PB }, cms, undefined), false);
+    const m = 'as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+    assert.equal(jsonFallback({ accept: `${PB};${m},application/json;${m}` }, cms, 'v1'), true);
+    assert.equal(
+      jsonFallback({ accept: `${PB};${m},application/json` }, cms, 'v1'),
+      false,
+      'not the same form',
+    );
   });
   it('custom resources have no protobuf: JSON when accepted, else the apiserver answers', () => {
     assert.deepEqual(answerEncoding({ accept: `${PB}, */*` }, true, widgets), { encoding: 'json' });
@@ -99,6 +130,64 @@ describe('protobuf watch events: encoded once per event, not per watcher', () =>
     }
     const types = frames[0]!.map((f) => f.subarray(6, 6 + f[5]!).toString('latin1'));
     assert.deepEqual(types, ['ADDED', 'MODIFIED', 'DELETED']);
+  });
+});
+
+describe('object messages: encoded once per object version, reused by LIST, GET and initial events', () => {
+  const drain = (w: { stream: { read(): unknown } }) => {
+    const out: unknown[] = [];
+    for (let c = w.stream.read(); c !== null; c = w.stream.read()) out.push(c);
+    return out;
+  };
+  it('a second LIST encodes nothing and writes the same bytes; GET and watch-list reuse them', () => {
+    const { cache } = seeded();
+    const before = protobufMessageEncodes();
+    const first = Buffer.concat(protobufList(PODS, cache.list(ALL)));
+    assert.equal(protobufMessageEncodes() - before, 3, 'one encode per object');
+    const second = Buffer.concat(protobufList(PODS, cache.list(ALL)));
+    assert.deepEqual(second, first);
+    const uncached = Buffer.concat(protobufList(PODS, { ...cache.list(ALL), entries: undefined }));
+    assert.deepEqual(uncached, first, 'kept bytes equal a fresh encode');
+    const obj = cache.get('a', 'p1')!;
+    assert.deepEqual(protobufGet(PODS, obj.wire, undefined, obj), protobufGet(PODS, obj.wire));
+    const watched = { resource: PODS };
+    const frames = [0, 1].map(() =>
+      drain(cache.watch({ ...ALL, sendInitialEvents: true })).map((l) =>
+        protobufWatchFrame(l as Buffer, watched),
+      ),
+    );
+    assert.equal(protobufMessageEncodes() - before, 3, 'no encode for GET or either watcher');
+    assert.deepEqual(frames[1], frames[0]);
+    const fresh = drain(cache.watch({ ...ALL, sendInitialEvents: true })).map((l) =>
+      protobufWatchFrame(Buffer.concat(l as Buffer[])),
+    );
+    assert.deepEqual(frames[0], fresh, 'frames from kept messages equal frames encoded from the line');
+  });
+  it('a changed object is encoded again (its new version), the others not', () => {
+    const { cache } = seeded();
+    protobufList(PODS, cache.list(ALL));
+    cache.update(pod('a', 'p1', 11, { labels: { app: 'web' }, nodeName: 'n9' }));
+    const before = protobufMessageEncodes();
+    const body = Buffer.concat(protobufList(PODS, cache.list(ALL)));
+    assert.equal(protobufMessageEncodes() - before, 1);
+    assert.ok(body.includes(Buffer.from('n9')), 'the new version is written');
+  });
+  it('metadata: PartialObjectMetadata messages kept apart from the objects', () => {
+    const { cache } = seeded();
+    const before = protobufMessageEncodes();
+    const list = Buffer.concat(protobufList(PODS, cache.list({ ...ALL, metadata: 'v1' }), 'v1'));
+    const again = Buffer.concat(protobufList(PODS, cache.list({ ...ALL, metadata: 'v1' }), 'v1'));
+    assert.deepEqual(again, list);
+    assert.equal(decodeProtobufMeta(list)?.kind, 'PartialObjectMetadataList');
+    const watched = { resource: PODS, metadata: 'v1' as const };
+    const initial = drain(cache.watch({ ...ALL, sendInitialEvents: true, metadata: 'v1' }));
+    const frames = initial.map((l) => protobufWatchFrame(l as Buffer, watched));
+    assert.equal(protobufMessageEncodes() - before, 3);
+    const fresh = initial.map((l) => protobufWatchFrame(Buffer.concat(l as Buffer[])));
+    assert.deepEqual(frames, fresh);
+    const objects = Buffer.concat(protobufList(PODS, cache.list(ALL)));
+    assert.equal(decodeProtobufMeta(objects)?.kind, 'PodList');
+    assert.equal(protobufMessageEncodes() - before, 6, 'the objects are encoded on their own');
   });
 });
 

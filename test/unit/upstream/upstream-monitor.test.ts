@@ -45,8 +45,10 @@ describe('UpstreamMonitor', () => {
   it('is not ready before its first check, then answers from the last result', async () => {
     const t = scripted([{ ok: true, version: 'v1.37.2', user: 'system:serviceaccount:kcp:proxy' }]);
     assert.equal(t.m.reason(), 'not checked yet');
+    assert.equal(t.m.version(), undefined);
     await t.m.start();
     assert.equal(t.m.reason(), undefined);
+    assert.equal(t.m.version(), 'v1.37.2', "the last passed check's gitVersion");
     assert.deepEqual(t.calls, [{ at: 0, identity: true }]);
     assert.deepEqual(
       t.lines.map((l) => l.msg),
