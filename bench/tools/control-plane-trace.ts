@@ -7,7 +7,7 @@
  * at `-v=2`: its bindings), and `steps.json` (each step's wall-clock start and end, and each
  * process's CPU seconds and run-queue wait seconds — runnable, waiting for a core — at each
  * step's start and at the end: on the shared machine, what a hop through one more process costs).
- *   node bench/tools/control-plane-trace.ts --mode direct|auto|list|auto-pb --out DIR [--steps a,b]
+ *   node bench/tools/control-plane-trace.ts --mode direct|auto|list|auto-json --out DIR [--steps a,b]
  *     [--barrier DIR [--barrier-of 2]]
  * With `--barrier`, runs started at the same time (one per mode) begin their steps together.
  * The timestamps of all of them are wall-clock (UTC), so the logs can be read side by side.
