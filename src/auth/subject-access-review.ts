@@ -15,6 +15,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { type Clock, realClock } from '../util/clock.ts';
+import { GracedReview } from './graced-review.ts';
 import { OutageGrace } from './outage-grace.ts';
 import type { AuthorizationAttributes } from './request-attributes.ts';
 import { createReview, type ReviewUpstream } from './review-client.ts';
@@ -74,13 +75,14 @@ export function subjectAccessReviewSpec(user: UserInfo, a: AuthorizationAttribut
 export class SubjectAccessReviewAuthorizer {
   readonly #o: SubjectAccessReviewOptions;
   readonly #cache: LRUCache<string, { allowed: boolean; reason: string }>;
-  readonly #pending = new Map<string, Promise<{ allowed: boolean; reason: string }>>();
   readonly #grace: OutageGrace<{ allowed: boolean; reason: string }>;
+  readonly #reviews: GracedReview<{ allowed: boolean; reason: string }>;
 
   constructor(o: SubjectAccessReviewOptions) {
     this.#o = o;
     const clock = o.clock ?? realClock;
     this.#grace = new OutageGrace({ graceMs: o.outageGraceMs ?? 0, max: o.max ?? 10_000, clock });
+    this.#reviews = new GracedReview({ grace: this.#grace, outage: o.outage, onGrace: o.onGrace });
     this.#cache = new LRUCache({
       max: o.max ?? 10_000,
       ttl: Math.max(o.authorizedTtlMs, o.unauthorizedTtlMs, 1),
@@ -100,53 +102,20 @@ export class SubjectAccessReviewAuthorizer {
     const hit = this.#cache.get(key);
     this.#o.onCacheLookup?.(hit !== undefined);
     if (hit) return { ...hit, cached: true };
-    // A remembered outage (review-outage.ts): an allowed decision within its grace is reused at
-    // once, and the review is sent in the background as the outage's probe.
-    const outage = this.#o.outage?.remembered();
-    const early = outage && this.#grace.reuse(key, outage);
-    if (outage && early) {
-      this.#o.outage?.probe(() => this.#reviewOnce(key, spec, a));
-      this.#o.onGrace?.(outage);
-      return { ...early, cached: true, grace: true };
-    }
-    try {
-      return { ...(await this.#reviewOnce(key, spec, a)), cached: false };
-    } catch (err) {
-      const kept = this.#grace.reuse(key, err);
-      if (!kept) throw err;
-      this.#o.onGrace?.(err as Error);
-      return { ...kept, cached: true, grace: true };
-    }
-  }
-
-  /** The review of `spec`, shared by concurrent callers; its decision cached, its outcome told to the outage memory. */
-  #reviewOnce(
-    key: string,
-    spec: Record<string, unknown>,
-    a: AuthorizationAttributes,
-  ): Promise<{ allowed: boolean; reason: string }> {
-    let p = this.#pending.get(key);
+    // During a remembered outage (review-outage.ts) or a failed review, an allowed decision
+    // within its grace is reused.
     const cacheable = controlledSize(a) < MAX_CONTROLLED_ATTR_CACHE_SIZE;
-    if (!p) {
-      p = this.#review(spec)
-        .then(
-          (d) => {
-            this.#o.outage?.settled();
-            const ttl = d.allowed ? this.#o.authorizedTtlMs : this.#o.unauthorizedTtlMs;
-            if (ttl > 0 && cacheable) this.#cache.set(key, d, { ttl });
-            if (!d.allowed) this.#grace.denied(key);
-            else if (cacheable) this.#grace.allowed(key, d, ttl);
-            return d;
-          },
-          (err: unknown) => {
-            this.#o.outage?.settled(err);
-            throw err;
-          },
-        )
-        .finally(() => this.#pending.delete(key));
-      this.#pending.set(key, p);
-    }
-    return p;
+    const r = await this.#reviews.decide(
+      key,
+      () => this.#review(spec),
+      (d) => {
+        const ttl = d.allowed ? this.#o.authorizedTtlMs : this.#o.unauthorizedTtlMs;
+        if (ttl > 0 && cacheable) this.#cache.set(key, d, { ttl });
+        if (!d.allowed) this.#grace.denied(key);
+        else if (cacheable) this.#grace.allowed(key, d, ttl);
+      },
+    );
+    return r.grace ? { ...r.value, cached: true, grace: true } : { ...r.value, cached: false };
   }
 
   async #review(spec: Record<string, unknown>): Promise<{ allowed: boolean; reason: string }> {

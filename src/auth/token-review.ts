@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { type Clock, realClock } from '../util/clock.ts';
+import { GracedReview } from './graced-review.ts';
 import { OutageGrace } from './outage-grace.ts';
 import { createReview, type ReviewUpstream } from './review-client.ts';
 import type { ReviewOutage } from './review-outage.ts';
@@ -80,13 +81,14 @@ export const TOKEN_REVIEW_PATH = '/apis/authentication.k8s.io/v1/tokenreviews';
 export class TokenReviewAuthenticator {
   readonly #o: TokenReviewOptions;
   readonly #cache: LRUCache<string, Reviewed> | undefined;
-  readonly #pending = new Map<string, Promise<Reviewed>>();
   readonly #grace: OutageGrace<Reviewed>;
+  readonly #reviews: GracedReview<Reviewed>;
 
   constructor(o: TokenReviewOptions) {
     this.#o = o;
     const clock = o.clock ?? realClock;
     this.#grace = new OutageGrace({ graceMs: o.outageGraceMs ?? 0, max: o.max ?? 10_000, clock });
+    this.#reviews = new GracedReview({ grace: this.#grace, outage: o.outage, onGrace: o.onGrace });
     this.#cache =
       o.ttlMs > 0
         ? new LRUCache({
@@ -108,47 +110,18 @@ export class TokenReviewAuthenticator {
     const hit = this.#cache?.get(key);
     this.#o.onCacheLookup?.(hit !== undefined);
     if (hit) return { ...hit, cached: true };
-    // A remembered outage (review-outage.ts): an authenticated answer within its grace is reused
-    // at once, and the review is sent in the background as the outage's probe.
-    const outage = this.#o.outage?.remembered();
-    const early = outage && this.#grace.reuse(key, outage);
-    if (outage && early) {
-      this.#o.outage?.probe(() => this.#reviewOnce(key, token));
-      this.#o.onGrace?.(outage);
-      return { ...early, cached: true, grace: true };
-    }
-    try {
-      return { ...(await this.#reviewOnce(key, token)), cached: false };
-    } catch (err) {
-      const kept = this.#grace.reuse(key, err);
-      if (!kept) throw err;
-      this.#o.onGrace?.(err as Error);
-      return { ...kept, cached: true, grace: true };
-    }
-  }
-
-  /** The review of `token`, shared by concurrent callers; its answer cached, its outcome told to the outage memory. */
-  #reviewOnce(key: string, token: string): Promise<Reviewed> {
-    let p = this.#pending.get(key);
-    if (!p) {
-      p = this.#review(token)
-        .then(
-          (r) => {
-            this.#o.outage?.settled();
-            this.#cache?.set(key, r);
-            if (r.authenticated) this.#grace.allowed(key, r, this.#o.ttlMs);
-            else this.#grace.denied(key);
-            return r;
-          },
-          (err: unknown) => {
-            this.#o.outage?.settled(err);
-            throw err;
-          },
-        )
-        .finally(() => this.#pending.delete(key));
-      this.#pending.set(key, p);
-    }
-    return p;
+    // During a remembered outage (review-outage.ts) or a failed review, an authenticated answer
+    // within its grace is reused.
+    const r = await this.#reviews.decide(
+      key,
+      () => this.#review(token),
+      (v) => {
+        this.#cache?.set(key, v);
+        if (v.authenticated) this.#grace.allowed(key, v, this.#o.ttlMs);
+        else this.#grace.denied(key);
+      },
+    );
+    return r.grace ? { ...r.value, cached: true, grace: true } : { ...r.value, cached: false };
   }
 
   async #review(token: string): Promise<Reviewed> {
