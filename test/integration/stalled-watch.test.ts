@@ -35,15 +35,10 @@ const cm = (name: string, rv: number, blob: string) => {
   return { raw: Buffer.from(JSON.stringify(object)), object };
 };
 
-test('without parking, a stalled watch is cut once its watcher overflowed; the reading one gets every event', async () => {
-  const clock = new FakeClock();
-  const cache = new WatchCache({
-    resource: info,
-    clock,
-    watcherBufferEvents: 10,
-    parkedWatchers: new ParkedWatchers(0),
-  });
-  cache.replace([], '10');
+const path = '/api/v1/namespaces/ns/configmaps?watch=1&resourceVersion=10&timeoutSeconds=3600';
+
+/** The real server over `cache` alone (no upstream: every request the cache cannot answer fails), on a free loopback port. */
+async function serveCache(cache: WatchCache, clock: FakeClock) {
   const server = buildServer({
     upstream: {
       server: new URL('http://127.0.0.1:9'),
@@ -59,8 +54,23 @@ test('without parking, a stalled watch is cut once its watcher overflowed; the r
   });
   await server.app.listen({ host: '127.0.0.1', port: 0 });
   const addr = server.app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
-  const path = '/api/v1/namespaces/ns/configmaps?watch=1&resourceVersion=10&timeoutSeconds=3600';
+  return {
+    port: typeof addr === 'object' && addr ? addr.port : 0,
+    shutdown: () => server.shutdown(),
+  };
+}
+
+test('without parking, a stalled watch is cut once its watcher overflowed; the reading one gets every event', async () => {
+  const clock = new FakeClock();
+  const cache = new WatchCache({
+    resource: info,
+    clock,
+    watcherBufferEvents: 10,
+    parkedWatchers: new ParkedWatchers(0),
+  });
+  cache.replace([], '10');
+  const server = await serveCache(cache, clock);
+  const port = server.port;
   let stalled: Socket | undefined;
   try {
     stalled = openPausedWatch(`http://127.0.0.1:${port}`, path);
@@ -89,8 +99,9 @@ test('without parking, a stalled watch is cut once its watcher overflowed; the r
     })();
     for (let i = 0; i < N; i++) {
       cache.add(cm(`c${i}`, 11 + i, blob));
-      // Let the sockets move between events, as real upstream events arrive spread out.
-      if (i % 10 === 9) await new Promise((res) => setImmediate(res));
+      // Real upstream events arrive spread out: the reading client takes each batch before the
+      // next (on a loaded machine it would otherwise overflow its 10-event buffer as well).
+      if (i % 10 === 9) await until('the reading client took the batch', () => received === i + 1);
     }
     await reading;
     assert.equal(received, N);
@@ -121,31 +132,12 @@ test('parked: a client that stopped reading gets every event once, in order, whe
   const clock = new FakeClock();
   const cache = new WatchCache({ resource: info, clock, watcherBufferEvents: 10 });
   cache.replace([], '10');
-  const server = buildServer({
-    upstream: {
-      server: new URL('http://127.0.0.1:9'),
-      dispatcher: undefined as never,
-      longRunningDispatcher: undefined as never,
-      authorization: () => undefined,
-    },
-    caches: [cache],
-    codec: cacheCodec,
-    consistentReads: 'cache',
-    clock,
-    logger: silentLogger,
-  });
-  await server.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = server.app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
-  const path = '/api/v1/namespaces/ns/configmaps?watch=1&resourceVersion=10&timeoutSeconds=3600';
+  const server = await serveCache(cache, clock);
+  const port = server.port;
   let stalled: Socket | undefined;
   try {
     stalled = openPausedWatch(`http://127.0.0.1:${port}`, path);
-    const deadline = Date.now() + 5_000;
-    while (cache.stats().watchers !== 1) {
-      assert.ok(Date.now() < deadline, 'the watcher registered');
-      await new Promise((res) => setTimeout(res, 10));
-    }
+    await until('the watcher registered', () => cache.stats().watchers === 1);
     // 300 events of 64 KiB: far more than socket buffers + stream + 10 queued events.
     const N = 300;
     const blob = 'x'.repeat(64 * 1024);
