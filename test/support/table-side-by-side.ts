@@ -295,7 +295,7 @@ export function tableSuite(
 
     test('kubectl get -w (and -w -o wide) prints the same lines through the proxy while an object changes, from the cache', {
       timeout: 1_200_000,
-    }, async () => {
+    }, async (t) => {
       for (const [p, kind] of kinds) {
         const resource = kind.split('.')[0]!;
         const before = await upstream(resource);
@@ -350,6 +350,7 @@ export function tableSuite(
               return JSON.stringify(got) === JSON.stringify(want) ? [got, want] : undefined;
             }).catch(() => [printed(w.via.out()), printed(w.direct.out())]);
             assert.deepEqual(same[0], same[1], `${what}${w.via.err() ? `; stderr: ${w.via.err()}` : ''}`);
+            t.diagnostic(`${what}: ${same[1]!.length} lines alike (${target} patched, deleted)`);
           }
         } finally {
           await Promise.all(all.map((w) => w.stop()));
