@@ -16,7 +16,14 @@ import { Agent, request } from 'undici';
 import { type PodsFixture, startPodsFixture } from '../fixture/pods-fixture.ts';
 import { eventually } from '../support/eventually.ts';
 import { type CliProxy, startProxy } from '../support/proxy.ts';
-import { KUBECTL, kubectlWatch, masked, printed, TABLE } from '../support/table-side-by-side.ts';
+import {
+  assertSameLines,
+  KUBECTL,
+  kubectlWatch,
+  masked,
+  printed,
+  TABLE,
+} from '../support/table-side-by-side.ts';
 
 describe('issue 32: Tables of KWOK nodes while they change, through the proxy', { timeout: 900_000 }, () => {
   let f: PodsFixture;
@@ -144,13 +151,10 @@ describe('issue 32: Tables of KWOK nodes while they change, through the proxy', 
         );
       }
       for (const p of pairs) {
-        const what = `kubectl ${p.args.join(' ')}`;
-        const same = await eventually(`${what}: the same lines`, 30_000, async () => {
-          const [got, want] = [printed(p.via.out()), printed(p.direct.out())];
-          return JSON.stringify(got) === JSON.stringify(want) ? [got, want] : undefined;
-        }).catch(() => [printed(p.via.out()), printed(p.direct.out())]);
-        assert.deepEqual(same[0], same[1], `${what}${p.via.err() ? `; stderr: ${p.via.err()}` : ''}`);
-        t.diagnostic(`${what}: ${same[1]!.length} lines alike, the last: ${same[1]!.slice(-3).join(' | ')}`);
+        const lines = await assertSameLines(p);
+        t.diagnostic(
+          `kubectl ${p.args.join(' ')}: ${lines.length} lines alike, the last: ${lines.slice(-3).join(' | ')}`,
+        );
       }
     } finally {
       reading = false;

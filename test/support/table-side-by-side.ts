@@ -341,16 +341,11 @@ export function tableSuite(
           const deleted = await s.http(s.f.server, obj, undefined, 'DELETE');
           assert.ok(deleted.status === 200 || deleted.status === 202, `${obj}: ${deleted.body}`);
           await changed(2, 'the delete');
-          // Both sides printed the change: the same lines once both printed all they will (a
-          // snapshot where they agree; else the last ones, to show the difference).
           for (const w of pairs) {
-            const what = `kubectl ${w.args.join(' ')}`;
-            const same = await eventually(`${what}: the same lines`, 30_000, async () => {
-              const [got, want] = [printed(w.via.out()), printed(w.direct.out())];
-              return JSON.stringify(got) === JSON.stringify(want) ? [got, want] : undefined;
-            }).catch(() => [printed(w.via.out()), printed(w.direct.out())]);
-            assert.deepEqual(same[0], same[1], `${what}${w.via.err() ? `; stderr: ${w.via.err()}` : ''}`);
-            t.diagnostic(`${what}: ${same[1]!.length} lines alike (${target} patched, deleted)`);
+            const lines = await assertSameLines(w);
+            t.diagnostic(
+              `kubectl ${w.args.join(' ')}: ${lines.length} lines alike (${target} patched, deleted)`,
+            );
           }
         } finally {
           await Promise.all(all.map((w) => w.stop()));
@@ -367,6 +362,28 @@ export function tableSuite(
       }
     });
   });
+}
+
+/** The same `kubectl get -w` run directly and through the proxy. */
+export interface KubectlWatchPair {
+  args: readonly string[];
+  direct: KubectlWatch;
+  via: KubectlWatch;
+}
+
+/**
+ * Asserts that both sides of `w` printed the same lines ({@link printed}: ages masked) once both
+ * printed what they will: a snapshot where they agree (the last events may reach one side first),
+ * else, after 30 s, the last ones, to show the difference. Returns the lines.
+ */
+export async function assertSameLines(w: KubectlWatchPair): Promise<string[]> {
+  const what = `kubectl ${w.args.join(' ')}`;
+  const [got, want] = await eventually(`${what}: the same lines`, 30_000, async () => {
+    const both = [printed(w.via.out()), printed(w.direct.out())] as const;
+    return JSON.stringify(both[0]) === JSON.stringify(both[1]) ? both : undefined;
+  }).catch(() => [printed(w.via.out()), printed(w.direct.out())] as const);
+  assert.deepEqual(got, want, `${what}${w.via.err() ? `; stderr: ${w.via.err()}` : ''}`);
+  return want;
 }
 
 /** A `kubectl get -w` process: what it printed so far. */

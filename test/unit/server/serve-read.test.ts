@@ -4,12 +4,11 @@
  * apiserver (or be accepted like it does).
  */
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { pino } from 'pino';
 import { encodeContinue } from '../../../src/apimachinery/continue-token.ts';
 import { until } from '../../support/eventually.ts';
 import { FakeCache, mockServer, pod, podsInfo } from '../../support/fake-cache.ts';
+import { logLines } from '../../support/log-lines.ts';
 
 describe('a scoped cache (issue 13)', () => {
   const scoped = { ...podsInfo, scope: { fieldSelector: 'metadata.namespace=a', labelSelector: 'app=x' } };
@@ -141,16 +140,7 @@ describe('a Table printer that throws: the apiserver’s answer to a failing Tab
     status: { conditions: 7 },
   };
   it('LIST and GET: 500, the error’s text, no reason; one log line with the resource (no token)', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const logger = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk: Buffer, _enc, done) {
-          lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-          done();
-        },
-      }),
-    );
+    const { logger, lines } = logLines();
     const { agent, server } = mockServer(
       [pod('a', 'p1', 7), { raw: Buffer.from(JSON.stringify(broken)), object: broken }],
       { logger },

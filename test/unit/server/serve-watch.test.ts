@@ -6,12 +6,12 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PassThrough, Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { pino } from 'pino';
 import { MAX_TIMER_MS, watchTimeoutMs } from '../../../src/server/serve-watch.ts';
 import { until } from '../../support/eventually.ts';
 import { FakeCache, mockServer, pod } from '../../support/fake-cache.ts';
+import { logLines } from '../../support/log-lines.ts';
 
 describe('attack: huge watch timeoutSeconds', () => {
   it('timeoutSeconds=99999999999 keeps the watch open (was ended after 1 ms: timer overflow)', async () => {
@@ -207,16 +207,7 @@ describe('attack: a watch event the printer or encoder cannot write ends that wa
   // RangeError was thrown from the stream's 'data' handler and killed the proxy. The apiserver's
   // watch handler ends the watch on an encoder error (`handlers/watch.go`: HandleError, return).
   it('a Table watch whose printer throws ends with the events before it, logged once; the server keeps serving', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const logger = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk: Buffer, _enc, done) {
-          lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-          done();
-        },
-      }),
-    );
+    const { logger, lines } = logLines();
     const { agent, cache, server } = mockServer([pod('a', 'p1', 3)], { logger });
     const uncaught: unknown[] = [];
     const onUncaught = (err: unknown) => uncaught.push(err);
