@@ -32,9 +32,9 @@ const patterns =
 const needsFixture = patterns.some((p) => p.includes('e2e'));
 // The files that start the pods fixture (kube-controller-manager, kube-scheduler, kwok) get its
 // binaries built here, before their own timeouts run (about 9 minutes more on a cold machine).
-const needsPods = patterns.some((p) =>
-  /e2e\/\*\*|kubectl-pods|bench-quick|identity-people|conformance-subset|control-plane/.test(p),
-);
+const PODS_FIXTURE_FILES =
+  /e2e\/\*\*|kubectl-pods|bench-quick|identity-people|conformance-subset|control-plane|table-kwok-nodes/;
+const needsPods = patterns.some((p) => PODS_FIXTURE_FILES.test(p));
 // test/e2e/conformance-subset.test.ts runs the upstream e2e suite only with KCP_CONFORMANCE=on,
 // which CI sets (.ci/run): e2e.test is then built here too when missing (many minutes on a cold
 // machine, docs/testing.md), so a developer's npm test leaves it out unless asked.

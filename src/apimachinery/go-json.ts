@@ -8,12 +8,16 @@ import type { Status } from './status.ts';
  * `JSON.stringify` with Go encoding/json's HTML-safe escapes (`<`, `>`, `&`, U+2028, U+2029 as
  * `\\u003c`…), so messages match the apiserver byte for byte. Key order is the argument's.
  * `indent` (spaces): Go's `json.MarshalIndent(v, "", "  ")` for 2 (same layout as JSON.stringify's).
+ *
+ * @throws TypeError for a value with no JSON text (`undefined`, a function, a symbol: what
+ *   `JSON.stringify` answers `undefined` for), naming it — a caller's missing field, e.g. a
+ *   Table's resourceVersion read from the wrong cached row (commit a3617b5), which used to throw
+ *   "Cannot read properties of undefined (reading 'replace')".
  */
 export function goJSON(v: unknown, indent?: number): string {
-  return JSON.stringify(v, null, indent).replace(
-    /[<>&\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  const text: string | undefined = JSON.stringify(v, null, indent);
+  if (text === undefined) throw new TypeError(`goJSON: ${typeof v} has no JSON encoding`);
+  return text.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**

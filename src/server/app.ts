@@ -256,6 +256,7 @@ function createLifecycle(opts: ServerOptions, track: Lifecycle['track']): Lifecy
     random: opts.random ?? Math.random,
     watchers,
     trackWatch: track,
+    log: opts.logger,
     shardSupport: opts.shardSupport ?? new ShardSupport(upstreamShardProbe(opts.upstream)),
   };
   const m = opts.metrics;

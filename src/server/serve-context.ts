@@ -11,6 +11,7 @@ import { parseListOptions } from '../apimachinery/list-options.ts';
 import type { ResourceRequest } from '../apimachinery/request-info.ts';
 import type { TablePrinter } from '../printers/table-types.ts';
 import type { Clock } from '../util/clock.ts';
+import type { Logger } from '../util/logger.ts';
 import type { CacheCodec, FieldSelector, LabelSelector, ServedCache } from './cache-api.ts';
 import type { UpstreamReason } from './delegate.ts';
 import type { Limiter } from './limiter.ts';
@@ -61,6 +62,11 @@ export interface ServeContext {
    * CRD from the cache); absent: the built-in kinds' only.
    */
   tablePrinter?: (resource: ResourceInfo) => TablePrinter | undefined;
+  /**
+   * Where a handler logs what ends an answer it already started or answers an error of its own
+   * (a Table printer that failed, a watch event that could not be encoded); absent: not logged.
+   */
+  log?: Logger;
   /** Called after every wait for freshness: seconds waited, and whether the cache caught up. */
   onReadWait?: (cache: ServedCache, seconds: number, result: 'fresh' | 'timeout') => void;
 }

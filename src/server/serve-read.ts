@@ -22,7 +22,7 @@ import {
 } from './protobuf-answers.ts';
 import { readable } from './read-your-writes/consistent-read.ts';
 import { type CacheHandler, decodeWithSelectors, headersFor, type ServeContext } from './serve-context.ts';
-import { askedTable, tableGet, tableList } from './serve-table.ts';
+import { askedTable, printedTable, tableGet, tableList } from './serve-table.ts';
 import { shardRead } from './shard-support.ts';
 
 /**
@@ -104,9 +104,10 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
   const table = askedTable(res.req.headers, query, cache.resource, ctx.tablePrinter);
   if (table === 'table-printer') return table;
   const body = table
-    ? tableList(cache, result, table, ctx.clock.now())
+    ? printedTable(() => tableList(cache, result, table, ctx.clock.now()), res, cache.resource, ctx)
     : ctx.codec.encodeList(cache.resource, result, metadata);
-  await writeChunks(res, cache, body, ctx);
+  // No body: a printer failed and its error was answered.
+  if (body) await writeChunks(res, cache, body, ctx);
   return undefined;
 };
 
@@ -139,11 +140,11 @@ export const serveGet: CacheHandler = async (cache, info, query, res, ctx, signa
   const table = askedTable(res.req.headers, query, cache.resource, ctx.tablePrinter);
   if (table === 'table-printer') return table;
   const body = table
-    ? tableGet(obj, table, ctx.clock.now())
+    ? printedTable(() => tableGet(obj, table, ctx.clock.now()), res, cache.resource, ctx, name)
     : m
       ? obj.metadataWire(m)
       : [...obj.wire, NEWLINE];
-  await writeChunks(res, cache, body, ctx);
+  if (body) await writeChunks(res, cache, body, ctx);
   return undefined;
 };
 

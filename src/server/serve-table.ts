@@ -6,9 +6,10 @@
  * definitions in the first event only, `null` after) answer them. Ages are printed at the
  * moment of the answer, as the apiserver prints them at its own.
  */
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import { topLevelValueSpan } from '../apimachinery/json-span.ts';
+import { StatusError, unknownError } from '../apimachinery/status.ts';
 import type { WireLine } from '../apimachinery/watch-event.ts';
 import { tablePrinter } from '../printers/registry.ts';
 import { RowCache } from '../printers/row-cache.ts';
@@ -22,6 +23,8 @@ import {
 import type { Obj, TablePrinter } from '../printers/table-types.ts';
 import type { CachedObject, ListPage, ServedCache } from './cache-api.ts';
 import { requestForm } from './delegate.ts';
+import { writeStatus } from './send-status.ts';
+import type { ServeContext } from './serve-context.ts';
 
 /** What a Table request asks for ({@link askedTable}). */
 export interface TableAsk {
@@ -121,6 +124,50 @@ export function tableList(cache: ServedCache, page: ListPage, t: TableAsk, nowMs
 export function tableGet(obj: CachedObject, t: TableAsk, nowMs: number): Buffer[] {
   const { rv, row } = printedObject(obj, obj.wire, t, nowMs);
   return [tableHead(t.version, { resourceVersion: rv }, t.printer, true), OPEN, ...row, END];
+}
+
+/**
+ * The apiserver's answer when its TableConvertor fails: `asTable` (k8s.io/apiserver v0.37.2
+ * `endpoints/handlers/response.go`) returns the printer's error as it is (`GenerateTable`:
+ * `results[1].Interface().(error)`, e.g. printControllerRevision's "unexpected GroupVersion
+ * string: a/b/c"), and `responsewriters.ErrorToAPIStatus`, its default case, answers it 500 with
+ * the error's text as message and no reason (`StatusReasonUnknown`, omitted) — kubectl prints
+ * `Error from server: <message>`. A ported printer that throws (an object shape its port did
+ * not expect) is answered the same, with its error's message; a StatusError as it is.
+ */
+export function tablePrintError(err: unknown): StatusError {
+  if (err instanceof StatusError) return err;
+  return unknownError(err instanceof Error ? err.message : String(err));
+}
+
+/**
+ * `print()`'s Table chunks; when the printer throws, the apiserver's answer to a failing
+ * TableConvertor ({@link tablePrintError}) is written to `res` and logged (one line: the
+ * resource, the object's name for a GET, the error; as the apiserver's `runtime.HandleError`
+ * "apiserver received an error that is not an metav1.Status"), and undefined returned.
+ */
+export function printedTable(
+  print: () => Buffer[],
+  res: ServerResponse,
+  resource: ResourceInfo,
+  ctx: Pick<ServeContext, 'log'>,
+  name?: string,
+): Buffer[] | undefined {
+  try {
+    return print();
+  } catch (err) {
+    ctx.log?.error(
+      {
+        group: resource.gvr.group,
+        resource: resource.gvr.resource,
+        ...(name !== undefined ? { name } : {}),
+        err,
+      },
+      'Table printer failed',
+    );
+    writeStatus(res, tablePrintError(err));
+    return undefined;
+  }
 }
 
 /** An object's bytes decoded as its printer reads them (a custom resource's int64s exact). */

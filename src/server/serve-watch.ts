@@ -204,12 +204,21 @@ export const serveWatch: CacheHandler = async (cache, info, query, res, ctx, sig
     try {
       if (protobuf) out = protobufWatchFrame(line, watched);
       else if (table) out = table.encode(line);
-    } catch {
+    } catch (err) {
       // An event the encoder cannot write exactly (CannotEncode: a relist of such objects goes
       // upstream as protobuf-inexact) or the printer fails on: the watch ends and the client
-      // re-watches, as the apiserver's watch handler ends on an encoder error (k8s.io/apiserver
-      // `endpoints/handlers/watch.go`: HandleError, return). Thrown from this handler, it would
-      // end the process.
+      // re-watches, as the apiserver's watch handler ends on an encoder error, logged (k8s.io/apiserver
+      // `endpoints/handlers/watch.go`: HandleErrorWithContext(…, "Failed to encode watch event"),
+      // return). Thrown from this handler, it would end the process.
+      ctx.log?.error(
+        {
+          group: cache.resource.gvr.group,
+          resource: cache.resource.gvr.resource,
+          encoding: protobuf ? 'protobuf' : 'table',
+          err,
+        },
+        'watch ended: failed to encode watch event',
+      );
       finish();
       return;
     }

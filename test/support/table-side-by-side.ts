@@ -8,13 +8,19 @@
  *   and the list's resourceVersion (the cache's own, as for any LIST) masked, served from the cache;
  * - each page of a paged LIST (`limit=2`, namespaced kinds) equals the apiserver's;
  * - kubectl's `get`, `-o wide`, `--show-labels`, `-L`, `--sort-by` print the same (ages masked),
- *   with no Table of the kind forwarded for its form.
+ *   with no Table of the kind forwarded for its form;
+ * - `kubectl get -w` (and `-w -o wide` where the kind has wide columns) prints the same lines
+ *   through the proxy as directly while one object is changed (a label patch) and deleted, both
+ *   watches served from the cache. This test runs last (after the suite's own): it deletes an
+ *   object of every kind (the first not already being deleted; a namespace: the suite's own).
  * A suite adds its own tests (watches, …) with the session it is given.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, sharedFixture } from '../fixture/index.ts';
+import { eventually } from './eventually.ts';
 import { parsePrometheus, sum } from './prometheus-text.ts';
 import { type InProcessProxy, startProxy } from './proxy.ts';
 
@@ -228,26 +234,28 @@ export function tableSuite(
         }
       });
 
+    // Forwarded for the request's form (not for the cache's state: a quiet resource's stream may
+    // be unproven live at a consistent read, `not-live`, as for any read).
+    const upstream = async (resource: string) => {
+      const r = await request(`${s.proxy.ops}/metrics`);
+      const m = parsePrometheus(await r.body.text());
+      let n = 0;
+      for (const reason of ['table-printer', 'media-type', 'unknown-parameter', 'pretty'])
+        n += sum(m, 'kube_cache_proxy_requests_total', { resource, served_from: 'upstream', reason });
+      return n;
+    };
+    const cached = async (resource: string, labels: Record<string, string> = {}) => {
+      const r = await request(`${s.proxy.ops}/metrics`);
+      return sum(parsePrometheus(await r.body.text()), 'kube_cache_proxy_requests_total', {
+        resource,
+        served_from: 'cache',
+        ...labels,
+      });
+    };
+
     test('kubectl get, -o wide, --show-labels, -L, --sort-by print the same through the proxy', {
       timeout: 1_200_000,
     }, async () => {
-      // Forwarded for the request's form (not for the cache's state: a quiet resource's stream may
-      // be unproven live at a consistent read, `not-live`, as for any read).
-      const upstream = async (resource: string) => {
-        const r = await request(`${s.proxy.ops}/metrics`);
-        const m = parsePrometheus(await r.body.text());
-        let n = 0;
-        for (const reason of ['table-printer', 'media-type', 'unknown-parameter', 'pretty'])
-          n += sum(m, 'kube_cache_proxy_requests_total', { resource, served_from: 'upstream', reason });
-        return n;
-      };
-      const cached = async (resource: string) => {
-        const r = await request(`${s.proxy.ops}/metrics`);
-        return sum(parsePrometheus(await r.body.text()), 'kube_cache_proxy_requests_total', {
-          resource,
-          served_from: 'cache',
-        });
-      };
       for (const [p, kind] of kinds) {
         const resource = kind.split('.')[0]!;
         const before = await upstream(resource);
@@ -284,7 +292,133 @@ export function tableSuite(
     });
 
     o.more?.(s);
+
+    test('kubectl get -w (and -w -o wide) prints the same lines through the proxy while an object changes, from the cache', {
+      timeout: 1_200_000,
+    }, async (t) => {
+      for (const [p, kind] of kinds) {
+        const resource = kind.split('.')[0]!;
+        const before = await upstream(resource);
+        const watchesFromCache = await cached(resource, { verb: 'WATCH' });
+        const scope = p.startsWith('ns:') ? ['-n', s.ns] : [];
+        const base = `${s.path(p)}?labelSelector=${encodeURIComponent(s.sel)}`;
+        const list = JSON.parse((await s.direct(base, TABLE)).body) as {
+          columnDefinitions: { priority: number }[];
+          rows: { object: { metadata: { name: string; deletionTimestamp?: string } } }[];
+        };
+        const target = list.rows.find((r) => r.object.metadata.deletionTimestamp === undefined)?.object
+          .metadata.name;
+        assert.ok(target, `${kind}: an object to change`);
+        const forms = list.columnDefinitions.some((c) => c.priority > 0) ? [[], ['-o', 'wide']] : [[]];
+        const pairs = forms.map((extra) => {
+          const args = ['get', kind, ...scope, '-l', s.sel, '-w', ...extra];
+          return {
+            args,
+            direct: kubectlWatch(s.f, s.f.kubeconfigs.adminToken, args),
+            via: kubectlWatch(s.f, s.proxy.kubeconfig, args),
+          };
+        });
+        const all = pairs.flatMap((w) => [w.direct, w.via]);
+        try {
+          // The object's lines (its name printed), or every line where no column prints the name
+          // (core events: LAST SEEN, TYPE, REASON, OBJECT, MESSAGE).
+          const named = (w: KubectlWatch) => printed(w.out()).filter((l) => ` ${l} `.includes(` ${target} `));
+          await eventually(`kubectl get ${kind} -w lists`, 60_000, async () =>
+            all.every((w) => printed(w.out()).length > list.rows.length) ? true : undefined,
+          );
+          const ofTarget = (w: KubectlWatch) => (named(w).length > 0 ? named(w) : printed(w.out())).length;
+          const at = all.map(ofTarget);
+          const changed = (n: number, what: string) =>
+            eventually(`kubectl get ${kind} -w: ${what}`, 60_000, async () =>
+              all.every((w, i) => ofTarget(w) >= at[i]! + n) ? true : undefined,
+            );
+          const obj = `${s.path(p)}/${target}`;
+          const patched = await s.http(s.f.server, obj, undefined, 'PATCH', {
+            metadata: { labels: { 't32-watch': 'patched' } },
+          });
+          assert.equal(patched.status, 200, `${obj}: ${patched.body}`);
+          await changed(1, 'the label patch');
+          const deleted = await s.http(s.f.server, obj, undefined, 'DELETE');
+          assert.ok(deleted.status === 200 || deleted.status === 202, `${obj}: ${deleted.body}`);
+          await changed(2, 'the delete');
+          for (const w of pairs) {
+            const lines = await assertSameLines(w);
+            t.diagnostic(
+              `kubectl ${w.args.join(' ')}: ${lines.length} lines alike (${target} patched, deleted)`,
+            );
+          }
+        } finally {
+          await Promise.all(all.map((w) => w.stop()));
+        }
+        assert.equal(
+          await upstream(resource),
+          before,
+          `kubectl get ${kind} -w: no Table forwarded for its form`,
+        );
+        assert.ok(
+          (await cached(resource, { verb: 'WATCH' })) >= watchesFromCache + pairs.length,
+          `kubectl get ${kind} -w: its watches from the cache`,
+        );
+      }
+    });
   });
+}
+
+/** The same `kubectl get -w` run directly and through the proxy. */
+export interface KubectlWatchPair {
+  args: readonly string[];
+  direct: KubectlWatch;
+  via: KubectlWatch;
+}
+
+/**
+ * Asserts that both sides of `w` printed the same lines ({@link printed}: ages masked) once both
+ * printed what they will: a snapshot where they agree (the last events may reach one side first),
+ * else, after 30 s, the last ones, to show the difference. Returns the lines.
+ */
+export async function assertSameLines(w: KubectlWatchPair): Promise<string[]> {
+  const what = `kubectl ${w.args.join(' ')}`;
+  const [got, want] = await eventually(`${what}: the same lines`, 30_000, async () => {
+    const both = [printed(w.via.out()), printed(w.direct.out())] as const;
+    return JSON.stringify(both[0]) === JSON.stringify(both[1]) ? both : undefined;
+  }).catch(() => [printed(w.via.out()), printed(w.direct.out())] as const);
+  assert.deepEqual(got, want, `${what}${w.via.err() ? `; stderr: ${w.via.err()}` : ''}`);
+  return want;
+}
+
+/** A `kubectl get -w` process: what it printed so far. */
+export interface KubectlWatch {
+  out(): string;
+  err(): string;
+  /** Ends the process (SIGTERM) and waits for its exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts `kubectl --kubeconfig <kubeconfig> <args>` (a `get -w`), reading its standard output. */
+export function kubectlWatch(f: Fixture, kubeconfig: string, args: readonly string[]): KubectlWatch {
+  const c = spawn(f.bin.kubectl, ['--kubeconfig', kubeconfig, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  c.stdout.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
+  c.stderr.on('data', (b: Buffer) => {
+    err += b.toString();
+  });
+  const exited = new Promise<void>((resolve) => {
+    if (c.exitCode !== null || c.signalCode !== null) resolve();
+    else c.once('exit', () => resolve());
+  });
+  return {
+    out: () => out,
+    err: () => err,
+    stop: async () => {
+      if (c.exitCode === null && c.signalCode === null) c.kill();
+      await exited;
+    },
+  };
 }
 
 /** An open Table watch of `collection` (labelled `t32=<run>`): its events, ages masked. */

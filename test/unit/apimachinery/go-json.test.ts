@@ -11,4 +11,16 @@ describe('Go encoding/json output', () => {
     );
     assert.equal(goJSON('<nil> & >'), '"\\u003cnil\\u003e \\u0026 \\u003e"');
   });
+  it('a value with no JSON text throws naming it (was "Cannot read properties of undefined (reading \'replace\')")', () => {
+    assert.throws(() => goJSON(undefined), {
+      name: 'TypeError',
+      message: 'goJSON: undefined has no JSON encoding',
+    });
+    assert.throws(() => goJSON(() => 1), {
+      name: 'TypeError',
+      message: 'goJSON: function has no JSON encoding',
+    });
+    // Inside a value, JSON.stringify's rules stand: an undefined field is left out, null in a list.
+    assert.equal(goJSON({ a: undefined, b: [undefined] }), '{"b":[null]}');
+  });
 });

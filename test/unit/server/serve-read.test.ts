@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { encodeContinue } from '../../../src/apimachinery/continue-token.ts';
+import { until } from '../../support/eventually.ts';
 import { FakeCache, mockServer, pod, podsInfo } from '../../support/fake-cache.ts';
+import { logLines } from '../../support/log-lines.ts';
 
 describe('a scoped cache (issue 13)', () => {
   const scoped = { ...podsInfo, scope: { fieldSelector: 'metadata.namespace=a', labelSelector: 'app=x' } };
@@ -120,6 +122,62 @@ describe('reads at a compacted RV (cache/compaction-floor.ts)', () => {
       assert.deepEqual((await from('resourceVersion=5&resourceVersionMatch=NotOlderThan')).calls, [
         'list ns= exact=',
       ]);
+    } finally {
+      await server.shutdown();
+      await agent.close();
+    }
+  });
+});
+
+describe('a Table printer that throws: the apiserver’s answer to a failing TableConvertor, logged', () => {
+  // `status.conditions` not a list: printPod throws a TypeError. The proxy answered 500
+  // InternalError "Internal error occurred: …" with a cause, where the apiserver answers a
+  // printer's error (`asTable` → `ErrorToAPIStatus`, default case) 500 with its text and no reason.
+  const broken = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'bad', namespace: 'a', uid: 'uid-bad', resourceVersion: '9' },
+    status: { conditions: 7 },
+  };
+  it('LIST and GET: 500, the error’s text, no reason; one log line with the resource (no token)', async () => {
+    const { logger, lines } = logLines();
+    const { agent, server } = mockServer(
+      [pod('a', 'p1', 7), { raw: Buffer.from(JSON.stringify(broken)), object: broken }],
+      { logger },
+    );
+    const headers = {
+      accept: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+      authorization: 'Bearer secret-token-xyz',
+    };
+    try {
+      for (const url of [
+        '/api/v1/namespaces/a/pods?resourceVersion=0',
+        '/api/v1/namespaces/a/pods/bad?resourceVersion=0',
+      ]) {
+        const r = await server.app.inject({ url, headers });
+        assert.equal(r.statusCode, 500, url);
+        const status = JSON.parse(r.body) as Record<string, unknown>;
+        assert.equal(status.kind, 'Status');
+        assert.equal(status.code, 500);
+        assert.equal(status.status, 'Failure');
+        assert.equal(status.reason, undefined, 'no reason (StatusReasonUnknown)');
+        assert.equal(status.details, undefined);
+        assert.match(String(status.message), /^[^\n]+$/);
+        assert.doesNotMatch(String(status.message), /^Internal error occurred/);
+      }
+      // The other pod still prints.
+      const ok = await server.app.inject({ url: '/api/v1/namespaces/a/pods/p1?resourceVersion=0', headers });
+      assert.equal(ok.statusCode, 200);
+      await until('two log lines', () => lines.filter((l) => l.msg === 'Table printer failed').length === 2);
+      const failed = lines.filter((l) => l.msg === 'Table printer failed');
+      assert.deepEqual(
+        failed.map((l) => [l.resource, l.name, (l.err as { type: string }).type]),
+        [
+          ['pods', undefined, 'TypeError'],
+          ['pods', 'bad', 'TypeError'],
+        ],
+      );
+      assert.ok(!JSON.stringify(lines).includes('secret-token-xyz'), 'no token in the log');
     } finally {
       await server.shutdown();
       await agent.close();

@@ -9,7 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { MAX_TIMER_MS, watchTimeoutMs } from '../../../src/server/serve-watch.ts';
+import { until } from '../../support/eventually.ts';
 import { FakeCache, mockServer, pod } from '../../support/fake-cache.ts';
+import { logLines } from '../../support/log-lines.ts';
 
 describe('attack: huge watch timeoutSeconds', () => {
   it('timeoutSeconds=99999999999 keeps the watch open (was ended after 1 ms: timer overflow)', async () => {
@@ -204,15 +206,16 @@ describe('attack: a watch event the printer or encoder cannot write ends that wa
   // Found with a custom resource nested 3,000 deep printed by a Table watch: the printer's
   // RangeError was thrown from the stream's 'data' handler and killed the proxy. The apiserver's
   // watch handler ends the watch on an encoder error (`handlers/watch.go`: HandleError, return).
-  it('a Table watch whose printer throws ends with the events before it; the server keeps serving', async () => {
-    const { agent, cache, server } = mockServer([pod('a', 'p1', 3)]);
+  it('a Table watch whose printer throws ends with the events before it, logged once; the server keeps serving', async () => {
+    const { logger, lines } = logLines();
+    const { agent, cache, server } = mockServer([pod('a', 'p1', 3)], { logger });
     const uncaught: unknown[] = [];
     const onUncaught = (err: unknown) => uncaught.push(err);
     process.on('uncaughtException', onUncaught);
     try {
       const pending = server.app.inject({
         url: '/api/v1/pods?watch=1&resourceVersion=7',
-        headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+        headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io', authorization: 'Bearer tok-123' },
       });
       await new Promise((r) => setImmediate(r));
       const w = cache.watches[0]!;
@@ -237,6 +240,17 @@ describe('attack: a watch event the printer or encoder cannot write ends that wa
       // The server still answers.
       const list = await server.app.inject({ url: '/api/v1/namespaces/a/pods/p1' });
       assert.equal(list.statusCode, 200);
+      // The end is logged (it was silent): one line naming the resource and the error, no token.
+      await until('the log line', () =>
+        lines.some((l) => l.msg === 'watch ended: failed to encode watch event'),
+      );
+      const ended = lines.filter((l) => l.msg === 'watch ended: failed to encode watch event');
+      assert.equal(ended.length, 1);
+      assert.deepEqual(
+        [ended[0]!.resource, ended[0]!.encoding, (ended[0]!.err as { type: string }).type],
+        ['pods', 'table', 'TypeError'],
+      );
+      assert.ok(!JSON.stringify(lines).includes('tok-123'), 'no token in the log');
     } finally {
       process.off('uncaughtException', onUncaught);
       await server.shutdown();
