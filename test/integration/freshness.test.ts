@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { request } from 'undici';
 import type { ProxyParts, RunningProxy } from '../../src/main.ts';
+import { until } from '../support/eventually.ts';
 import {
   configMap,
   type FakeUpstream,
@@ -31,14 +32,6 @@ describe('freshness waits in front of a scripted upstream', () => {
   let proxy: RunningProxy | undefined;
   let parts: ProxyParts;
   let w0: ScriptedWatch;
-  const until = async (what: string, cond: () => boolean) => {
-    const deadline = Date.now() + 10_000;
-    while (!cond()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await sleep(20);
-    }
-  };
-
   beforeEach(async () => {
     up = await startFakeUpstream();
     dir = await mkdtemp(join(tmpdir(), 'kcp-fresh-'));

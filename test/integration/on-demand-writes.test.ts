@@ -12,21 +12,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import type { ProxyParts, RunningProxy } from '../../src/main.ts';
+import { until } from '../support/eventually.ts';
 import { configMap, type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { runProxyInProcess } from '../support/proxy.ts';
 
 const END = '"annotations":{"k8s.io/initial-events-end":"true"}';
 const endBookmark = (rv: number) =>
   `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"${rv}","creationTimestamp":null,${END}}}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const until = async (what: string, cond: () => boolean) => {
-  const deadline = Date.now() + 10_000;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-};
-
 /** ConfigMap `a` at `rv` with `data.v`. */
 const objectA = (rv: number, v: string) => ({ ...configMap('a', rv), data: { v } });
 

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { request } from 'undici';
 import type { ProxyParts, RunningProxy } from '../../src/main.ts';
+import { until } from '../support/eventually.ts';
 import {
   configMap,
   type FakeUpstream,
@@ -106,14 +107,6 @@ describe('the proxy in front of a scripted upstream', () => {
   let w0: ScriptedWatch;
   const base = () => `${proxy?.address}/api/v1/namespaces/ns/configmaps`;
   const watchers = () => parts.statusSource.resources()[0]?.watchers ?? -1;
-  const until = async (what: string, cond: () => boolean) => {
-    const deadline = Date.now() + 10_000;
-    while (!cond()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((res) => setTimeout(res, 20));
-    }
-  };
-
   const start = async (extraArgs: string[]) => {
     up = await startFakeUpstream();
     dir = await mkdtemp(join(tmpdir(), 'kcp-int-'));

@@ -15,6 +15,7 @@ import { afterEach, describe, test } from 'node:test';
 import { request } from 'undici';
 import type { RunningProxy } from '../../src/main.ts';
 import type { ResourceState } from '../../src/resources/resource-state.ts';
+import { until } from '../support/eventually.ts';
 import { configMap, type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.ts';
 import { runProxyInProcess } from '../support/proxy.ts';
 
@@ -50,14 +51,6 @@ function upstreamState(up: FakeUpstream, s: { uid: string; current: number }): v
     }
     return false;
   };
-}
-
-async function until(what: string, cond: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((res) => setTimeout(res, 20));
-  }
 }
 
 /** GET with a token of the proxy's identity: `client` (reviewed upstream) or `fake` (the proxy's own, known without the upstream). */
