@@ -247,7 +247,7 @@ describe('watch cache bytes equal the apiserver', () => {
     await kubectl(['apply', '-n', ns, '-f', '-'], cm('c-a', 'db', 'y'));
     await kubectl(['delete', '-n', ns, 'configmap', 'c-b']);
     const now = JSON.parse(String((await get(base)).body)) as { metadata: { resourceVersion: string } };
-    assert.equal(await cache.waitUntilFresh(BigInt(now.metadata.resourceVersion), 10_000), true);
+    assert.equal(await cache.waitUntilFresh(BigInt(now.metadata.resourceVersion), 60_000), true);
 
     for (const selector of ['', 'app=web']) {
       const q = selector ? `&labelSelector=${encodeURIComponent(selector)}` : '';

@@ -93,7 +93,7 @@ describe('reflector → watch cache against the real apiserver', () => {
   test('LIST, resumed watch and a live watcher equal the apiserver', async () => {
     const c = cache!;
     const rv1 = await apply('a', '1');
-    assert.equal(await c.waitUntilFresh(rv1, 10_000), true);
+    assert.equal(await c.waitUntilFresh(rv1, 60_000), true);
     const live = c.watch({
       namespace: ns,
       labelSelector: everythingLabels,
@@ -106,7 +106,7 @@ describe('reflector → watch cache against the real apiserver', () => {
     const del = await f.kubectl(['delete', '-n', ns, 'configmap', 'b']);
     assert.equal(del.code, 0, del.stderr);
     const rv2 = await apply('c', '1');
-    assert.equal(await c.waitUntilFresh(rv2, 10_000), true);
+    assert.equal(await c.waitUntilFresh(rv2, 60_000), true);
 
     const base = `/api/v1/namespaces/${ns}/configmaps`;
     const at = c.resourceVersion();

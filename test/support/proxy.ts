@@ -98,7 +98,7 @@ export function authFlags(f: Fixture, o: Pick<ProxyFlags, 'tls' | 'delegatedAuth
 /** `run: 'in-process'` (the default). */
 export interface InProcessOptions extends ProxyFlags {
   run?: 'in-process';
-  /** How long to wait for every resource to sync, ms; default 30 000. */
+  /** How long to wait for every resource to sync, ms; default 120 000 (a bound for a hang: at a load average of 30-45 one proxy took more than 30 s to sync configmaps). */
   syncTimeoutMs?: number;
 }
 
@@ -157,7 +157,7 @@ export async function startProxy(
     return { ...c, url: address, ops, ...(await client(address)) };
   }
   const { config, parts, proxy } = await runProxyInProcess(argv);
-  const deadline = Date.now() + (o.syncTimeoutMs ?? 30_000);
+  const deadline = Date.now() + (o.syncTimeoutMs ?? 120_000);
   for (;;) {
     const st = parts.statusSource.resources();
     if (st.length === config.resources.length && st.every((s) => s.synced)) break;
