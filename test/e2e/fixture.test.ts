@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { type Fixture, runProbe, sharedFixture } from '../fixture/index.ts';
+import { until } from '../support/eventually.ts';
 
 describe('fixture apiserver', () => {
   let f: Fixture;
@@ -95,6 +96,21 @@ describe('fixture apiserver', () => {
         .map((i) => ({ key: `${f.limitedNamespace}/${i.metadata.name}`, rv: i.metadata.resourceVersion }))
         .sort((a, b) => a.key.localeCompare(b.key));
 
+      // At a load average of 30-45 the informer once synced with 47 of the 100. The likeliest
+      // cause: the reflector's first LIST (RV=0 without watch-list) is answered by the apiserver's
+      // watch cache as it is, which may lag etcd. Wait until an RV=0 LIST holds them all.
+      await until(
+        'the apiserver watch cache holds the 100 objects',
+        async () => {
+          const r = await request(
+            `${f.server}/api/v1/namespaces/${f.limitedNamespace}/configmaps?labelSelector=run%3D${run}&resourceVersion=0`,
+            { dispatcher: agent, headers: { authorization: `Bearer ${f.tokens.limited}` } },
+          );
+          return ((await r.body.json()) as { items: unknown[] }).items.length === 100;
+        },
+        120_000,
+        200,
+      );
       const out = await runProbe(f.bin.probe, {
         kubeconfig: f.kubeconfigs.limited,
         resource: 'configmaps',
