@@ -26,6 +26,8 @@ export interface ReportMeta {
   featureGates: string;
   /** The fixture apiserver's flags beside its defaults ('' or absent: none). */
   apiserverFlags?: string;
+  /** kube-controller-manager's flags beside the pods fixture's ('' or absent: none). */
+  kcmFlags?: string;
   /** The extra flags every proxied mode ran with (`--proxy-arg`), space-separated ('' or absent: none). */
   proxyArgs?: string;
   /** Runs per mode. */
@@ -145,6 +147,9 @@ export function renderReport(
     `| feature gates | ${meta.featureGates || `the defaults of kube-apiserver ${meta.version} (none set)`} |`,
     ...(meta.apiserverFlags
       ? [`| apiserver flags | \`${esc(meta.apiserverFlags)}\` (besides the defaults) |`]
+      : []),
+    ...(meta.kcmFlags
+      ? [`| kube-controller-manager flags | \`${esc(meta.kcmFlags)}\` (besides the pods fixture's) |`]
       : []),
     `| proxy flags | ${meta.proxyArgs ? `\`${esc(meta.proxyArgs)}\` in every proxied mode, after the mode's own` : "each mode's own (below), no others"} |`,
     `| runs per mode | ${meta.repeat} (durations are medians) |`,
