@@ -79,7 +79,8 @@ export const APISERVER_FLAGS: readonly string[] = ['--etcd-compaction-interval=1
  * comes before the spec's second poll, so it takes its steps plus one 5 s poll in every mode. A
  * full resync recomputes each live quota's usage from the controller's informers (a few quotas at
  * a time in this suite) and writes only what changed; no other spec of the matrix waits for it
- * (the other ResourceQuota specs wait for usage the controller writes on the objects' events).
+ * (the other ResourceQuota specs wait for usage written when objects change: by the apiserver's
+ * quota admission and the controller's replenishment).
  */
 export const KCM_FLAGS: readonly string[] = ['--resource-quota-sync-period=2s'];
 
