@@ -9,6 +9,8 @@
  *   npm run conformance -- --subset=ci          # the CI list (test/conformance/ci-subset.ts)
  *   npm run conformance -- --dir=/tmp/c --resume --modes=direct,sidecar   # reuse the runs in /tmp/c
  *   npm run conformance -- --modes=direct,listed --proxy-arg=--protobuf-answers=cache
+ *   npm run conformance -- --dir=/tmp/c --only=direct-2,listed-1   # some runs (beside other invocations) …
+ *   npm run conformance -- --dir=/tmp/c --resume --repeat=3        # … then the page from all of them
  *
  * Flags: `--subset=full|ci` (default full: the families of test/conformance/full-subset.ts; ci:
  * the named list of test/conformance/ci-subset.ts), `--focus=RE` (instead of a subset), `--skip=RE`
@@ -22,8 +24,12 @@
  * and keeps the specs it finished; the page says so per mode), `--proxy-arg=FLAG` (repeatable:
  * one more kube-cache-proxy flag for every proxied mode, after the mode's own, e.g.
  * `--proxy-arg=--protobuf-answers=cache`; the page lists them, and each proxied run leaves the
- * proxy's log in `DIR/<mode>-<n>/proxy.log`). Exits 1 when a proxy died during a run or a run wrote no
- * report, 2 on a bad flag (or a `--resume` run made with another focus, skip or seed).
+ * proxy's log in `DIR/<mode>-<n>/proxy.log`), `--only=MODE-N,…` (with `--dir`: make just these runs,
+ * `DIR/<mode>-<n>`, whatever `--modes` and `--repeat` say, and write no page: invocations side by
+ * side each make some runs of one matrix, and a last one with `--resume` reads them all and writes
+ * the page; test/conformance/plan.ts). Exits 1 when a proxy died during a run or a run wrote no
+ * report, 2 on a bad flag (or a `--resume` run made with another focus, skip, seed, `--proxy-arg` or
+ * kube-controller-manager flags).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -34,8 +40,16 @@ import { CI_SPECS, focusFor } from '../test/conformance/ci-subset.ts';
 import { differences, rows } from '../test/conformance/compare.ts';
 import { FULL_FAMILIES, fullFocus } from '../test/conformance/full-subset.ts';
 import type { SpecResult } from '../test/conformance/junit.ts';
+import { planRuns } from '../test/conformance/plan.ts';
 import { renderReport, totalsSentence } from '../test/conformance/report.ts';
-import { ensureE2eTest, MODES, type Mode, runSuite, type SuiteRun } from '../test/conformance/runner.ts';
+import {
+  ensureE2eTest,
+  KCM_FLAGS,
+  MODES,
+  type Mode,
+  runSuite,
+  type SuiteRun,
+} from '../test/conformance/runner.ts';
 import { SKIP_FAMILIES, skipRegex } from '../test/conformance/skips.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -58,6 +72,7 @@ for (const a of process.argv.slice(2)) {
       'resume',
       'until',
       'proxy-arg',
+      'only',
     ].includes(m[1]!)
   ) {
     process.stderr.write(`conformance: unknown argument ${a} (see scripts/conformance.ts)\n`);
@@ -83,6 +98,11 @@ if (resume && !flags.get('dir')) {
   process.stderr.write('conformance: --resume needs --dir=DIR (the directory of the earlier runs)\n');
   process.exit(2);
 }
+const only = flags.get('only');
+if (only !== undefined && !flags.get('dir')) {
+  process.stderr.write('conformance: --only needs --dir=DIR (where a later --resume finds the runs)\n');
+  process.exit(2);
+}
 // --until=HH:MM (UTC): each run started later gets the time left until then (see RunOptions.timeBoxMs).
 const until = flags.get('until');
 const untilMs = (() => {
@@ -101,7 +121,8 @@ const extraSkip = flags.get('skip') ?? '';
 const seed = Number(flags.get('seed') ?? 1);
 const repeat = Number(flags.get('repeat') ?? 1);
 const modes = (flags.get('modes') ?? 'direct,sidecar,delegated,listed').split(',') as Mode[];
-const out = flags.get('out') ?? join(root, 'docs', 'conformance.md');
+// --only makes a part of the matrix: the page comes from the invocation that reads all parts.
+const out = only !== undefined ? '' : (flags.get('out') ?? join(root, 'docs', 'conformance.md'));
 if (!Number.isInteger(seed) || !Number.isInteger(repeat) || repeat < 1) {
   process.stderr.write('conformance: --seed and --repeat take whole numbers (--repeat ≥ 1)\n');
   process.exit(2);
@@ -113,6 +134,14 @@ if (badMode !== undefined || modes[0] !== 'direct') {
   );
   process.exit(2);
 }
+const plan = (() => {
+  try {
+    return planRuns(modes, repeat, only);
+  } catch (err) {
+    process.stderr.write(`conformance: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+})();
 
 const log = (line: string) => process.stderr.write(`conformance: ${line}\n`);
 // The proxy that runs is the code at the start (and the date the run began).
@@ -133,7 +162,9 @@ const version = (await readFile(join(root, 'test', 'apiserver', 'VERSION'), 'utf
 const dir = flags.get('dir') || (await mkdtemp(join(tmpdir(), 'kcp-conformance-')));
 await mkdir(dir, { recursive: true });
 const skip = [skipRegex(SKIP_FAMILIES), extraSkip].filter(Boolean).join('|');
-log(`e2e.test ${version}, seed ${seed}, modes ${modes.join(',')} × ${repeat}; reports and logs in ${dir}`);
+log(
+  `e2e.test ${version}, seed ${seed}, ${only !== undefined ? `runs ${only}` : `modes ${modes.join(',')} × ${repeat}`}; reports and logs in ${dir}`,
+);
 
 const runs: Partial<Record<Mode, SpecResult[][]>> = {};
 /** Per proxied mode, one note per run: `up, caches equal` or what went wrong. */
@@ -143,70 +174,74 @@ const note = (mode: Mode, text: string) => {
 };
 let featureGates = '';
 let apiserverFlags = '';
+let kcmFlags = '';
 let broken = false;
-for (let r = 1; r <= repeat; r++) {
-  for (const mode of modes) {
-    const t0 = Date.now();
-    const runDir = join(dir, `${mode}-${r}`);
-    try {
-      const saved = resume ? await readSavedRun(runDir, { focus, skip, seed, proxyArgs }) : undefined;
-      if (saved) {
-        log(`${mode} #${r}: reusing the run of ${saved.startedAt} (${saved.commit}) in ${runDir}`);
-        if (new Date(saved.startedAt) < startedAt) {
-          startedAt = new Date(saved.startedAt);
-          runCommit = saved.commit;
-        }
+for (const { mode, n: r } of plan) {
+  const t0 = Date.now();
+  const runDir = join(dir, `${mode}-${r}`);
+  try {
+    const saved = resume ? await readSavedRun(runDir, { focus, skip, seed, proxyArgs }) : undefined;
+    if (saved) {
+      log(`${mode} #${r}: reusing the run of ${saved.startedAt} (${saved.commit}) in ${runDir}`);
+      if (new Date(saved.startedAt) < startedAt) {
+        startedAt = new Date(saved.startedAt);
+        runCommit = saved.commit;
       }
-      let run: SuiteRun;
-      if (saved) run = saved.run;
-      else {
-        // The fixture takes about a minute to start: the time box counts from e2e.test's start.
-        const timeBoxMs = untilMs === undefined ? undefined : Math.max(60_000, untilMs - Date.now() - 60_000);
-        run = await runSuite({ mode, focus, skip, seed, dir: runDir, e2eTest, log, timeBoxMs, proxyArgs });
-        const record: SavedRun = {
-          focus,
-          skip,
-          seed,
-          proxyArgs,
-          startedAt: new Date(t0).toISOString(),
-          commit,
-          run,
-        };
-        await writeFile(join(runDir, 'run.json'), JSON.stringify(record));
-      }
-      runs[mode] = [...(runs[mode] ?? []), run.specs];
-      featureGates = run.featureGates;
-      apiserverFlags = run.apiserverFlags ?? '';
-      if (run.proxyAlive === false) broken = true;
-      if (mode !== 'direct') {
-        const bad = run.cacheMismatches ?? [];
-        note(
-          mode,
-          (run.stoppedAfter === undefined
-            ? ''
-            : `stopped by the time box after ${(run.stoppedAfter / 60).toFixed(0)} min (${run.specs.length} specs ran to an end); `) +
-            (run.proxyAlive === false
-              ? 'EXITED during the suite'
-              : `${
-                  bad.length === 0
-                    ? 'up, caches equal'
-                    : `up, ${bad.length} cache(s) differ: ${bad.map((b) => b.resource).join(', ')}`
-                }; ${run.served?.cache ?? 0} requests answered from the cache, ${run.served?.upstream ?? 0} upstream`),
-        );
-      }
-      const ok = run.specs.filter((s) => s.state === 'passed').length;
-      log(`${mode} #${r}: ${ok} of ${run.specs.length} passed in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-    } catch (err) {
-      broken = true;
-      if (mode !== 'direct') note(mode, `run failed: ${(err as Error).message.split('\n')[0]}`);
-      log(`${mode} #${r}: ${(err as Error).message}`);
     }
+    let run: SuiteRun;
+    if (saved) run = saved.run;
+    else {
+      // The fixture takes about a minute to start: the time box counts from e2e.test's start.
+      const timeBoxMs = untilMs === undefined ? undefined : Math.max(60_000, untilMs - Date.now() - 60_000);
+      run = await runSuite({ mode, focus, skip, seed, dir: runDir, e2eTest, log, timeBoxMs, proxyArgs });
+      const record: SavedRun = {
+        focus,
+        skip,
+        seed,
+        proxyArgs,
+        startedAt: new Date(t0).toISOString(),
+        commit,
+        run,
+      };
+      await writeFile(join(runDir, 'run.json'), JSON.stringify(record));
+    }
+    runs[mode] = [...(runs[mode] ?? []), run.specs];
+    featureGates = run.featureGates;
+    apiserverFlags = run.apiserverFlags ?? '';
+    kcmFlags = run.kcmFlags ?? '';
+    if (run.proxyAlive === false) broken = true;
+    if (mode !== 'direct') {
+      const bad = run.cacheMismatches ?? [];
+      note(
+        mode,
+        (run.stoppedAfter === undefined
+          ? ''
+          : `stopped by the time box after ${(run.stoppedAfter / 60).toFixed(0)} min (${run.specs.length} specs ran to an end); `) +
+          (run.proxyAlive === false
+            ? 'EXITED during the suite'
+            : `${
+                bad.length === 0
+                  ? 'up, caches equal'
+                  : `up, ${bad.length} cache(s) differ: ${bad.map((b) => b.resource).join(', ')}`
+              }; ${run.served?.cache ?? 0} requests answered from the cache, ${run.served?.upstream ?? 0} upstream`),
+      );
+    }
+    const ok = run.specs.filter((s) => s.state === 'passed').length;
+    log(`${mode} #${r}: ${ok} of ${run.specs.length} passed in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  } catch (err) {
+    broken = true;
+    if (mode !== 'direct') note(mode, `run failed: ${(err as Error).message.split('\n')[0]}`);
+    log(`${mode} #${r}: ${(err as Error).message}`);
   }
 }
 
 const argv = process.argv
   .slice(2)
-  .filter((a) => !a.startsWith('--dir=') && !a.startsWith('--out=') && a !== '--resume');
+  // What regenerates the page in one invocation: not where it was kept, nor its time guard.
+  .filter(
+    (a) =>
+      !a.startsWith('--dir=') && !a.startsWith('--out=') && !a.startsWith('--until=') && a !== '--resume',
+  );
 const meta = {
   version,
   seed,
@@ -226,6 +261,7 @@ const meta = {
   commit: runCommit,
   featureGates,
   apiserverFlags,
+  kcmFlags,
   proxyArgs: proxyArgs.join(' '),
   repeat,
   // Quoted for a POSIX shell, so the page's command runs as written (a focus has spaces and `*`).
@@ -270,7 +306,8 @@ interface SavedRun {
 
 /**
  * The run saved in `runDir/run.json`, or undefined when there is none. Exits 2 when it was made
- * with another focus, skip or seed (its results would not belong on the same page).
+ * with another focus, skip, seed, `--proxy-arg` (a proxied run) or kube-controller-manager flags
+ * (its results would not belong on the same page).
  */
 async function readSavedRun(
   runDir: string,
@@ -282,9 +319,17 @@ async function readSavedRun(
   // A direct run does not depend on the proxy's flags: it can be shared by pages that differ in them.
   const sameProxy =
     saved.run.mode === 'direct' || (saved.proxyArgs ?? []).join('\0') === want.proxyArgs.join('\0');
-  if (saved.focus !== want.focus || saved.skip !== want.skip || saved.seed !== want.seed || !sameProxy) {
+  // kube-controller-manager's flags set how long the quota status spec waits (KCM_FLAGS).
+  const sameKcm = (saved.run.kcmFlags ?? '') === KCM_FLAGS.join(' ');
+  if (
+    saved.focus !== want.focus ||
+    saved.skip !== want.skip ||
+    saved.seed !== want.seed ||
+    !sameProxy ||
+    !sameKcm
+  ) {
     process.stderr.write(
-      `conformance: --resume: ${runDir}/run.json was run with another focus, skip, seed or --proxy-arg; use another --dir\n`,
+      `conformance: --resume: ${runDir}/run.json was run with another focus, skip, seed, --proxy-arg or kube-controller-manager flags; use another --dir\n`,
     );
     process.exit(2);
   }

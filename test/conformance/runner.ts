@@ -2,7 +2,7 @@
  * One run of the upstream e2e suite (`e2e.test`, built by `test/apiserver/build.sh --e2e` from
  * k8s.io/kubernetes `test/e2e` at the fixture's version) against its own fresh pods fixture
  * (test/fixture/pods-fixture.ts: every default controller, the scheduler, one KWOK node whose
- * exec runs NOTHING on this machine), either DIRECT or THROUGH a kube-cache-proxy started as a
+ * exec runs NOTHING on this machine; {@link APISERVER_FLAGS}, {@link KCM_FLAGS}), either DIRECT or THROUGH a kube-cache-proxy started as a
  * child process (`src/cli.ts`) in one of the {@link MODES}. Returns the parsed JUnit report
  * (test/conformance/junit.ts), whether the proxy survived and its caches still equal the
  * apiserver (test/conformance/cache-state.ts), and what the report page needs to regenerate the run.
@@ -69,6 +69,21 @@ export function proxyFlags(mode: Exclude<Mode, 'direct'>): {
  */
 export const APISERVER_FLAGS: readonly string[] = ['--etcd-compaction-interval=1m'];
 
+/**
+ * kube-controller-manager's flags beside the pods fixture's, the same in every mode (the report
+ * shows them). `--resource-quota-sync-period=2s` (default 5m): `ResourceQuota should apply changes
+ * to a resourcequota status` patches the quota's status away from its spec, then polls every 5 s
+ * (immediately first, up to 6 min) until the quota controller resets it, which it does only at a
+ * full resync (`enqueueAll` every period, k8s.io/kubernetes `pkg/controller/resourcequota`); with
+ * the default the spec took where it fell in the 5-minute cycle (5 to 295 s), with 2 s the reset
+ * comes before the spec's second poll, so it takes its steps plus one 5 s poll in every mode. A
+ * full resync recomputes each live quota's usage from the controller's informers (a few quotas at
+ * a time in this suite) and writes only what changed; no other spec of the matrix waits for it
+ * (the other ResourceQuota specs wait for usage written when objects change: by the apiserver's
+ * quota admission and the controller's replenishment).
+ */
+export const KCM_FLAGS: readonly string[] = ['--resource-quota-sync-period=2s'];
+
 /** What {@link runSuite} runs. */
 export interface RunOptions {
   mode: Mode;
@@ -113,6 +128,11 @@ export interface SuiteRun {
   featureGates: string;
   /** The fixture apiserver's flags beside its defaults ({@link APISERVER_FLAGS}), space-separated. */
   apiserverFlags: string;
+  /**
+   * kube-controller-manager's flags beside the pods fixture's ({@link KCM_FLAGS}), space-separated;
+   * absent in runs saved before they were set (then none: the 5-minute quota resync).
+   */
+  kcmFlags?: string;
   /** The proxied modes: the extra proxy flags it ran with ({@link RunOptions.proxyArgs}); [] when none. */
   proxyArgs?: string[];
   /** The proxied modes: whether the proxy was still running after the suite (a crash fails it). */
@@ -187,6 +207,7 @@ export async function runSuite(o: RunOptions): Promise<SuiteRun> {
     controllers: '*',
     exec: false,
     apiserverFlags: [...APISERVER_FLAGS],
+    componentFlags: { kcm: [...KCM_FLAGS] },
   });
   let proxy: CliProxy | undefined;
   try {
@@ -250,6 +271,7 @@ export async function runSuite(o: RunOptions): Promise<SuiteRun> {
       seconds,
       featureGates: gates.join(','),
       apiserverFlags: APISERVER_FLAGS.join(' '),
+      kcmFlags: KCM_FLAGS.join(' '),
       ...(proxy ? { proxyArgs: [...(o.proxyArgs ?? [])], proxyLogFile } : {}),
       proxyAlive,
       cacheMismatches: mismatches,

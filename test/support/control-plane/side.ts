@@ -135,8 +135,8 @@ export async function runSide(
     kwokNodes: 3,
     readyTimeoutMs: 300_000,
     ...(o.fixture?.apiserverFlags ? { apiserverFlags: o.fixture.apiserverFlags } : {}),
+    ...(o.fixture?.componentFlags ? { componentFlags: o.fixture.componentFlags } : {}),
     controlPlane: {
-      ...(o.fixture?.componentFlags ? { componentFlags: o.fixture.componentFlags } : {}),
       front: async (fx) => {
         if (via.kind === 'proxy')
           proxy = await startProxy(fx, { run: 'cli', resources: via.resources, args: via.args ?? [] });

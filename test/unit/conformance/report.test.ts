@@ -35,6 +35,7 @@ const meta = {
   commit: 'abc1234',
   featureGates: '',
   apiserverFlags: '--etcd-compaction-interval=1m',
+  kcmFlags: '--resource-quota-sync-period=2s',
   repeat: 1,
   command: 'npm run conformance -- --seed=7',
 };
@@ -50,6 +51,7 @@ describe('docs/conformance.md rendering', () => {
       ['commit', 'abc1234'],
       ['feature gates', 'the defaults of kube-apiserver v1.37.2 (none set)'],
       ['apiserver flags', '`--etcd-compaction-interval=1m` (besides the defaults)'],
+      ['kube-controller-manager flags', "`--resource-quota-sync-period=2s` (besides the pods fixture's)"],
       ['command', '`npm run conformance -- --seed=7`'],
       ['proxy flags', "each mode's own (below), no others"],
     ])
