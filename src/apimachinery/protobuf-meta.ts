@@ -139,9 +139,14 @@ export function decodeProtobufMeta(body: Buffer, complete = false): ProtobufMeta
   }
   const isList = out.kind?.endsWith('List') === true;
   if (isList && complete) out.items = [];
+  // meta.k8s.io/v1beta1 PartialObjectMetadataList numbers its fields the other way round
+  // (`apis/meta/v1beta1/generated.proto`: items 1, metadata 2).
+  const apiVersion = out.kind === 'PartialObjectMetadataList' ? field(typeMeta!.bytes!, 1) : undefined;
+  const v1beta1 = apiVersion !== undefined && str(apiVersion) === 'meta.k8s.io/v1beta1';
+  const [metaNum, itemNum] = v1beta1 ? [2, 1] : [1, 2];
   for (const f of fields(raw)) {
-    if (f.num === 1 && f.bytes) out.metadata = meta(f.bytes, isList ? LIST_META : OBJECT_META);
-    else if (isList && f.num === 2 && f.complete && f.bytes) {
+    if (f.num === metaNum && f.bytes) out.metadata = meta(f.bytes, isList ? LIST_META : OBJECT_META);
+    else if (isList && f.num === itemNum && f.complete && f.bytes) {
       const m = field(f.bytes, 1);
       out.items ??= [];
       out.items.push(m?.bytes ? { metadata: meta(m.bytes, OBJECT_META) } : {});

@@ -102,6 +102,14 @@ export interface WatcherOptions {
   initial?: Iterator<WireLine>;
   /** Live events with RV ≤ this are skipped (they are covered by `initial` or were not asked for). */
   minRV: bigint;
+  /**
+   * The RV the apiserver's watcher starts from (`cache_watcher.go` `processInterval`'s
+   * resourceVersion: the requested RV, or the snapshot's for initial events; default `minRV`):
+   * a timed bookmark at or below it is not sent, as `process` sends only events above it (a
+   * bookmark equal to it only before any bookmark was sent: the initial-events-end one, which
+   * `initial` carries).
+   */
+  startRV?: bigint;
   /** The watcher's namespace + label + field filter. */
   filter: (e: StoreEntry) => boolean;
   /** Max live events waiting for the client before it is parked (or closed). */
@@ -146,6 +154,8 @@ export class Watcher implements CacheWatcher {
   readonly #onClose: ((w: Watcher, reason: CloseReason) => void) | undefined;
   /** Live events with RV ≤ this are not sent (covered by `initial`, the history or not asked for). */
   #minRV: bigint;
+  /** See {@link WatcherOptions.startRV}. */
+  readonly #startRV: bigint;
   /**
    * The position: the RV the lines handed to the stream bring the client to (live events and
    * bookmarks; during a catch-up also the history events its filter skips). A parked watcher
@@ -172,6 +182,7 @@ export class Watcher implements CacheWatcher {
     this.#bufferBytes = opts.bufferBytes ?? Number.POSITIVE_INFINITY;
     this.#onClose = opts.onClose;
     this.#minRV = opts.minRV;
+    this.#startRV = opts.startRV ?? opts.minRV;
     this.#sentRV = opts.minRV;
     this.#initial = opts.initial;
     this.#parking = opts.parking;
@@ -244,12 +255,13 @@ export class Watcher implements CacheWatcher {
   }
 
   /**
-   * Offers a bookmark at `rv` (sent when `rv` ≥ the RV the watch started from, as the apiserver;
-   * none while parked, nor below what a catch-up already sent: KEP-6268, a bookmark must never
-   * move the client's RV backwards).
+   * Offers a bookmark at `rv` (sent when `rv` > the RV the watch started from, as the apiserver's
+   * `cacheWatcher.process`: a quiet resource gets no periodic or pre-timeout bookmark; none while
+   * parked, nor below what a catch-up already sent: KEP-6268, a bookmark must never move the
+   * client's RV backwards).
    */
   bookmark(rv: bigint, line: Buffer): void {
-    if (this.closed || this.#parked || rv < this.#minRV) return;
+    if (this.closed || this.#parked || rv < this.#minRV || rv <= this.#startRV) return;
     this.#enqueue(rv, line);
   }
 

@@ -321,6 +321,8 @@ export class Cacher {
     const requested = q.resourceVersion ?? 0n;
     let initial: Iterator<WireLine> | undefined;
     let minRV = current;
+    // The apiserver's watcher starts from the requested RV, or the snapshot's (`processInterval`).
+    let startRV = current;
 
     if (q.sendInitialEvents === true) {
       // cacher.go `setInitialEventsEndBookmarkIfRequested`: the end bookmark only when the
@@ -336,14 +338,17 @@ export class Cacher {
       return w;
     } else if (requested >= current) {
       minRV = requested;
+      startRV = requested;
     } else {
       initial = historyLines(s.history.since(requested), filter, q.metadata);
+      startRV = requested;
     }
 
     const nsKey = ns ?? '';
     const w = new Watcher({
       initial,
       minRV,
+      startRV,
       filter,
       bufferEvents: this.#bufferEvents,
       bufferBytes: this.#bufferBytes,

@@ -206,6 +206,16 @@ function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataV
   const apiVersion = metadata === undefined ? resource.apiVersion : `meta.k8s.io/${metadata}`;
   const kind = metadata === undefined ? `${resource.kind}List` : 'PartialObjectMetadataList';
   const { entries, items } = page;
+  if (metadata === 'v1beta1') {
+    // v1beta1's PartialObjectMetadataList numbers its fields the other way round (items 1,
+    // metadata 2): the kept item fields, renumbered (`listAnswerChunks`).
+    const fields = new Array<Buffer>(items.length);
+    for (let i = 0; i < items.length; i++) {
+      const b = items[i]!;
+      fields[i] = listItem(entries?.[i], type, metadata, () => b.utf8Slice(0, b.length), true);
+    }
+    return listAnswerChunks(apiVersion, kind, meta, fields, true);
+  }
   if (entries) {
     const fields = new Array<Buffer>(items.length);
     for (let i = 0; i < items.length; i++) {

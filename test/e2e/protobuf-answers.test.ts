@@ -181,6 +181,28 @@ describe('issue 32: protobuf answers from the cache', () => {
     assert.ok(g.body.equals((await direct(`${base}/b`, CLIENT_GO_OBJ)).body), 'PartialObjectMetadata');
   });
 
+  test('attack: a v1beta1 PartialObjectMetadataList in protobuf numbers items 1 and metadata 2', async () => {
+    // `Accept: …protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1`: the cache wrote
+    // v1's numbering ({1: ListMeta, 2: item…}) where the apiserver v1.37.2 writes {1: item…, 2:
+    // ListMeta} (the same length, other bytes): a client read the ListMeta as an item.
+    const base = `/api/v1/namespaces/${ns}/configmaps`;
+    const accept = `${PB};as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1`;
+    for (const q of ['', '?limit=2', '?labelSelector=tier%3Dnone']) {
+      const a = await via(`${base}${q}`, accept);
+      assert.equal(a.status, 200, a.body.toString());
+      assert.ok(fromCache(a), `${q}: from the cache`);
+      assert.equal(a.headers['content-type'], PB);
+      const m = decodeProtobufMeta(a.body, true);
+      assert.equal(m?.items?.length, q === '' ? 3 : q === '?limit=2' ? 2 : 0, q);
+      const rv = rvOf(a);
+      assert.match(rv, /^[0-9]+$/, `${q}: the ListMeta's resourceVersion`);
+      const sep = q === '' ? '?' : '&';
+      const d = await direct(`${base}${q}${sep}resourceVersion=${rv}&resourceVersionMatch=Exact`, accept);
+      assert.equal(d.status, 200, d.body.toString());
+      assert.ok(a.body.equals(d.body), `${q}: v1beta1 PartialObjectMetadataList at RV ${rv}`);
+    }
+  });
+
   test('WATCH: watch-list frames and the initial-events-end BOOKMARK as the apiserver frames them', async () => {
     const base = `/api/v1/namespaces/${ns}/configmaps`;
     const path = `${base}?watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=3`;

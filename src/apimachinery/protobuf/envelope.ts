@@ -190,20 +190,37 @@ export function itemMessage(item: Buffer): Buffer {
   return item.subarray(i + 1);
 }
 
+/** The tag byte of field 1, length-delimited (`0a`): a kept item field's tag (`12`) renumbered. */
+const FIELD_1_TAG = Buffer.from([0x0a]);
+
 /**
  * A whole LIST answer as chunks to write in order, the items' fields ({@link encodeListItem})
  * written as they are (no copy): `k8s\0` + Unknown{1: TypeMeta{apiVersion, kind}, 2: raw {1:
  * ListMeta from `listMeta`, 2: item…}, 3: "", 4: ""}. The same bytes as {@link listAnswer}.
+ *
+ * `itemsFirst`: the raw of `meta.k8s.io/v1beta1` PartialObjectMetadataList, whose fields are
+ * numbered the other way round (`apis/meta/v1beta1/generated.proto`: items 1, metadata 2), so
+ * gogo writes {1: item…, 2: ListMeta}: each kept item's tag byte is written as field 1's (the
+ * rest of it as it is), the ListMeta last. The apiserver v1.37.2 answers it so (side by side on
+ * the fixture); the v1 numbering there would make a client read the ListMeta as an item.
  */
 export function listAnswerChunks(
   apiVersion: string,
   kind: string,
   listMeta: unknown,
   items: readonly Buffer[],
+  itemsFirst = false,
 ): Buffer[] {
   const meta = encodeParsed(LIST_META, listMeta ?? {});
-  const metaField = Buffer.concat([lenField(1, meta.length), meta]);
-  const chunks = unknownEnvelope(apiVersion, kind, [metaField, ...items]);
+  let raw: Buffer[];
+  if (itemsFirst) {
+    raw = [];
+    for (const item of items) raw.push(FIELD_1_TAG, item.subarray(1));
+    raw.push(lenField(2, meta.length), meta);
+  } else {
+    raw = [Buffer.concat([lenField(1, meta.length), meta]), ...items];
+  }
+  const chunks = unknownEnvelope(apiVersion, kind, raw);
   // unknownEnvelope's head (magic, TypeMeta, raw's tag and length) is 5 small buffers: one.
   const head = Buffer.concat(chunks.slice(0, 5));
   chunks.splice(0, 5, head);

@@ -32,6 +32,38 @@ describe('issue 11 item 3: decodeProtobufMeta', () => {
     assert.deepEqual(decodeProtobufMeta(body.subarray(0, 40))?.metadata, { resourceVersion: '704' });
   });
 
+  it('attack: a meta.k8s.io/v1beta1 PartialObjectMetadataList: items are field 1, ListMeta field 2', () => {
+    // apis/meta/v1beta1/generated.proto numbers them the other way round from v1 (the apiserver
+    // v1.37.2 writes {1: item…, 2: ListMeta}); read as v1, the first item was the ListMeta.
+    const item = (name: string, rv: string) => pbField(1, objectMeta(name, 'ns', `uid-${name}`, rv));
+    const raw = Buffer.concat([
+      pbField(1, item('x', '700')),
+      pbField(1, item('y', '701')),
+      pbField(2, pbField(2, '704')),
+    ]);
+    const expected = {
+      kind: 'PartialObjectMetadataList',
+      metadata: { resourceVersion: '704' },
+      items: [
+        { metadata: { name: 'x', namespace: 'ns', uid: 'uid-x', resourceVersion: '700' } },
+        { metadata: { name: 'y', namespace: 'ns', uid: 'uid-y', resourceVersion: '701' } },
+      ],
+    };
+    assert.deepEqual(
+      decodeProtobufMeta(k8sProtobuf('meta.k8s.io/v1beta1', 'PartialObjectMetadataList', raw)),
+      expected,
+    );
+    const v1 = Buffer.concat([
+      pbField(1, pbField(2, '704')),
+      pbField(2, item('x', '700')),
+      pbField(2, item('y', '701')),
+    ]);
+    assert.deepEqual(
+      decodeProtobufMeta(k8sProtobuf('meta.k8s.io/v1', 'PartialObjectMetadataList', v1)),
+      expected,
+    );
+  });
+
   it('an empty list: `items: []` when the answer is complete (protobuf writes no field for it), left out of a prefix', () => {
     const body = k8sProtobuf('v1', 'ConfigMapList', pbField(1, pbField(2, '705')));
     assert.deepEqual(decodeProtobufMeta(body, true), {

@@ -191,6 +191,42 @@ describe('object messages: encoded once per object version, reused by LIST, GET 
   });
 });
 
+describe('attack: a v1beta1 PartialObjectMetadataList', () => {
+  // `Accept: …protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1` was answered with
+  // v1's field numbers ({1: ListMeta, 2: item…}); v1beta1 numbers items 1 and metadata 2, and the
+  // apiserver v1.37.2 writes {1: item…, 2: ListMeta} (test/e2e/protobuf-answers.test.ts).
+  it('items first as field 1, the ListMeta last as field 2; the same items as v1', () => {
+    const { cache } = seeded();
+    for (const page of [
+      cache.list({ ...ALL, metadata: 'v1beta1' }),
+      { ...cache.list({ ...ALL, metadata: 'v1beta1' }), entries: undefined },
+    ]) {
+      const beta = Buffer.concat(protobufList(PODS, page, 'v1beta1'));
+      const v1 = Buffer.concat(protobufList(PODS, cache.list({ ...ALL, metadata: 'v1' }), 'v1'));
+      const m = decodeProtobufMeta(beta, true)!;
+      assert.equal(m.kind, 'PartialObjectMetadataList');
+      assert.deepEqual(m.metadata, decodeProtobufMeta(v1, true)!.metadata);
+      assert.deepEqual(m.items, decodeProtobufMeta(v1, true)!.items);
+      assert.equal(m.items?.length, 3);
+      assert.equal(beta.length, v1.length + 5, 'the same fields, one byte longer apiVersion');
+      // raw = Unknown field 2: past `k8s\0`, TypeMeta (field 1) and raw's tag and length.
+      const typeLen = beta[5]!;
+      let at = 6 + typeLen + 1;
+      while (beta[at]! & 0x80) at++;
+      assert.equal(beta[at + 1], 0x0a, 'the first raw field is an item (field 1)');
+      // …then {2: ListMeta{1: "", 2: rv, 3: ""}} and Unknown's empty contentEncoding and contentType.
+      const rv = Buffer.from(page.resourceVersion);
+      const listMeta = Buffer.concat([Buffer.from([0x0a, 0, 0x12, rv.length]), rv, Buffer.from([0x1a, 0])]);
+      const end = Buffer.concat([
+        Buffer.from([0x12, listMeta.length]),
+        listMeta,
+        Buffer.from([0x1a, 0, 0x22, 0]),
+      ]);
+      assert.deepEqual(beta.subarray(beta.length - end.length), end, 'the ListMeta last, as field 2');
+    }
+  });
+});
+
 describe('watchableInProtobuf', () => {
   it('not for kinds that may carry raw JSON', () => {
     assert.equal(watchableInProtobuf(cms), true);
