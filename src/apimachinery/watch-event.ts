@@ -35,6 +35,8 @@ export const LINE_SOURCE: unique symbol = Symbol('line source');
 export interface LineSource {
   /** The object's bytes as chunks to write in order. */
   readonly wire: readonly Buffer[];
+  /** The object as a LIST item (the same bytes for the same object version: kept messages point into them). */
+  readonly listItem: Buffer;
   /** The object as a PartialObjectMetadata GET answer in `meta.k8s.io/<version>`, as chunks. */
   metadataWire(version: MetadataVersion): readonly Buffer[];
 }

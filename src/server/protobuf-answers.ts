@@ -15,19 +15,21 @@ import { cacheForm, type MetadataVersion, protobufForm } from '../apimachinery/a
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import { CannotEncode, encodeFromText } from '../apimachinery/protobuf/encode-object.ts';
 import {
-  encodeListItem,
   encodeParsed,
   itemMessage,
+  keepListItem,
   listAnswer,
-  listAnswerChunks,
+  listAnswerFrame,
   objectAnswer,
   PROTOBUF_CONTENT_TYPE,
   unknownEnvelope,
   watchFrame,
 } from '../apimachinery/protobuf/envelope.ts';
 import { kindSpec, mayHoldRawJSON, schemaMatches } from '../apimachinery/protobuf/schema.ts';
+import { copyKept, type KeptBytes, keptBytes, ownBytes } from '../apimachinery/protobuf/spliced.ts';
 import { LINE_SOURCE, type SourcedChunks, type WireLine } from '../apimachinery/watch-event.ts';
 import type { ListPage } from './cache-api.ts';
+import { chunksBody, type FilledBody } from './filled-body.ts';
 
 /** How a cache read is answered: its encoding, and the PartialObjectMetadata version asked for, if any. */
 export interface AnswerEncoding {
@@ -98,16 +100,28 @@ function typeOf(resource: ResourceInfo): string {
 }
 
 /**
+ * A stored object as the kept messages know it (a cache entry, `StoreEntry`): its bytes as a LIST
+ * item, the same Buffer contents for as long as the entry lives (the store may move them; offsets
+ * into them stay valid). Kept messages read their long strings from it (spliced.ts).
+ */
+export interface StoredJSON {
+  /** Absent: messages kept for the object are whole copies. */
+  readonly listItem?: Buffer | undefined;
+}
+
+/**
  * Each stored object's protobuf message, encoded once and reused by every LIST, GET and initial
  * watch event until the object changes: kept as the list item field (`2: message`,
- * `encodeListItem`, so a LIST writes it as it is, with no copy) and keyed by the cache's entry
- * (one per object version), so a replaced or deleted object's bytes go with its entry.
- * `objectItems` holds the object's own message, `partialItems` its PartialObjectMetadata (the
- * same bytes for `meta.k8s.io/v1` and `v1beta1`: the version is in the envelope only). Filled
- * lazily, by the first protobuf read of each object; a pod's message is ~57% of its JSON.
+ * `keepListItem`) and keyed by the cache's entry (one per object version), so a replaced or
+ * deleted object's bytes go with its entry. The message's long strings (64 bytes or more: an
+ * annotation, FieldsV1's raw JSON) are the same bytes as in the entry's stored JSON and are not
+ * copied (`apimachinery/protobuf/spliced.ts`): a pod's kept bytes are ~0.1–0.25 of its JSON
+ * instead of 0.57–0.85. `objectItems` holds the object's own message, `partialItems` its
+ * PartialObjectMetadata (the same bytes for `meta.k8s.io/v1` and `v1beta1`: the version is in
+ * the envelope only). Filled lazily, by the first protobuf read of each object.
  */
-const objectItems = new WeakMap<object, Buffer>();
-const partialItems = new WeakMap<object, Buffer>();
+const objectItems = new WeakMap<object, KeptBytes>();
+const partialItems = new WeakMap<object, KeptBytes>();
 let messageEncodes = 0;
 
 /**
@@ -119,33 +133,49 @@ export function protobufMessageEncodes(): number {
   return messageEncodes;
 }
 
+/**
+ * Bytes the kept object message of `key` holds of its own (besides the stored JSON it shares),
+ * undefined when none is kept: for tests and profiles.
+ */
+export function protobufKeptOwnBytes(key: object): number | undefined {
+  const k = objectItems.get(key);
+  return k === undefined ? undefined : ownBytes(k);
+}
+
 /** The PartialObjectMetadata of a parsed object. */
 const partialOfObject = (o: unknown) => ({ metadata: (o as { metadata?: unknown }).metadata });
 
 /**
  * The list item field of `key`'s object (its PartialObjectMetadata with `metadata`), kept under
- * `key` (a cache entry; none: encoded and not kept). `text`: its JSON, the whole object or (with
- * `metadata`, `partial` true) its `metadata` value alone.
+ * `key` (a cache entry, sharing its strings with `key.listItem`; none: encoded whole and not
+ * kept). `text`: its JSON, the whole object or (with `metadata`, `partial` true) its `metadata`
+ * value alone.
  */
 function listItem(
-  key: object | undefined,
+  key: StoredJSON | undefined,
   type: string,
   metadata: MetadataVersion | undefined,
   text: () => string,
   partial = false,
-): Buffer {
+): KeptBytes {
   const map = metadata === undefined ? objectItems : partialItems;
   const have = key && map.get(key);
   if (have) return have;
+  const json = key?.listItem;
   const item =
     metadata === undefined
-      ? encodeListItem(type, text())
-      : encodeListItem(PARTIAL, text(), partial ? partialOf : partialOfObject);
+      ? keepListItem(type, text(), json)
+      : keepListItem(PARTIAL, text(), json, partial ? partialOf : partialOfObject);
   if (key) {
     messageEncodes++;
     map.set(key, item);
   }
   return item;
+}
+
+/** The message bytes of `key`'s kept item (a view past its tag and length; a copy when spliced). */
+function messageOf(item: KeptBytes, key: StoredJSON | undefined): Buffer {
+  return itemMessage(Buffer.isBuffer(item) ? item : keptBytes(item, key!.listItem!));
 }
 
 /**
@@ -157,12 +187,12 @@ export function protobufGet(
   resource: ResourceInfo,
   json: readonly Buffer[],
   metadata?: MetadataVersion,
-  key?: object,
+  key?: StoredJSON,
 ): Buffer {
   return withinStack(() => {
     const type = typeOf(resource); // a kind the apiserver has no protobuf for answers 406 in any form
     const text = () => (json.length === 1 ? json[0]! : Buffer.concat(json)).toString('utf8');
-    const message = itemMessage(listItem(key, type, metadata, text));
+    const message = messageOf(listItem(key, type, metadata, text), key);
     return metadata === undefined
       ? objectAnswer(resource.apiVersion, resource.kind, message)
       : objectAnswer(`meta.k8s.io/${metadata}`, 'PartialObjectMetadata', message);
@@ -189,15 +219,16 @@ const partialOf = (metadata: unknown) => ({ metadata });
 
 /**
  * A LIST answer from a cache page (`items`: list items, or with `metadata` the objects'
- * `metadata` values), as chunks. With `page.entries`, each item's field is kept per entry (see
- * {@link objectItems}) and the answer is the kept fields as they are; without, one buffer
- * (`listAnswer`). Throws {@link CannotEncode}.
+ * `metadata` values), as a body filled into the writer's batch buffers (`filled-body.ts`). With
+ * `page.entries` (cache entries, {@link StoredJSON}), each item's field is kept per entry (see
+ * {@link objectItems}) and the answer copies the kept pieces; without, one buffer
+ * (`listAnswer`). Every item is encoded before this returns: Throws {@link CannotEncode}.
  */
-export function protobufList(resource: ResourceInfo, page: ListPage, metadata?: MetadataVersion): Buffer[] {
+export function protobufList(resource: ResourceInfo, page: ListPage, metadata?: MetadataVersion): FilledBody {
   return withinStack(() => encodeList(resource, page, metadata));
 }
 
-function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataVersion): Buffer[] {
+function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataVersion): FilledBody {
   const type = typeOf(resource);
   if (page.shardInfo !== undefined) throw new CannotEncode('unknown-field', 'ListMeta.shardInfo');
   const meta: Record<string, unknown> = { resourceVersion: page.resourceVersion };
@@ -205,18 +236,74 @@ function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataV
   if (page.remainingItemCount !== undefined) meta.remainingItemCount = page.remainingItemCount;
   const apiVersion = metadata === undefined ? resource.apiVersion : `meta.k8s.io/${metadata}`;
   const kind = metadata === undefined ? `${resource.kind}List` : 'PartialObjectMetadataList';
-  const { entries, items } = page;
+  const { items } = page;
+  const entries = page.entries as readonly StoredJSON[] | undefined;
   if (entries) {
-    const fields = new Array<Buffer>(items.length);
+    const kept = new Array<KeptBytes>(items.length);
+    let itemBytes = 0;
     for (let i = 0; i < items.length; i++) {
       const b = items[i]!;
-      fields[i] = listItem(entries[i], type, metadata, () => b.utf8Slice(0, b.length), true);
+      const k = listItem(entries[i], type, metadata, () => b.utf8Slice(0, b.length), true);
+      kept[i] = k;
+      itemBytes += k.length;
     }
-    return listAnswerChunks(apiVersion, kind, meta, fields);
+    // The object LIST's items are the entries' list items (the JSON the spans point into).
+    const json = metadata === undefined ? (i: number) => items[i]! : (i: number) => entries[i]!.listItem!;
+    const [head, tail] = listAnswerFrame(apiVersion, kind, meta, itemBytes);
+    return keptListBody(head, kept, json, tail);
   }
-  return metadata === undefined
-    ? [listAnswer(apiVersion, kind, meta, type, items)]
-    : [listAnswer(apiVersion, kind, meta, PARTIAL, items, partialOf)];
+  return chunksBody(
+    metadata === undefined
+      ? [listAnswer(apiVersion, kind, meta, type, items)]
+      : [listAnswer(apiVersion, kind, meta, PARTIAL, items, partialOf)],
+  );
+}
+
+/**
+ * A LIST body: `head`, each kept item in order (item `i`'s JSON: `json(i)`, read when its bytes
+ * are copied), `tail`; copied piece by piece into the caller's buffers.
+ */
+function keptListBody(
+  head: Buffer,
+  kept: readonly KeptBytes[],
+  json: (i: number) => Buffer,
+  tail: Buffer,
+): FilledBody {
+  let length = head.length + tail.length;
+  for (const k of kept) length += k.length;
+  // Position: item `i` (-1: the head, kept.length: the tail), `off` bytes into it.
+  let i = -1;
+  let off = 0;
+  return {
+    length,
+    fill(into: Buffer): number {
+      let at = 0;
+      const room = into.length;
+      while (at < room) {
+        if (i === -1 || i === kept.length) {
+          const b = i === -1 ? head : tail;
+          if (i === kept.length && off === b.length) break;
+          const n = b.copy(into, at, off);
+          at += n;
+          off += n;
+          if (off === b.length && i === -1) {
+            i = 0;
+            off = 0;
+          }
+          continue;
+        }
+        const k = kept[i]!;
+        const end = Math.min(k.length, off + room - at);
+        at = copyKept(k, Buffer.isBuffer(k) ? k : json(i), off, end, into, at);
+        off = end;
+        if (off === k.length) {
+          i++;
+          off = 0;
+        }
+      }
+      return at;
+    },
+  };
 }
 
 /** Event lines shared by watchers (the history's) → their frames: encoded once per event. */
@@ -252,7 +339,7 @@ export function protobufWatchFrame(
     );
     const { apiVersion, kind } =
       m === undefined ? watched!.resource : { apiVersion: `meta.k8s.io/${m}`, kind: 'PartialObjectMetadata' };
-    return watchFrame('ADDED', unknownEnvelope(apiVersion, kind, itemMessage(item)));
+    return watchFrame('ADDED', unknownEnvelope(apiVersion, kind, messageOf(item, source)));
   }
   const have = frames.get(line);
   if (have) return have;

@@ -16,6 +16,7 @@
 import { PROTOBUF_MAGIC } from '../protobuf-meta.ts';
 import { CannotEncode, encodeFromText, writeMessage } from './encode-object.ts';
 import { kindSpec, messageSpec } from './schema.ts';
+import { type KeptBytes, MIN_SPAN_BYTES, splice } from './spliced.ts';
 import { BackwardWriter, LEN } from './writer.ts';
 
 /** The media type of protobuf answers, and of protobuf watch streams. */
@@ -160,30 +161,39 @@ export function listAnswer(
 /**
  * An object's message as one item field of a list's raw (`2: message`: tag, length, then the
  * message bytes), encoded from Go-written JSON `text` as message type `itemType` (`pick`: the
- * value to encode from the parsed object). A copy the caller owns, fit to be kept: a LIST can
- * then write kept items as they are ({@link listAnswerChunks}) and a GET or watch event read the
- * message inside ({@link itemMessage}). Throws {@link CannotEncode}, SyntaxError on malformed JSON.
+ * value to encode from the parsed object), fit to be kept: a LIST then copies kept items as they
+ * are (around {@link listAnswerFrame}) and a GET or watch event reads the message inside
+ * ({@link itemMessage}). With `json` (the object's stored JSON), kept sharing its long strings
+ * with it (spliced.ts): every string of at least `MIN_SPAN_BYTES` whose bytes occur in `json` is
+ * left out of the copy and read from `json` when written; without, a whole copy the caller owns.
+ * Throws {@link CannotEncode}, SyntaxError on malformed JSON.
  */
-export function encodeListItem(itemType: string, text: string, pick?: (parsed: unknown) => unknown): Buffer {
+export function keepListItem(
+  itemType: string,
+  text: string,
+  json: Buffer | undefined,
+  pick?: (parsed: unknown) => unknown,
+): KeptBytes {
   const spec = messageSpec(itemType);
   if (!spec) throw new CannotEncode('unknown-kind', itemType);
   const name = itemType.slice(itemType.lastIndexOf('.') + 1);
   shared.reset();
   try {
+    if (json) shared.recordStrings(MIN_SPAN_BYTES);
     encodeFromText(
       text,
       (o) => writeMessage(shared, spec, (pick ? pick(o) : o) as never, name, true),
-      () => shared.reset(),
+      () => shared.rewind(0),
     );
     shared.lengthSince(0);
     shared.tag(2, LEN);
-    return Buffer.from(shared.view());
+    return json ? splice(shared.view(), shared.stringSpans(), json) : Buffer.from(shared.view());
   } finally {
     shared.reset();
   }
 }
 
-/** The message inside a list item field ({@link encodeListItem}): a view past its tag and length. */
+/** The message inside a list item field ({@link keepListItem}, whole): a view past its tag and length. */
 export function itemMessage(item: Buffer): Buffer {
   let i = 1;
   while (item[i]! & 0x80) i++;
@@ -191,23 +201,24 @@ export function itemMessage(item: Buffer): Buffer {
 }
 
 /**
- * A whole LIST answer as chunks to write in order, the items' fields ({@link encodeListItem})
- * written as they are (no copy): `k8s\0` + Unknown{1: TypeMeta{apiVersion, kind}, 2: raw {1:
- * ListMeta from `listMeta`, 2: item…}, 3: "", 4: ""}. The same bytes as {@link listAnswer}.
+ * The bytes of a LIST answer around its items' fields (each `2: message`, {@link keepListItem}),
+ * `itemBytes` long in all: `[head, tail]`, head = `k8s\0` + Unknown{1: TypeMeta{apiVersion,
+ * kind}, 2: raw's tag and length, raw's {1: ListMeta from `listMeta`}}, tail = Unknown's `3: "",
+ * 4: ""`. Head, the items in order and tail are the same bytes as {@link listAnswer}.
  */
-export function listAnswerChunks(
+export function listAnswerFrame(
   apiVersion: string,
   kind: string,
   listMeta: unknown,
-  items: readonly Buffer[],
-): Buffer[] {
+  itemBytes: number,
+): [head: Buffer, tail: Buffer] {
   const meta = encodeParsed(LIST_META, listMeta ?? {});
   const metaField = Buffer.concat([lenField(1, meta.length), meta]);
-  const chunks = unknownEnvelope(apiVersion, kind, [metaField, ...items]);
-  // unknownEnvelope's head (magic, TypeMeta, raw's tag and length) is 5 small buffers: one.
-  const head = Buffer.concat(chunks.slice(0, 5));
-  chunks.splice(0, 5, head);
-  return chunks;
+  const chunks = unknownEnvelope(apiVersion, kind, [metaField]);
+  // unknownEnvelope's head is magic, TypeMeta's field, raw's tag and length (of the ListMeta
+  // field alone: written again for the whole raw), then the ListMeta field and the tail.
+  const rawLen = lenField(2, metaField.length + itemBytes);
+  return [Buffer.concat([chunks[0]!, chunks[1]!, chunks[2]!, chunks[3]!, rawLen, metaField]), UNKNOWN_TAIL];
 }
 
 /**
