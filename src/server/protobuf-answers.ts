@@ -27,7 +27,7 @@ import {
 } from '../apimachinery/protobuf/envelope.ts';
 import { kindSpec, mayHoldRawJSON, schemaMatches } from '../apimachinery/protobuf/schema.ts';
 import { copyKept, type KeptBytes, keptBytes, ownBytes } from '../apimachinery/protobuf/spliced.ts';
-import { LINE_SOURCE, type SourcedChunks, type WireLine } from '../apimachinery/watch-event.ts';
+import { lineSource, type WireLine } from '../apimachinery/watch-event.ts';
 import type { ListPage } from './cache-api.ts';
 import { chunksBody, type FilledBody } from './filled-body.ts';
 
@@ -311,8 +311,9 @@ const frames = new WeakMap<object, Buffer>();
 let watchEncodes = 0;
 
 /**
- * How many watch event lines this process has encoded to protobuf frames: one per (event line,
- * format), however many watchers receive it (a count for tests and profiles, not a metric).
+ * How many shared watch event lines this process has turned into protobuf frames: one per
+ * (event line, format), however many watchers receive it (a count for tests and profiles, not a
+ * metric).
  */
 export function protobufWatchEncodes(): number {
   return watchEncodes;
@@ -322,24 +323,39 @@ export function protobufWatchEncodes(): number {
  * One watch event's protobuf frame from its JSON line (`{"type":…,"object":…}\n`, one Buffer or
  * its chunks): the object encoded by its own kind (an ERROR's Status, a metadata watch's
  * PartialObjectMetadata, a bookmark's empty object). A line Buffer shared by watchers is
- * encoded once. An initial ADDED line written from a stored object ({@link LINE_SOURCE}) of
- * `watched` (the watch's resource, and the PartialObjectMetadata version of a metadata watch)
- * reuses that object's kept message (LIST, GET and every watcher's initial events share it),
- * or encodes and keeps it. Throws {@link CannotEncode}.
+ * framed once. A line written from a stored object (`lineSource`: an initial ADDED line, or a
+ * live ADDED or MODIFIED line of the stored object) of `watched` (the watch's resource, and the
+ * PartialObjectMetadata version of a metadata watch) reuses that object's kept message, or
+ * encodes and keeps it: LIST, GET, the live event and every watcher's initial events share it.
+ * Throws {@link CannotEncode}.
  */
 export function protobufWatchFrame(
   line: WireLine,
   watched?: { resource: ResourceInfo; metadata?: MetadataVersion | undefined },
 ): Buffer {
-  const source = watched && !Buffer.isBuffer(line) ? (line as SourcedChunks)[LINE_SOURCE] : undefined;
-  if (source) {
+  const shared = Buffer.isBuffer(line);
+  const sourced = watched ? lineSource(line) : undefined;
+  // A live line's source is the full object: a metadata watch's lines are built apart (no source).
+  if (sourced && (!shared || watched!.metadata === undefined)) {
+    if (shared) {
+      const have = frames.get(line);
+      if (have) return have;
+    }
+    const { source, type } = sourced;
     const m = watched!.metadata;
-    const item = listItem(source, typeOf(watched!.resource), m, () =>
-      Buffer.concat(m === undefined ? source.wire : source.metadataWire(m)).toString('utf8'),
+    const item = withinStack(() =>
+      listItem(source, typeOf(watched!.resource), m, () =>
+        Buffer.concat(m === undefined ? source.wire : source.metadataWire(m)).toString('utf8'),
+      ),
     );
     const { apiVersion, kind } =
       m === undefined ? watched!.resource : { apiVersion: `meta.k8s.io/${m}`, kind: 'PartialObjectMetadata' };
-    return watchFrame('ADDED', unknownEnvelope(apiVersion, kind, messageOf(item, source)));
+    const frame = watchFrame(type, unknownEnvelope(apiVersion, kind, messageOf(item, source)));
+    if (shared) {
+      watchEncodes++;
+      frames.set(line, frame);
+    }
+    return frame;
   }
   const have = frames.get(line);
   if (have) return have;

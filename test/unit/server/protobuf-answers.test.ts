@@ -108,6 +108,14 @@ describe('protobuf answers', () => {
   });
 });
 
+/** A watcher's lines as single Buffers (copies: not the history's shared lines). */
+function drainLines(w: { stream: { read(): unknown } }): Buffer[] {
+  const out: Buffer[] = [];
+  for (let c = w.stream.read(); c !== null; c = w.stream.read())
+    out.push(Buffer.concat(Buffer.isBuffer(c) ? [c] : (c as Buffer[])));
+  return out;
+}
+
 describe('protobuf watch events: encoded once per event, not per watcher', () => {
   it('50 watchers of one watch cache, 3 events: 3 encodes, every watcher sent the same frame', () => {
     const { cache } = seeded();
@@ -130,6 +138,39 @@ describe('protobuf watch events: encoded once per event, not per watcher', () =>
     }
     const types = frames[0]!.map((f) => f.subarray(6, 6 + f[5]!).toString('latin1'));
     assert.deepEqual(types, ['ADDED', 'MODIFIED', 'DELETED']);
+  });
+});
+
+describe('the message of a live event is the one LIST and GET reuse', () => {
+  it('50 protobuf watchers of a MODIFIED: one message encode, kept for the next LIST and GET', () => {
+    const { cache } = seeded();
+    const rv = cache.resourceVersion();
+    const watchers = Array.from({ length: 50 }, () => cache.watch({ ...ALL, resourceVersion: rv }));
+    cache.update(pod('a', 'p1', 11, { labels: { app: 'web' }, nodeName: 'n7' }));
+    cache.add(pod('a', 'p9', 12, { labels: { app: 'x' } }));
+    cache.delete(pod('a', 'p9', 13));
+    const watched = { resource: PODS };
+    const messages = protobufMessageEncodes();
+    const lines = protobufWatchEncodes();
+    const frames = watchers.map((w) => {
+      const out: Buffer[] = [];
+      for (let c = w.stream.read(); c !== null; c = w.stream.read())
+        out.push(protobufWatchFrame(c as Buffer, watched));
+      return out;
+    });
+    assert.equal(protobufWatchEncodes() - lines, 3, 'one frame per event, not per watcher');
+    assert.equal(protobufMessageEncodes() - messages, 2, 'p1@11 and p9@12 kept; the DELETED not');
+    for (const f of frames) for (let i = 0; i < 3; i++) assert.equal(f[i], frames[0]![i]);
+    const direct = drainLines(cache.watch({ ...ALL, resourceVersion: rv })).map((l) =>
+      protobufWatchFrame(Buffer.from(l)),
+    );
+    assert.deepEqual(frames[0], direct, 'the same bytes as framed from the line');
+    const list = bodyBytes(protobufList(PODS, cache.list(ALL)));
+    assert.equal(protobufMessageEncodes() - messages, 4, 'the LIST encodes p2 and p3 only');
+    assert.deepEqual(list, bodyBytes(protobufList(PODS, { ...cache.list(ALL), entries: undefined })));
+    const p1 = cache.get('a', 'p1')!;
+    protobufGet(PODS, p1.wire, undefined, p1);
+    assert.equal(protobufMessageEncodes() - messages, 4);
   });
 });
 
