@@ -16,7 +16,8 @@
  *   of both proxies 2 s after ready, and again after the rows above with 10 protobuf and 10 JSON
  *   watchers of all pods still open (protobuf and JSON clients both active).
  *
- * usage: node bench/tools/protobuf-rows.ts [PODS=10000] [REPS=5] [GETS=200]
+ * usage: node bench/tools/protobuf-rows.ts [PODS=10000] [REPS=5] [GETS=200] [POD_BYTES=5000]
+ * (POD_BYTES ≤ 2100: plain pods, no filler annotation, ~2 KB of JSON each).
  * Prints one JSON line per measurement to stderr as it goes and Markdown tables at the end.
  */
 import { type Dispatcher, request } from 'undici';
@@ -30,7 +31,7 @@ import { cpuSeconds, peakRssBytes } from '../support/proc.ts';
 import { buildDist, DIST_CLI, type ProxyProcess, startProxy } from '../support/proxy-process.ts';
 import { nsName, podName, seedPods } from '../support/seed.ts';
 
-const [PODS = 10_000, REPS = 5, GETS = 200] = toolArgs({}).positionals.map(Number);
+const [PODS = 10_000, REPS = 5, GETS = 200, POD_BYTES = 5000] = toolArgs({}).positionals.map(Number);
 const PB = 'application/vnd.kubernetes.protobuf';
 const log = (m: unknown) =>
   process.stderr.write(`protobuf-rows ${new Date().toISOString().slice(11, 19)} ${JSON.stringify(m)}\n`);
@@ -51,7 +52,7 @@ const spread = (xs: number[]) => `${r1(median(xs))} (${r1(Math.min(...xs))}–${
 try {
   buildDist();
   log(`seeding ${PODS} pods`);
-  await seedPods(up, { pods: PODS, namespaces: 100, nodes: 50, podBytes: 5000 });
+  await seedPods(up, { pods: PODS, namespaces: 100, nodes: 50, podBytes: POD_BYTES });
   const size = await listSize(up, '/api/v1/pods');
   const start = (resources: string, extraArgs: string[] = []) =>
     startProxy({
@@ -66,6 +67,7 @@ try {
     const at2s = await p.memory('sample');
     const peak = peakRssBytes(p.pid);
     const afterGc = await p.memory('gc');
+    log({ pid: p.pid, at2s, afterGc });
     return { readyMs: p.readyMs, peak, at2s, afterGc };
   };
   const empty = await start('limitranges');
@@ -275,10 +277,14 @@ try {
     console.log(
       `| ${k} | ${spread(v.clientCpu)} | ${spread(v.syncMs)} | ${spread(v.serverCpu)} | ${v.items} |`,
     );
-  console.log('\n| memory | RSS MiB 2 s | RSS MiB GC | RSS per JSON byte | RSS per JSON byte, GC |');
-  console.log('| --- | --- | --- | --- | --- |');
+  console.log(
+    '\n| memory | RSS MiB 2 s | RSS MiB GC | heap used MiB GC | ArrayBuffers MiB GC | RSS per JSON byte | RSS per JSON byte, GC | live per JSON byte |',
+  );
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const m of memRows)
-    console.log(`| ${m.what} | ${m.rssMiB} | ${m.rssGcMiB} | ${m.rssPerJsonByte} | ${m.rssPerJsonByteGc} |`);
+    console.log(
+      `| ${m.what} | ${m.rssMiB} | ${m.rssGcMiB} | ${m.heapUsedGcMiB} | ${m.arrayBuffersGcMiB} | ${m.rssPerJsonByte} | ${m.rssPerJsonByteGc} | ${m.livePerJsonByte} |`,
+    );
 } finally {
   for (const w of watchers) w.destroy();
   for (const p of proxies) await p.stop();
