@@ -26,7 +26,7 @@ import {
   watchFrame,
 } from '../apimachinery/protobuf/envelope.ts';
 import { kindSpec, mayHoldRawJSON, schemaMatches } from '../apimachinery/protobuf/schema.ts';
-import { copyKept, type KeptBytes, keptBytes, ownBytes } from '../apimachinery/protobuf/spliced.ts';
+import { copyKept, keptLength, keptMessage } from '../apimachinery/protobuf/spliced.ts';
 import { lineSource, type WireLine } from '../apimachinery/watch-event.ts';
 import type { ListPage } from './cache-api.ts';
 import { chunksBody, type FilledBody } from './filled-body.ts';
@@ -101,81 +101,89 @@ function typeOf(resource: ResourceInfo): string {
 
 /**
  * A stored object as the kept messages know it (a cache entry, `StoreEntry`): its bytes as a LIST
- * item, the same Buffer contents for as long as the entry lives (the store may move them; offsets
- * into them stay valid). Kept messages read their long strings from it (spliced.ts).
+ * item, the same bytes for as long as the entry lives (the store may move them; offsets into
+ * them stay valid), and slots for bytes kept with it in the store's slabs.
  */
-export interface StoredJSON {
-  /** Absent: messages kept for the object are whole copies. */
-  readonly listItem?: Buffer | undefined;
+export interface KeepingEntry {
+  readonly listItem: Buffer;
+  kept(slot: number): Buffer | undefined;
+  keep(slot: number, bytes: Uint8Array): Buffer;
 }
 
-/**
- * Each stored object's protobuf message, encoded once and reused by every LIST, GET and initial
- * watch event until the object changes: kept as the list item field (`2: message`,
- * `keepListItem`) and keyed by the cache's entry (one per object version), so a replaced or
- * deleted object's bytes go with its entry. The message's long strings (64 bytes or more: an
- * annotation, FieldsV1's raw JSON) are the same bytes as in the entry's stored JSON and are not
- * copied (`apimachinery/protobuf/spliced.ts`): a pod's kept bytes are ~0.1–0.25 of its JSON
- * instead of 0.57–0.85. `objectItems` holds the object's own message, `partialItems` its
- * PartialObjectMetadata (the same bytes for `meta.k8s.io/v1` and `v1beta1`: the version is in
- * the envelope only). Filled lazily, by the first protobuf read of each object.
- */
-const objectItems = new WeakMap<object, KeptBytes>();
-const partialItems = new WeakMap<object, KeptBytes>();
+/** The entry's slot of its object message, and of its PartialObjectMetadata message. */
+const OBJECT_SLOT = 0;
+const PARTIAL_SLOT = 1;
+
+/** `key` when it can keep bytes (a cache entry), else undefined. */
+function keeping(key: object | undefined): KeepingEntry | undefined {
+  return key !== undefined && typeof (key as Partial<KeepingEntry>).keep === 'function'
+    ? (key as KeepingEntry)
+    : undefined;
+}
+
+const NO_JSON = Buffer.alloc(0);
+
 let messageEncodes = 0;
 
 /**
- * How many object messages this process has encoded for LIST, GET and initial watch events
- * (a count for tests and profiles, not a metric): one per object version and message type
- * however often it is read.
+ * How many object messages this process has encoded for LIST, GET and watch events of stored
+ * objects (a count for tests and profiles, not a metric): one per object version and message
+ * type however often it is read.
  */
 export function protobufMessageEncodes(): number {
   return messageEncodes;
 }
 
 /**
- * Bytes the kept object message of `key` holds of its own (besides the stored JSON it shares),
- * undefined when none is kept: for tests and profiles.
+ * Bytes the kept object message of `key` (a cache entry) holds in the store's slabs, besides the
+ * stored JSON it shares; undefined when none is kept: for tests and profiles.
  */
-export function protobufKeptOwnBytes(key: object): number | undefined {
-  const k = objectItems.get(key);
-  return k === undefined ? undefined : ownBytes(k);
+export function protobufKeptBytes(key: object): number | undefined {
+  return keeping(key)?.kept(OBJECT_SLOT)?.length;
 }
 
 /** The PartialObjectMetadata of a parsed object. */
 const partialOfObject = (o: unknown) => ({ metadata: (o as { metadata?: unknown }).metadata });
 
 /**
- * The list item field of `key`'s object (its PartialObjectMetadata with `metadata`), kept under
- * `key` (a cache entry, sharing its strings with `key.listItem`; none: encoded whole and not
- * kept). `text`: its JSON, the whole object or (with `metadata`, `partial` true) its `metadata`
- * value alone.
+ * The list item field of `key`'s object (its PartialObjectMetadata with `metadata`) in the kept
+ * form (`apimachinery/protobuf/spliced.ts`), and the JSON its spans point into. Each stored
+ * object's message is encoded once and reused by every LIST, GET and watch event until the
+ * object changes: kept in the entry's slot (`StoreEntry.keep`: in the store's slabs, released
+ * and compacted with the entry's JSON, one entry per object version, so a replaced or deleted
+ * object's bytes go with it), its long strings (64 bytes or more: an annotation, FieldsV1's raw
+ * JSON) not copied but read from the entry's stored JSON. The object's message and its
+ * PartialObjectMetadata (the same bytes for `meta.k8s.io/v1` and `v1beta1`: the version is in
+ * the envelope only) have a slot each. Filled lazily, by the first protobuf read of each object.
+ * `key` not a cache entry: encoded and not kept. `text`: its JSON, the whole object or (with
+ * `metadata`, `partial` true) its `metadata` value alone; `listItemBytes`: `key.listItem` when
+ * the caller has it.
  */
 function listItem(
-  key: StoredJSON | undefined,
+  key: object | undefined,
   type: string,
   metadata: MetadataVersion | undefined,
   text: () => string,
   partial = false,
-): KeptBytes {
-  const map = metadata === undefined ? objectItems : partialItems;
-  const have = key && map.get(key);
-  if (have) return have;
-  const json = key?.listItem;
+  listItemBytes?: Buffer,
+): [item: Buffer, json: Buffer] {
+  const entry = keeping(key);
+  const slot = metadata === undefined ? OBJECT_SLOT : PARTIAL_SLOT;
+  const json = entry ? (listItemBytes ?? entry.listItem) : NO_JSON;
+  const have = entry?.kept(slot);
+  if (have) return [have, json];
   const item =
     metadata === undefined
-      ? keepListItem(type, text(), json)
-      : keepListItem(PARTIAL, text(), json, partial ? partialOf : partialOfObject);
-  if (key) {
-    messageEncodes++;
-    map.set(key, item);
-  }
-  return item;
+      ? keepListItem(type, text(), entry && json)
+      : keepListItem(PARTIAL, text(), entry && json, partial ? partialOf : partialOfObject);
+  if (!entry) return [Buffer.from(item), json];
+  messageEncodes++;
+  return [entry.keep(slot, item), json];
 }
 
-/** The message bytes of `key`'s kept item (a view past its tag and length; a copy when spliced). */
-function messageOf(item: KeptBytes, key: StoredJSON | undefined): Buffer {
-  return itemMessage(Buffer.isBuffer(item) ? item : keptBytes(item, key!.listItem!));
+/** The message bytes of a kept item (its JSON: `json`). */
+function messageOf([item, json]: [Buffer, Buffer]): Buffer {
+  return itemMessage(keptMessage(item, json));
 }
 
 /**
@@ -187,12 +195,12 @@ export function protobufGet(
   resource: ResourceInfo,
   json: readonly Buffer[],
   metadata?: MetadataVersion,
-  key?: StoredJSON,
+  key?: object,
 ): Buffer {
   return withinStack(() => {
     const type = typeOf(resource); // a kind the apiserver has no protobuf for answers 406 in any form
     const text = () => (json.length === 1 ? json[0]! : Buffer.concat(json)).toString('utf8');
-    const message = messageOf(listItem(key, type, metadata, text), key);
+    const message = messageOf(listItem(key, type, metadata, text));
     return metadata === undefined
       ? objectAnswer(resource.apiVersion, resource.kind, message)
       : objectAnswer(`meta.k8s.io/${metadata}`, 'PartialObjectMetadata', message);
@@ -236,21 +244,29 @@ function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataV
   if (page.remainingItemCount !== undefined) meta.remainingItemCount = page.remainingItemCount;
   const apiVersion = metadata === undefined ? resource.apiVersion : `meta.k8s.io/${metadata}`;
   const kind = metadata === undefined ? `${resource.kind}List` : 'PartialObjectMetadataList';
-  const { items } = page;
-  const entries = page.entries as readonly StoredJSON[] | undefined;
+  const { items, entries } = page;
   if (entries) {
-    const kept = new Array<KeptBytes>(items.length);
+    const kept = new Array<Buffer>(items.length);
+    const jsons = new Array<Buffer>(items.length);
+    const lengths = new Array<number>(items.length);
     let itemBytes = 0;
     for (let i = 0; i < items.length; i++) {
       const b = items[i]!;
-      const k = listItem(entries[i], type, metadata, () => b.utf8Slice(0, b.length), true);
+      // An object LIST's items are the entries' list items: the JSON the spans point into.
+      const [k, json] = listItem(
+        entries[i],
+        type,
+        metadata,
+        () => b.utf8Slice(0, b.length),
+        true,
+        metadata ? undefined : b,
+      );
       kept[i] = k;
-      itemBytes += k.length;
+      jsons[i] = json;
+      itemBytes += lengths[i] = keptLength(k);
     }
-    // The object LIST's items are the entries' list items (the JSON the spans point into).
-    const json = metadata === undefined ? (i: number) => items[i]! : (i: number) => entries[i]!.listItem!;
     const [head, tail] = listAnswerFrame(apiVersion, kind, meta, itemBytes);
-    return keptListBody(head, kept, json, tail);
+    return keptListBody(head, kept, jsons, lengths, tail);
   }
   return chunksBody(
     metadata === undefined
@@ -260,17 +276,18 @@ function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataV
 }
 
 /**
- * A LIST body: `head`, each kept item in order (item `i`'s JSON: `json(i)`, read when its bytes
- * are copied), `tail`; copied piece by piece into the caller's buffers.
+ * A LIST body: `head`, each kept item in order (its JSON `jsons[i]`, its message `lengths[i]`
+ * bytes long), `tail`; copied piece by piece into the caller's buffers.
  */
 function keptListBody(
   head: Buffer,
-  kept: readonly KeptBytes[],
-  json: (i: number) => Buffer,
+  kept: readonly Buffer[],
+  jsons: readonly Buffer[],
+  lengths: readonly number[],
   tail: Buffer,
 ): FilledBody {
   let length = head.length + tail.length;
-  for (const k of kept) length += k.length;
+  for (const n of lengths) length += n;
   // Position: item `i` (-1: the head, kept.length: the tail), `off` bytes into it.
   let i = -1;
   let off = 0;
@@ -292,11 +309,11 @@ function keptListBody(
           }
           continue;
         }
-        const k = kept[i]!;
-        const end = Math.min(k.length, off + room - at);
-        at = copyKept(k, Buffer.isBuffer(k) ? k : json(i), off, end, into, at);
+        const len = lengths[i]!;
+        const end = Math.min(len, off + room - at);
+        at = copyKept(kept[i]!, jsons[i]!, off, end, into, at);
         off = end;
-        if (off === k.length) {
+        if (off === len) {
           i++;
           off = 0;
         }
@@ -350,7 +367,7 @@ export function protobufWatchFrame(
     );
     const { apiVersion, kind } =
       m === undefined ? watched!.resource : { apiVersion: `meta.k8s.io/${m}`, kind: 'PartialObjectMetadata' };
-    const frame = watchFrame(type, unknownEnvelope(apiVersion, kind, messageOf(item, source)));
+    const frame = watchFrame(type, unknownEnvelope(apiVersion, kind, messageOf(item)));
     if (shared) {
       watchEncodes++;
       frames.set(line, frame);

@@ -16,7 +16,7 @@
 import { PROTOBUF_MAGIC } from '../protobuf-meta.ts';
 import { CannotEncode, encodeFromText, writeMessage } from './encode-object.ts';
 import { kindSpec, messageSpec } from './schema.ts';
-import { type KeptBytes, MIN_SPAN_BYTES, splice } from './spliced.ts';
+import { MIN_SPAN_BYTES, splice } from './spliced.ts';
 import { BackwardWriter, LEN } from './writer.ts';
 
 /** The media type of protobuf answers, and of protobuf watch streams. */
@@ -161,19 +161,20 @@ export function listAnswer(
 /**
  * An object's message as one item field of a list's raw (`2: message`: tag, length, then the
  * message bytes), encoded from Go-written JSON `text` as message type `itemType` (`pick`: the
- * value to encode from the parsed object), fit to be kept: a LIST then copies kept items as they
- * are (around {@link listAnswerFrame}) and a GET or watch event reads the message inside
- * ({@link itemMessage}). With `json` (the object's stored JSON), kept sharing its long strings
- * with it (spliced.ts): every string of at least `MIN_SPAN_BYTES` whose bytes occur in `json` is
- * left out of the copy and read from `json` when written; without, a whole copy the caller owns.
- * Throws {@link CannotEncode}, SyntaxError on malformed JSON.
+ * value to encode from the parsed object), in the kept form of spliced.ts: with `json` (the
+ * object's stored JSON) every string of at least `MIN_SPAN_BYTES` whose bytes occur in `json` is
+ * left out and read from `json` when written (`copyKept`, `keptMessage`); without, no spans. A
+ * LIST then copies kept items as they are (around {@link listAnswerFrame}), a GET or watch event
+ * reads the message inside ({@link itemMessage} of `keptMessage`). Returns a view of a scratch
+ * buffer, valid until the next call: the caller copies it. Throws {@link CannotEncode},
+ * SyntaxError on malformed JSON.
  */
 export function keepListItem(
   itemType: string,
   text: string,
   json: Buffer | undefined,
   pick?: (parsed: unknown) => unknown,
-): KeptBytes {
+): Buffer {
   const spec = messageSpec(itemType);
   if (!spec) throw new CannotEncode('unknown-kind', itemType);
   const name = itemType.slice(itemType.lastIndexOf('.') + 1);
@@ -187,13 +188,15 @@ export function keepListItem(
     );
     shared.lengthSince(0);
     shared.tag(2, LEN);
-    return json ? splice(shared.view(), shared.stringSpans(), json) : Buffer.from(shared.view());
+    return splice(shared.view(), json ? shared.stringSpans() : [], json ?? EMPTY);
   } finally {
     shared.reset();
   }
 }
 
-/** The message inside a list item field ({@link keepListItem}, whole): a view past its tag and length. */
+const EMPTY = Buffer.alloc(0);
+
+/** The message inside a whole list item field (`keptMessage` of {@link keepListItem}'s): a view past its tag and length. */
 export function itemMessage(item: Buffer): Buffer {
   let i = 1;
   while (item[i]! & 0x80) i++;

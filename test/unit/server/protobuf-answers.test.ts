@@ -14,7 +14,7 @@ import {
   jsonFallback,
   protobufAnswers,
   protobufGet,
-  protobufKeptOwnBytes,
+  protobufKeptBytes,
   protobufList,
   protobufMessageEncodes,
   protobufWatchEncodes,
@@ -303,7 +303,7 @@ describe('kept messages share their long strings with the stored JSON', () => {
     const entry = cache.get('a', 'big1')!;
     const whole = protobufGet(PODS, entry.wire).length;
     protobufGet(PODS, entry.wire, undefined, entry);
-    const own = protobufKeptOwnBytes(entry)!;
+    const own = protobufKeptBytes(entry)!;
     assert.ok(own > 0 && own < whole - filler.length, `${own} bytes kept of a ${whole}-byte answer`);
   });
 });

@@ -8,15 +8,15 @@ import { describe, it } from 'node:test';
 import { itemMessage, keepListItem } from '../../../../src/apimachinery/protobuf/envelope.ts';
 import {
   copyKept,
-  keptBytes,
+  keptLength,
+  keptMessage,
   MIN_SPAN_BYTES,
-  ownBytes,
-  Spliced,
   splice,
 } from '../../../../src/apimachinery/protobuf/spliced.ts';
 import { BackwardWriter } from '../../../../src/apimachinery/protobuf/writer.ts';
 
 const POD = 'api/core/v1.Pod';
+const EMPTY = Buffer.alloc(0);
 const filler = 'lorem-12 ipsum-7 '.repeat(180); // 3,060 bytes, no escapes
 const quoted = `say "hi" ${'x'.repeat(200)}`; // its JSON has \" : not the protobuf bytes
 const fieldsV1 = {
@@ -73,23 +73,34 @@ describe('BackwardWriter string spans', () => {
   });
 });
 
+/** The spans of kept bytes: `[at, jsonStart, length]` triples. */
+function spansOf(k: Buffer): number[] {
+  const n = k.readUInt32LE(k.length - 4);
+  const out: number[] = [];
+  for (let p = k.length - 4 - n * 12; p < k.length - 4; p += 4) out.push(k.readUInt32LE(p));
+  return out;
+}
+
 describe('splice', () => {
-  const whole = keepListItem(POD, podJSON.toString(), undefined) as Buffer;
-  const kept = keepListItem(POD, podJSON.toString(), listItem);
+  const whole = itemMessage(
+    keptMessage(Buffer.from(keepListItem(POD, podJSON.toString(), undefined)), EMPTY),
+  );
+  const kept = Buffer.from(keepListItem(POD, podJSON.toString(), listItem));
+  const message = itemMessage(keptMessage(kept, listItem));
   it('the annotation and the FieldsV1 are read from the JSON; the escaped string is kept', () => {
-    assert.ok(kept instanceof Spliced);
-    assert.equal(kept.length, whole.length);
-    assert.equal(kept.spans.length, 6, 'two spans: the filler and the FieldsV1 raw JSON');
-    const [, at0, len0, , at1, len1] = kept.spans as number[];
+    const spans = spansOf(kept);
+    assert.equal(spans.length, 6, 'two spans: the filler and the FieldsV1 raw JSON');
+    const [, at0, len0, , at1, len1] = spans;
     assert.equal(listItem.toString('utf8', at0, at0! + len0!), filler);
     assert.equal(listItem.toString('utf8', at1, at1! + len1!), JSON.stringify(fieldsV1));
-    assert.ok(kept.own.includes(Buffer.from(quoted)), 'a string whose JSON has escapes stays in own');
-    assert.ok(ownBytes(kept) < whole.length - filler.length, `${ownBytes(kept)} of ${whole.length}`);
+    assert.ok(kept.includes(Buffer.from(quoted)), 'a string whose JSON has escapes stays in the kept bytes');
+    assert.ok(kept.length < whole.length - filler.length, `${kept.length} of ${whole.length}`);
   });
   it('put back together: the whole message, for every range', () => {
-    assert.deepEqual(keptBytes(kept, listItem), whole);
-    assert.deepEqual(itemMessage(keptBytes(kept, listItem)), itemMessage(whole));
-    const n = whole.length;
+    assert.deepEqual(message, whole);
+    const item = keptMessage(kept, listItem);
+    const n = keptLength(kept);
+    assert.equal(n, item.length);
     const cuts = [0, 1, 2, 100, 101, 3000, 3200, n - 5, n - 1, n];
     for (const from of cuts)
       for (const to of cuts) {
@@ -97,22 +108,22 @@ describe('splice', () => {
         const out = Buffer.alloc(to - from + 3, 0xee);
         const end = copyKept(kept, listItem, from, to, out, 3);
         assert.equal(end, 3 + to - from);
-        assert.deepEqual(out.subarray(3), whole.subarray(from, to), `[${from}, ${to})`);
+        assert.deepEqual(out.subarray(3), item.subarray(from, to), `[${from}, ${to})`);
       }
   });
-  it('a short string or one not in the JSON is never a span; nothing found: a whole copy', () => {
+  it('a short string or one not in the JSON is never a span; no spans: the bytes and a count of 0', () => {
     const b = Buffer.from(`xx${'y'.repeat(MIN_SPAN_BYTES - 1)}zz${'w'.repeat(100)}`);
-    const short = splice(b, [2, MIN_SPAN_BYTES - 1], Buffer.from(`"${'y'.repeat(MIN_SPAN_BYTES)}"`));
-    assert.ok(Buffer.isBuffer(short));
-    assert.deepEqual(short, b);
-    const copy = Buffer.from(b);
-    b[0] = 0x21;
-    assert.deepEqual(short, copy, 'a copy, not a view of the writer');
-    const missing = splice(b, [MIN_SPAN_BYTES + 3, 100], Buffer.from('{"a":"w"}'));
-    assert.ok(Buffer.isBuffer(missing));
-    const found = splice(copy, [MIN_SPAN_BYTES + 3, 100], Buffer.from(`{"a":"${'w'.repeat(120)}"}`));
-    assert.ok(found instanceof Spliced);
-    assert.deepEqual(found.spans, [MIN_SPAN_BYTES + 3, 6, 100]);
-    assert.deepEqual(keptBytes(found, Buffer.from(`{"a":"${'w'.repeat(120)}"}`)), copy);
+    const short = Buffer.from(
+      splice(b, [2, MIN_SPAN_BYTES - 1], Buffer.from(`"${'y'.repeat(MIN_SPAN_BYTES)}"`)),
+    );
+    assert.deepEqual(short, Buffer.concat([b, Buffer.alloc(4)]));
+    assert.deepEqual(keptMessage(short, EMPTY), b);
+    const missing = Buffer.from(splice(b, [MIN_SPAN_BYTES + 3, 100], Buffer.from('{"a":"w"}')));
+    assert.deepEqual(spansOf(missing), []);
+    const json = Buffer.from(`{"a":"${'w'.repeat(120)}"}`);
+    const found = Buffer.from(splice(b, [MIN_SPAN_BYTES + 3, 100], json));
+    assert.deepEqual(spansOf(found), [MIN_SPAN_BYTES + 3, 6, 100]);
+    assert.equal(found.length, b.length - 100 + 12 + 4);
+    assert.deepEqual(keptMessage(found, json), b);
   });
 });
