@@ -20,13 +20,13 @@ import {
   keepListItem,
   listAnswer,
   listAnswerFrame,
-  objectAnswer,
+  objectAnswerFrame,
   PROTOBUF_CONTENT_TYPE,
   unknownEnvelope,
   watchFrame,
 } from '../apimachinery/protobuf/envelope.ts';
 import { kindSpec, mayHoldRawJSON, schemaMatches } from '../apimachinery/protobuf/schema.ts';
-import { copyKept, keptLength, keptMessage } from '../apimachinery/protobuf/spliced.ts';
+import { copyKept, fieldPrefixLength, keptLength, keptMessage } from '../apimachinery/protobuf/spliced.ts';
 import { lineSource, type WireLine } from '../apimachinery/watch-event.ts';
 import type { ListPage } from './cache-api.ts';
 import { chunksBody, type FilledBody } from './filled-body.ts';
@@ -200,10 +200,16 @@ export function protobufGet(
   return withinStack(() => {
     const type = typeOf(resource); // a kind the apiserver has no protobuf for answers 406 in any form
     const text = () => (json.length === 1 ? json[0]! : Buffer.concat(json)).toString('utf8');
-    const message = messageOf(listItem(key, type, metadata, text));
-    return metadata === undefined
-      ? objectAnswer(resource.apiVersion, resource.kind, message)
-      : objectAnswer(`meta.k8s.io/${metadata}`, 'PartialObjectMetadata', message);
+    const [item, itemJSON] = listItem(key, type, metadata, text);
+    // The message is the kept item past its field prefix, copied straight into the answer.
+    const from = fieldPrefixLength(item);
+    const to = keptLength(item);
+    const [answer, at] =
+      metadata === undefined
+        ? objectAnswerFrame(resource.apiVersion, resource.kind, to - from)
+        : objectAnswerFrame(`meta.k8s.io/${metadata}`, 'PartialObjectMetadata', to - from);
+    copyKept(item, itemJSON, from, to, answer, at);
+    return answer;
   });
 }
 

@@ -118,6 +118,16 @@ export function copyKept(
   return at;
 }
 
+/**
+ * The bytes of kept `k` before the message inside it: a list item field's tag and length
+ * (`keepListItem` keeps `2: message`; spans are strings, never in that prefix).
+ */
+export function fieldPrefixLength(k: Buffer): number {
+  let i = 1;
+  while (k[i]! & 0x80) i++;
+  return i + 1;
+}
+
 /** The whole message kept as `k` (its JSON: `json`): a view of `k` when it has no spans, else a new Buffer. */
 export function keptMessage(k: Buffer, json: Buffer): Buffer {
   const n = spanCount(k);
