@@ -5,7 +5,7 @@
  * The apiserver answers protobuf when the Accept clause it picks takes its protobuf serializer
  * (`negotiate.go`); so does the cache with `--protobuf-answers=cache` (the default; with `json`
  * such a client gets the JSON it also accepts, or the upstream's answer). Each object's message
- * is encoded once per object version and kept (see {@link objectItems}). Whatever the encoder
+ * is encoded once per object version and kept with it (see {@link listItem}). Whatever the encoder
  * cannot write exactly (`CannotEncode`: raw JSON, a field the table does not know, a kind without
  * a protobuf form) goes upstream as `protobuf-inexact` before anything is written; a watch event it cannot
  * encode ends that watch (the client re-watches, its relist goes upstream).
@@ -235,7 +235,7 @@ const partialOf = (metadata: unknown) => ({ metadata });
  * A LIST answer from a cache page (`items`: list items, or with `metadata` the objects'
  * `metadata` values), as a body filled into the writer's batch buffers (`filled-body.ts`). With
  * `page.entries` (cache entries, {@link StoredJSON}), each item's field is kept per entry (see
- * {@link objectItems}) and the answer copies the kept pieces; without, one buffer
+ * {@link listItem}) and the answer copies the kept pieces; without, one buffer
  * (`listAnswer`). Every item is encoded before this returns: Throws {@link CannotEncode}.
  */
 export function protobufList(resource: ResourceInfo, page: ListPage, metadata?: MetadataVersion): FilledBody {
