@@ -234,7 +234,7 @@ const partialOf = (metadata: unknown) => ({ metadata });
 /**
  * A LIST answer from a cache page (`items`: list items, or with `metadata` the objects'
  * `metadata` values), as a body filled into the writer's batch buffers (`filled-body.ts`). With
- * `page.entries` (cache entries, {@link StoredJSON}), each item's field is kept per entry (see
+ * `page.entries` (cache entries, {@link KeepingEntry}), each item's field is kept per entry (see
  * {@link listItem}) and the answer copies the kept pieces; without, one buffer
  * (`listAnswer`). Every item is encoded before this returns: Throws {@link CannotEncode}.
  */
