@@ -66,16 +66,21 @@ export function splice(bytes: Buffer, strings: readonly number[], json: Buffer):
   return out.subarray(0, size);
 }
 
+/** The uint32 LE at `p` of `k` (no bounds checks: `p` is a record's, inside `k`). */
+function u32(k: Buffer, p: number): number {
+  return (k[p]! | (k[p + 1]! << 8) | (k[p + 2]! << 16)) + k[p + 3]! * 0x1000000;
+}
+
 /** The number of spans of kept bytes `k`. */
 function spanCount(k: Buffer): number {
-  return k.readUInt32LE(k.length - 4);
+  return u32(k, k.length - 4);
 }
 
 /** The message's length in bytes, of kept bytes `k`. */
 export function keptLength(k: Buffer): number {
   const n = spanCount(k);
   let len = k.length - 4 - n * SPAN;
-  for (let p = len; p < k.length - 4; p += SPAN) len += k.readUInt32LE(p + 8);
+  for (let p = len; p < k.length - 4; p += SPAN) len += u32(k, p + 8);
   return len;
 }
 
@@ -94,13 +99,15 @@ export function copyKept(
   const n = spanCount(k);
   const ownLen = k.length - 4 - n * SPAN;
   if (n === 0) return at + k.copy(target, at, from, Math.min(to, ownLen));
+  if (from === 0 && to === ownLen + keptSpanBytes(k, ownLen, n))
+    return copyWhole(k, json, n, ownLen, target, at);
   // Walk the pieces: own[o, span.at) then the span's JSON bytes, …, then own's tail; `pos` is
   // the position in the message where the current piece starts.
   let pos = 0;
   let o = 0;
   for (let s = 0; s <= n; s++) {
     const rec = ownLen + s * SPAN;
-    const ownEnd = s < n ? k.readUInt32LE(rec) : ownLen;
+    const ownEnd = s < n ? u32(k, rec) : ownLen;
     const ownPiece = ownEnd - o;
     if (to <= pos) return at;
     if (from < pos + ownPiece)
@@ -108,13 +115,34 @@ export function copyKept(
     pos += ownPiece;
     o = ownEnd;
     if (s === n) break;
-    const js = k.readUInt32LE(rec + 4);
-    const len = k.readUInt32LE(rec + 8);
+    const js = u32(k, rec + 4);
+    const len = u32(k, rec + 8);
     if (to <= pos) return at;
     if (from < pos + len)
       at += json.copy(target, at, js + Math.max(from - pos, 0), js + Math.min(to - pos, len));
     pos += len;
   }
+  return at;
+}
+
+/** Bytes of `k`'s `n` spans (its records after `ownLen` own bytes). */
+function keptSpanBytes(k: Buffer, ownLen: number, n: number): number {
+  let len = 0;
+  for (let s = 0, p = ownLen + 8; s < n; s++, p += SPAN) len += u32(k, p);
+  return len;
+}
+
+/** {@link copyKept} of the whole message: the pieces in turn, no range arithmetic. */
+function copyWhole(k: Buffer, json: Buffer, n: number, ownLen: number, target: Buffer, at: number): number {
+  let o = 0;
+  for (let s = 0, rec = ownLen; s < n; s++, rec += SPAN) {
+    const ownEnd = u32(k, rec);
+    if (ownEnd > o) at += k.copy(target, at, o, ownEnd);
+    o = ownEnd;
+    const js = u32(k, rec + 4);
+    at += json.copy(target, at, js, js + u32(k, rec + 8));
+  }
+  if (ownLen > o) at += k.copy(target, at, o, ownLen);
   return at;
 }
 
