@@ -47,7 +47,8 @@ export function fillerText(i: number, len: number): string {
 
 /** The JSON body of pod `i` (~`bytes` long once the apiserver adds defaults). */
 export function podBody(i: number, d: PodDataset): string {
-  // The apiserver adds defaults and managedFields (~2 KB for this pod): an annotation fills the rest.
+  // The apiserver adds defaults and managedFields (~2 KB for this pod): an annotation fills the
+  // rest (none when `podBytes` ≤ 2100: plain pods).
   const filler = fillerText(i, Math.max(0, d.podBytes - 2100));
   const env = Array.from({ length: 4 }, (_, k) => ({ name: `BENCH_VAR_${k}`, value: `value-${i}-${k}` }));
   return JSON.stringify({
@@ -56,7 +57,7 @@ export function podBody(i: number, d: PodDataset): string {
     metadata: {
       name: podName(i),
       labels: { app: `app-${i % 20}`, tier: i % 2 ? 'web' : 'worker', seeded: 'true' },
-      annotations: { 'bench.kcp/filler': filler },
+      ...(filler ? { annotations: { 'bench.kcp/filler': filler } } : {}),
     },
     spec: {
       nodeName: nodeName(i % d.nodes),

@@ -16,9 +16,11 @@
  *   of both proxies 2 s after ready, and again after the rows above with 10 protobuf and 10 JSON
  *   watchers of all pods still open (protobuf and JSON clients both active).
  *
- * usage: node bench/tools/protobuf-rows.ts [PODS=10000] [REPS=5] [GETS=200]
+ * usage: node bench/tools/protobuf-rows.ts [PODS=10000] [REPS=5] [GETS=200] [POD_BYTES=5000]
+ * (POD_BYTES ≤ 2100: plain pods, no filler annotation, ~2 KB of JSON each).
  * Prints one JSON line per measurement to stderr as it goes and Markdown tables at the end.
  */
+import { readFileSync } from 'node:fs';
 import { type Dispatcher, request } from 'undici';
 import { createUpstream } from '../../src/upstream/connection.ts';
 import { startFixture } from '../../test/fixture/index.ts';
@@ -30,7 +32,7 @@ import { cpuSeconds, peakRssBytes } from '../support/proc.ts';
 import { buildDist, DIST_CLI, type ProxyProcess, startProxy } from '../support/proxy-process.ts';
 import { nsName, podName, seedPods } from '../support/seed.ts';
 
-const [PODS = 10_000, REPS = 5, GETS = 200] = toolArgs({}).positionals.map(Number);
+const [PODS = 10_000, REPS = 5, GETS = 200, POD_BYTES = 5000] = toolArgs({}).positionals.map(Number);
 const PB = 'application/vnd.kubernetes.protobuf';
 const log = (m: unknown) =>
   process.stderr.write(`protobuf-rows ${new Date().toISOString().slice(11, 19)} ${JSON.stringify(m)}\n`);
@@ -44,6 +46,36 @@ const apiserverPid = f.pids().apiserver;
 const proxies: ProxyProcess[] = [];
 const watchers: Array<{ destroy(): void }> = [];
 
+/**
+ * Where the process's resident memory is (/proc/PID/smaps, MiB): the brk heap (malloc's main
+ * arena), anonymous mappings under 1 MiB (V8's heap pages are 256 KiB each) and of 1 MiB or
+ * more (other malloc arenas, mmapped ArrayBuffers), and file-backed.
+ */
+function smapsSummary(pid: number): Record<string, number> {
+  const out = { brkHeap: 0, anonUnder1M: 0, anon1MOrMore: 0, file: 0 };
+  let kind: keyof typeof out = 'file';
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const m = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (m) {
+      const size = (Number.parseInt(m[2]!, 16) - Number.parseInt(m[1]!, 16)) / 2 ** 20;
+      const name = m[4] ?? '';
+      kind =
+        name === '[heap]'
+          ? 'brkHeap'
+          : name === '' && m[3] === '0'
+            ? size >= 1
+              ? 'anon1MOrMore'
+              : 'anonUnder1M'
+            : 'file';
+      continue;
+    }
+    const r = /^Rss:\s+(\d+) kB/.exec(line);
+    if (r) out[kind] += Number(r[1]) / 1024;
+  }
+  for (const k of Object.keys(out) as Array<keyof typeof out>) out[k] = Math.round(out[k] * 10) / 10;
+  return out;
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const r1 = (x: number) => Math.round(x * 10) / 10;
 const spread = (xs: number[]) => `${r1(median(xs))} (${r1(Math.min(...xs))}–${r1(Math.max(...xs))})`;
@@ -51,7 +83,7 @@ const spread = (xs: number[]) => `${r1(median(xs))} (${r1(Math.min(...xs))}–${
 try {
   buildDist();
   log(`seeding ${PODS} pods`);
-  await seedPods(up, { pods: PODS, namespaces: 100, nodes: 50, podBytes: 5000 });
+  await seedPods(up, { pods: PODS, namespaces: 100, nodes: 50, podBytes: POD_BYTES });
   const size = await listSize(up, '/api/v1/pods');
   const start = (resources: string, extraArgs: string[] = []) =>
     startProxy({
@@ -66,6 +98,7 @@ try {
     const at2s = await p.memory('sample');
     const peak = peakRssBytes(p.pid);
     const afterGc = await p.memory('gc');
+    log({ pid: p.pid, at2s, afterGc, smaps: smapsSummary(p.pid) });
     return { readyMs: p.readyMs, peak, at2s, afterGc };
   };
   const empty = await start('limitranges');
@@ -275,10 +308,14 @@ try {
     console.log(
       `| ${k} | ${spread(v.clientCpu)} | ${spread(v.syncMs)} | ${spread(v.serverCpu)} | ${v.items} |`,
     );
-  console.log('\n| memory | RSS MiB 2 s | RSS MiB GC | RSS per JSON byte | RSS per JSON byte, GC |');
-  console.log('| --- | --- | --- | --- | --- |');
+  console.log(
+    '\n| memory | RSS MiB 2 s | RSS MiB GC | heap used MiB GC | ArrayBuffers MiB GC | RSS per JSON byte | RSS per JSON byte, GC | live per JSON byte |',
+  );
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const m of memRows)
-    console.log(`| ${m.what} | ${m.rssMiB} | ${m.rssGcMiB} | ${m.rssPerJsonByte} | ${m.rssPerJsonByteGc} |`);
+    console.log(
+      `| ${m.what} | ${m.rssMiB} | ${m.rssGcMiB} | ${m.heapUsedGcMiB} | ${m.arrayBuffersGcMiB} | ${m.rssPerJsonByte} | ${m.rssPerJsonByteGc} | ${m.livePerJsonByte} |`,
+    );
 } finally {
   for (const w of watchers) w.destroy();
   for (const p of proxies) await p.stop();

@@ -35,12 +35,42 @@ export const LINE_SOURCE: unique symbol = Symbol('line source');
 export interface LineSource {
   /** The object's bytes as chunks to write in order. */
   readonly wire: readonly Buffer[];
+  /** The object as a LIST item (the same bytes for the same object version: kept messages point into them). */
+  readonly listItem: Buffer;
   /** The object as a PartialObjectMetadata GET answer in `meta.k8s.io/<version>`, as chunks. */
   metadataWire(version: MetadataVersion): readonly Buffer[];
 }
 
 /** Chunks of a line, maybe with the stored object they were written from ({@link LINE_SOURCE}). */
 export type SourcedChunks = readonly Buffer[] & { readonly [LINE_SOURCE]?: LineSource };
+
+/** Live event lines (one Buffer each) whose object is a stored object's bytes as they are. */
+const liveSources = new WeakMap<Buffer, LineSource>();
+
+/**
+ * Notes that the object of the live event line `line` (ADDED or MODIFIED, shared by every
+ * watcher) is `source`'s bytes as they are, so encoders that keep bytes per stored object
+ * (protobuf messages) encode it once for the watchers and the later LISTs and GETs alike.
+ */
+export function setLineSource(line: Buffer, source: LineSource): void {
+  liveSources.set(line, source);
+}
+
+/**
+ * The stored object `line` was written from and its event type: an initial ADDED line's
+ * {@link LINE_SOURCE}, or a live line's {@link setLineSource}; undefined for any other line.
+ */
+export function lineSource(line: WireLine): { source: LineSource; type: WatchEventType } | undefined {
+  if (!Buffer.isBuffer(line)) {
+    const source = (line as SourcedChunks)[LINE_SOURCE];
+    return source ? { source, type: 'ADDED' } : undefined;
+  }
+  const source = liveSources.get(line);
+  if (!source) return undefined;
+  // `{"type":"` then the type (eventLine's prefix).
+  const end = line.indexOf(0x22, 9);
+  return { source, type: line.toString('latin1', 9, end) as WatchEventType };
+}
 
 /** Bytes of a {@link WireLine}. */
 export function lineBytes(line: WireLine): number {

@@ -6,7 +6,7 @@
  * encoded once here and shared by every watcher (apiserver `caching_object.go`).
  */
 import type { MetadataVersion } from '../apimachinery/accept.ts';
-import { eventLine, type WatchEventType } from '../apimachinery/watch-event.ts';
+import { eventLine, setLineSource, type WatchEventType } from '../apimachinery/watch-event.ts';
 import { FifoQueue } from './fifo-queue.ts';
 import { bufferBytes, EVENT_OVERHEAD, type Meter } from './memory-size.ts';
 import { metadataObject } from './metadata-view.ts';
@@ -47,6 +47,8 @@ export class HistoryEvent {
     this.at = at;
     // One contiguous line per live event, shared by every watcher (one write each in the fan-out).
     this.line = eventLine(type, cur.wire);
+    // Its object is the stored entry's bytes: protobuf keeps one message per entry for both.
+    if (type !== 'DELETED') setLineSource(this.line, cur);
   }
 
   /**
@@ -82,6 +84,7 @@ export class HistoryEvent {
     if (this.type === 'ADDED') return this.line;
     if (!this.#addedLine) {
       this.#addedLine = eventLine('ADDED', this.cur.wire);
+      setLineSource(this.#addedLine, this.cur);
       this.#meter?.(bufferBytes(this.#addedLine));
     }
     return this.#addedLine;

@@ -24,6 +24,18 @@ const RELEASED = 2;
 const META_KNOWN = 4;
 const META_START = 8;
 const META_END = 2048;
+/**
+ * Bytes an encoder keeps for one object version in the store's slabs ({@link StoreEntry.keep}):
+ * `slab.buf[offset, offset + length)`, for slot `slot`; `next`: another slot's.
+ */
+interface KeptPlace {
+  readonly slot: number;
+  slab: Slab;
+  offset: number;
+  readonly length: number;
+  next: KeptPlace | undefined;
+}
+
 /** Spans past these are not kept (found again on each use; not seen: metadata comes first). */
 const META_START_LIMIT = 256;
 const META_END_LIMIT = 1 << 20;
@@ -59,6 +71,8 @@ export class StoreEntry implements UpstreamObject {
   readonly #length: number;
   /** {@link STRIPPED}, {@link RELEASED} and the `metadata` span once found (see META_*). */
   #meta: number;
+  /** What encoders keep for this version ({@link keep}), in the store's slabs. */
+  #kept: KeptPlace | undefined;
 
   constructor(ctx: EntryContext, obj: UpstreamObject) {
     const meta = obj.object.metadata;
@@ -83,6 +97,7 @@ export class StoreEntry implements UpstreamObject {
       this.#offset = this.#slab.used - this.#length;
       this.#meta = 0;
     }
+    this.#kept = undefined;
     this.labels = meta.labels === undefined ? undefined : ctx.labels(meta.labels);
     const fields = selectableFields(resource, obj.object);
     this.#fields = onlyNameFields(fields) ? undefined : internFields(fields, this.name, this.namespace);
@@ -210,6 +225,34 @@ export class StoreEntry implements UpstreamObject {
   }
 
   /**
+   * The bytes an encoder kept in `slot` for this object version ({@link keep}): a view, or
+   * undefined when none were kept.
+   */
+  kept(slot: number): Buffer | undefined {
+    for (let k = this.#kept; k !== undefined; k = k.next)
+      if (k.slot === slot) return k.slab.buf.subarray(k.offset, k.offset + k.length);
+    return undefined;
+  }
+
+  /**
+   * Keeps a copy of `bytes` in `slot` for this object version (issue 32: its protobuf messages,
+   * `server/protobuf-answers.ts`), in the store's slabs next to the JSON: no Buffer or other JS
+   * object of its own (~300–600 heap bytes each, more than a plain pod's message), released
+   * with the entry and moved by compaction like its JSON. Returns a view of the copy; the first
+   * copy of a slot stays (a slot is kept once). A released entry keeps nothing: then a copy of
+   * its own is returned. Kept bytes are counted in the slabs' counters, not in {@link size}.
+   */
+  keep(slot: number, bytes: Uint8Array): Buffer {
+    const have = this.kept(slot);
+    if (have) return have;
+    if (this.#meta & RELEASED) return Buffer.from(bytes);
+    const slab = this.#ctx.arena.copy(bytes, 0, bytes.length);
+    const offset = slab.used - bytes.length;
+    this.#kept = { slot, slab, offset, length: bytes.length, next: this.#kept };
+    return slab.buf.subarray(offset, offset + bytes.length);
+  }
+
+  /**
    * Bytes this entry holds (see `memory-size.ts`): the stored bytes, the strings, labels and
    * fields kept, and its bookkeeping (labels are counted whole even when shared).
    */
@@ -231,14 +274,24 @@ export class StoreEntry implements UpstreamObject {
   release(): void {
     if (this.#meta & RELEASED) return;
     this.#meta += RELEASED;
-    this.#ctx.arena.release(this.#slab, this.#length);
+    const arena = this.#ctx.arena;
+    arena.release(this.#slab, this.#length);
+    for (let k = this.#kept; k !== undefined; k = k.next) arena.release(k.slab, k.length);
   }
 
   /** Moves the stored bytes to the arena's current slab when theirs is sparse (compaction). */
   compactBytes(): void {
     const arena = this.#ctx.arena;
+    if (this.#meta & RELEASED) return;
+    for (let k = this.#kept; k !== undefined; k = k.next) {
+      const from = k.slab;
+      if (!from.sparse || from === arena.current) continue;
+      k.slab = arena.copy(from.buf, k.offset, k.offset + k.length);
+      arena.release(from, k.length);
+      k.offset = k.slab.used - k.length;
+    }
     const old = this.#slab;
-    if (this.#meta & RELEASED || !old.sparse || old === arena.current) return;
+    if (!old.sparse || old === arena.current) return;
     const slab = arena.copy(old.buf, this.#offset, this.#offset + this.#length);
     arena.release(old, this.#length);
     this.#slab = slab;

@@ -224,7 +224,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     values: ['cache', 'json'],
     default: 'cache',
     description:
-      'Clients whose Accept the apiserver would answer in protobuf (client-go protobuf configs, the metadata client, kube components): "cache" answers them protobuf from the cache, byte for byte the apiserver\'s (each object\'s protobuf is encoded once, on its first protobuf read, and kept until the object changes: memory of 0.57-0.85 of the JSON bytes of the objects protobuf clients read, measured on pods; objects the encoder cannot write exactly go upstream, reason protobuf-inexact); "json" answers them the JSON they also accept and keeps no protobuf bytes, and passes protobuf-only requests upstream (reason protobuf-off).',
+      'Clients whose Accept the apiserver would answer in protobuf (client-go protobuf configs, the metadata client, kube components): "cache" answers them protobuf from the cache, byte for byte the apiserver\'s (each object\'s protobuf is encoded once, on its first protobuf read, and kept with the object until it changes, its long strings shared with the cached JSON: live memory of about 0.2 (pods with large annotations) to 0.45 (plain pods) of the JSON bytes of the objects protobuf clients read, see docs/benchmarks.md; objects the encoder cannot write exactly go upstream, reason protobuf-inexact); "json" answers them the JSON they also accept and keeps no protobuf bytes (their decoding then costs those clients ~5x the CPU), and passes protobuf-only requests upstream (reason protobuf-off).',
   },
   {
     key: 'logLevel',

@@ -48,6 +48,8 @@ export interface CachedObject {
   readonly object: { readonly metadata: { readonly uid?: string } };
   /** The object's bytes WITH kind and apiVersion, byte for byte the upstream's, as chunks to write in order. */
   readonly wire: readonly Buffer[];
+  /** The object as a LIST item (the same bytes for the same object version: kept protobuf messages point into them). */
+  readonly listItem?: Buffer;
   /** The object as a PartialObjectMetadata GET answer in `meta.k8s.io/<version>` (ends with `\n`), as chunks. */
   metadataWire(version: MetadataVersion): readonly Buffer[];
 }

@@ -9,12 +9,10 @@
  */
 import type { ServerResponse } from 'node:http';
 import { constants, createGzip } from 'node:zlib';
+import { chunksBody, type FilledBody, pumpBody } from './filled-body.ts';
 
 /** Bodies up to this many bytes go out uncompressed (apiserver `defaultGzipThresholdBytes`). */
 export const GZIP_THRESHOLD_BYTES = 128 * 1024;
-
-/** Input handed to zlib per write: item buffers are batched so that each pool job has work (bytes). */
-const BATCH_BYTES = 256 * 1024;
 
 /** Whether an `Accept-Encoding` header asks for gzip the way the apiserver reads it. */
 export function acceptsGzip(header: string | string[] | undefined): boolean {
@@ -25,18 +23,19 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
 }
 
 /**
- * Writes `chunks` as one gzip member with `headers` (200, without content-length: chunked, as
- * the apiserver). Input is batched and handed to zlib as it drains, so at most a few batches
- * are copied at a time. The response is destroyed if zlib fails; zlib stops when it closes.
- * Resolves when the response closed (written, or the client left): the caller holds its
- * `--max-inflight` slot until then, as the apiserver holds its seat while it writes. Without
- * that, slow clients each kept a zlib stream and its buffers (about 0.8 MB measured) outside any
- * limit: 200 clients not reading a 3.4 MB LIST raised the proxy's RSS from 170 to 333 MB.
+ * Writes `body` (chunks, or a {@link FilledBody}) as one gzip member with `headers` (200, without
+ * content-length: chunked, as the apiserver). Input is handed to zlib in batches as it drains,
+ * two reused buffers of `BATCH_BYTES` (`filled-body.ts`): nothing is allocated per batch. The
+ * response is destroyed if zlib fails; zlib stops when it closes. Resolves when the response
+ * closed (written, or the client left): the caller holds its `--max-inflight` slot until then,
+ * as the apiserver holds its seat while it writes. Without that, slow clients each kept a zlib
+ * stream and its buffers (about 0.8 MB measured) outside any limit: 200 clients not reading a
+ * 3.4 MB LIST raised the proxy's RSS from 170 to 333 MB.
  */
 export function writeGzip(
   res: ServerResponse,
   headers: Record<string, string | number | string[]>,
-  chunks: readonly Buffer[],
+  body: readonly Buffer[] | FilledBody,
 ): Promise<void> {
   res.writeHead(200, { ...headers, 'content-encoding': 'gzip', vary: 'Accept-Encoding' });
   const gz = createGzip({ level: 1, chunkSize: 64 * 1024, flush: constants.Z_NO_FLUSH });
@@ -48,23 +47,11 @@ export function writeGzip(
     });
   });
   gz.pipe(res);
-  let i = 0;
-  const feed = (): void => {
-    while (i < chunks.length) {
-      const batch: Buffer[] = [];
-      let batched = 0;
-      while (i < chunks.length && batched < BATCH_BYTES) {
-        const c = chunks[i++]!;
-        batch.push(c);
-        batched += c.length;
-      }
-      if (!gz.write(batch.length === 1 ? batch[0]! : Buffer.concat(batch, batched))) {
-        gz.once('drain', feed);
-        return;
-      }
-    }
-    gz.end();
-  };
-  feed();
+  pumpBody(
+    Array.isArray(body) ? chunksBody(body as readonly Buffer[]) : (body as FilledBody),
+    (chunk, done) => gz.write(chunk, done),
+    () => gz.end(),
+    () => gz.destroyed,
+  );
   return closed;
 }

@@ -5,7 +5,7 @@
  * The apiserver answers protobuf when the Accept clause it picks takes its protobuf serializer
  * (`negotiate.go`); so does the cache with `--protobuf-answers=cache` (the default; with `json`
  * such a client gets the JSON it also accepts, or the upstream's answer). Each object's message
- * is encoded once per object version and kept (see {@link objectItems}). Whatever the encoder
+ * is encoded once per object version and kept with it (see {@link listItem}). Whatever the encoder
  * cannot write exactly (`CannotEncode`: raw JSON, a field the table does not know, a kind without
  * a protobuf form) goes upstream as `protobuf-inexact` before anything is written; a watch event it cannot
  * encode ends that watch (the client re-watches, its relist goes upstream).
@@ -15,19 +15,22 @@ import { cacheForm, type MetadataVersion, protobufForm } from '../apimachinery/a
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import { CannotEncode, encodeFromText } from '../apimachinery/protobuf/encode-object.ts';
 import {
-  encodeListItem,
   encodeParsed,
   itemMessage,
+  keepListItem,
   listAnswer,
-  listAnswerChunks,
-  objectAnswer,
+  listAnswerFrame,
+  listAnswerItemsFirst,
+  objectAnswerFrame,
   PROTOBUF_CONTENT_TYPE,
   unknownEnvelope,
   watchFrame,
 } from '../apimachinery/protobuf/envelope.ts';
 import { kindSpec, mayHoldRawJSON, schemaMatches } from '../apimachinery/protobuf/schema.ts';
-import { LINE_SOURCE, type SourcedChunks, type WireLine } from '../apimachinery/watch-event.ts';
+import { copyKept, fieldPrefixLength, keptLength, keptMessage } from '../apimachinery/protobuf/spliced.ts';
+import { lineSource, type WireLine } from '../apimachinery/watch-event.ts';
 import type { ListPage } from './cache-api.ts';
+import { chunksBody, type FilledBody } from './filled-body.ts';
 
 /** How a cache read is answered: its encoding, and the PartialObjectMetadata version asked for, if any. */
 export interface AnswerEncoding {
@@ -98,34 +101,64 @@ function typeOf(resource: ResourceInfo): string {
 }
 
 /**
- * Each stored object's protobuf message, encoded once and reused by every LIST, GET and initial
- * watch event until the object changes: kept as the list item field (`2: message`,
- * `encodeListItem`, so a LIST writes it as it is, with no copy) and keyed by the cache's entry
- * (one per object version), so a replaced or deleted object's bytes go with its entry.
- * `objectItems` holds the object's own message, `partialItems` its PartialObjectMetadata (the
- * same bytes for `meta.k8s.io/v1` and `v1beta1`: the version is in the envelope only). Filled
- * lazily, by the first protobuf read of each object; a pod's message is ~57% of its JSON.
+ * A stored object as the kept messages know it (a cache entry, `StoreEntry`): its bytes as a LIST
+ * item, the same bytes for as long as the entry lives (the store may move them; offsets into
+ * them stay valid), and slots for bytes kept with it in the store's slabs.
  */
-const objectItems = new WeakMap<object, Buffer>();
-const partialItems = new WeakMap<object, Buffer>();
+export interface KeepingEntry {
+  readonly listItem: Buffer;
+  kept(slot: number): Buffer | undefined;
+  keep(slot: number, bytes: Uint8Array): Buffer;
+}
+
+/** The entry's slot of its object message, and of its PartialObjectMetadata message. */
+const OBJECT_SLOT = 0;
+const PARTIAL_SLOT = 1;
+
+/** `key` when it can keep bytes (a cache entry), else undefined. */
+function keeping(key: object | undefined): KeepingEntry | undefined {
+  return key !== undefined && typeof (key as Partial<KeepingEntry>).keep === 'function'
+    ? (key as KeepingEntry)
+    : undefined;
+}
+
+const NO_JSON = Buffer.alloc(0);
+
 let messageEncodes = 0;
 
 /**
- * How many object messages this process has encoded for LIST, GET and initial watch events
- * (a count for tests and profiles, not a metric): one per object version and message type
- * however often it is read.
+ * How many object messages this process has encoded for LIST, GET and watch events of stored
+ * objects (a count for tests and profiles, not a metric): one per object version and message
+ * type however often it is read.
  */
 export function protobufMessageEncodes(): number {
   return messageEncodes;
+}
+
+/**
+ * Bytes the kept object message of `key` (a cache entry) holds in the store's slabs, besides the
+ * stored JSON it shares; undefined when none is kept: for tests and profiles.
+ */
+export function protobufKeptBytes(key: object): number | undefined {
+  return keeping(key)?.kept(OBJECT_SLOT)?.length;
 }
 
 /** The PartialObjectMetadata of a parsed object. */
 const partialOfObject = (o: unknown) => ({ metadata: (o as { metadata?: unknown }).metadata });
 
 /**
- * The list item field of `key`'s object (its PartialObjectMetadata with `metadata`), kept under
- * `key` (a cache entry; none: encoded and not kept). `text`: its JSON, the whole object or (with
- * `metadata`, `partial` true) its `metadata` value alone.
+ * The list item field of `key`'s object (its PartialObjectMetadata with `metadata`) in the kept
+ * form (`apimachinery/protobuf/spliced.ts`), and the JSON its spans point into. Each stored
+ * object's message is encoded once and reused by every LIST, GET and watch event until the
+ * object changes: kept in the entry's slot (`StoreEntry.keep`: in the store's slabs, released
+ * and compacted with the entry's JSON, one entry per object version, so a replaced or deleted
+ * object's bytes go with it), its long strings (64 bytes or more: an annotation, FieldsV1's raw
+ * JSON) not copied but read from the entry's stored JSON. The object's message and its
+ * PartialObjectMetadata (the same bytes for `meta.k8s.io/v1` and `v1beta1`: the version is in
+ * the envelope only) have a slot each. Filled lazily, by the first protobuf read of each object.
+ * `key` not a cache entry: encoded and not kept. `text`: its JSON, the whole object or (with
+ * `metadata`, `partial` true) its `metadata` value alone; `listItemBytes`: `key.listItem` when
+ * the caller has it.
  */
 function listItem(
   key: object | undefined,
@@ -133,19 +166,25 @@ function listItem(
   metadata: MetadataVersion | undefined,
   text: () => string,
   partial = false,
-): Buffer {
-  const map = metadata === undefined ? objectItems : partialItems;
-  const have = key && map.get(key);
-  if (have) return have;
+  listItemBytes?: Buffer,
+): [item: Buffer, json: Buffer] {
+  const entry = keeping(key);
+  const slot = metadata === undefined ? OBJECT_SLOT : PARTIAL_SLOT;
+  const json = entry ? (listItemBytes ?? entry.listItem) : NO_JSON;
+  const have = entry?.kept(slot);
+  if (have) return [have, json];
   const item =
     metadata === undefined
-      ? encodeListItem(type, text())
-      : encodeListItem(PARTIAL, text(), partial ? partialOf : partialOfObject);
-  if (key) {
-    messageEncodes++;
-    map.set(key, item);
-  }
-  return item;
+      ? keepListItem(type, text(), entry && json)
+      : keepListItem(PARTIAL, text(), entry && json, partial ? partialOf : partialOfObject);
+  if (!entry) return [Buffer.from(item), json];
+  messageEncodes++;
+  return [entry.keep(slot, item), json];
+}
+
+/** The message bytes of a kept item (its JSON: `json`). */
+function messageOf([item, json]: [Buffer, Buffer]): Buffer {
+  return itemMessage(keptMessage(item, json));
 }
 
 /**
@@ -162,10 +201,16 @@ export function protobufGet(
   return withinStack(() => {
     const type = typeOf(resource); // a kind the apiserver has no protobuf for answers 406 in any form
     const text = () => (json.length === 1 ? json[0]! : Buffer.concat(json)).toString('utf8');
-    const message = itemMessage(listItem(key, type, metadata, text));
-    return metadata === undefined
-      ? objectAnswer(resource.apiVersion, resource.kind, message)
-      : objectAnswer(`meta.k8s.io/${metadata}`, 'PartialObjectMetadata', message);
+    const [item, itemJSON] = listItem(key, type, metadata, text);
+    // The message is the kept item past its field prefix, copied straight into the answer.
+    const from = fieldPrefixLength(item);
+    const to = keptLength(item);
+    const [answer, at] =
+      metadata === undefined
+        ? objectAnswerFrame(resource.apiVersion, resource.kind, to - from)
+        : objectAnswerFrame(`meta.k8s.io/${metadata}`, 'PartialObjectMetadata', to - from);
+    copyKept(item, itemJSON, from, to, answer, at);
+    return answer;
   });
 }
 
@@ -189,15 +234,16 @@ const partialOf = (metadata: unknown) => ({ metadata });
 
 /**
  * A LIST answer from a cache page (`items`: list items, or with `metadata` the objects'
- * `metadata` values), as chunks. With `page.entries`, each item's field is kept per entry (see
- * {@link objectItems}) and the answer is the kept fields as they are; without, one buffer
- * (`listAnswer`). Throws {@link CannotEncode}.
+ * `metadata` values), as a body filled into the writer's batch buffers (`filled-body.ts`). With
+ * `page.entries` (cache entries, {@link KeepingEntry}), each item's field is kept per entry (see
+ * {@link listItem}) and the answer copies the kept pieces; without, one buffer
+ * (`listAnswer`). Every item is encoded before this returns: Throws {@link CannotEncode}.
  */
-export function protobufList(resource: ResourceInfo, page: ListPage, metadata?: MetadataVersion): Buffer[] {
+export function protobufList(resource: ResourceInfo, page: ListPage, metadata?: MetadataVersion): FilledBody {
   return withinStack(() => encodeList(resource, page, metadata));
 }
 
-function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataVersion): Buffer[] {
+function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataVersion): FilledBody {
   const type = typeOf(resource);
   if (page.shardInfo !== undefined) throw new CannotEncode('unknown-field', 'ListMeta.shardInfo');
   const meta: Record<string, unknown> = { resourceVersion: page.resourceVersion };
@@ -205,28 +251,96 @@ function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataV
   if (page.remainingItemCount !== undefined) meta.remainingItemCount = page.remainingItemCount;
   const apiVersion = metadata === undefined ? resource.apiVersion : `meta.k8s.io/${metadata}`;
   const kind = metadata === undefined ? `${resource.kind}List` : 'PartialObjectMetadataList';
-  const { entries, items } = page;
+  const { items, entries } = page;
   if (metadata === 'v1beta1') {
     // v1beta1's PartialObjectMetadataList numbers its fields the other way round (items 1,
-    // metadata 2): the kept item fields, renumbered (`listAnswerChunks`).
+    // metadata 2): the kept item fields, renumbered (`listAnswerItemsFirst`). Metadata items
+    // are small: each is copied whole.
     const fields = new Array<Buffer>(items.length);
     for (let i = 0; i < items.length; i++) {
       const b = items[i]!;
-      fields[i] = listItem(entries?.[i], type, metadata, () => b.utf8Slice(0, b.length), true);
+      fields[i] = keptMessage(
+        ...listItem(entries?.[i], type, metadata, () => b.utf8Slice(0, b.length), true),
+      );
     }
-    return listAnswerChunks(apiVersion, kind, meta, fields, true);
+    return chunksBody(listAnswerItemsFirst(apiVersion, kind, meta, fields));
   }
   if (entries) {
-    const fields = new Array<Buffer>(items.length);
+    const kept = new Array<Buffer>(items.length);
+    const jsons = new Array<Buffer>(items.length);
+    const lengths = new Array<number>(items.length);
+    let itemBytes = 0;
     for (let i = 0; i < items.length; i++) {
       const b = items[i]!;
-      fields[i] = listItem(entries[i], type, metadata, () => b.utf8Slice(0, b.length), true);
+      // An object LIST's items are the entries' list items: the JSON the spans point into.
+      const [k, json] = listItem(
+        entries[i],
+        type,
+        metadata,
+        () => b.utf8Slice(0, b.length),
+        true,
+        metadata ? undefined : b,
+      );
+      kept[i] = k;
+      jsons[i] = json;
+      itemBytes += lengths[i] = keptLength(k);
     }
-    return listAnswerChunks(apiVersion, kind, meta, fields);
+    const [head, tail] = listAnswerFrame(apiVersion, kind, meta, itemBytes);
+    return keptListBody(head, kept, jsons, lengths, tail);
   }
-  return metadata === undefined
-    ? [listAnswer(apiVersion, kind, meta, type, items)]
-    : [listAnswer(apiVersion, kind, meta, PARTIAL, items, partialOf)];
+  return chunksBody(
+    metadata === undefined
+      ? [listAnswer(apiVersion, kind, meta, type, items)]
+      : [listAnswer(apiVersion, kind, meta, PARTIAL, items, partialOf)],
+  );
+}
+
+/**
+ * A LIST body: `head`, each kept item in order (its JSON `jsons[i]`, its message `lengths[i]`
+ * bytes long), `tail`; copied piece by piece into the caller's buffers.
+ */
+function keptListBody(
+  head: Buffer,
+  kept: readonly Buffer[],
+  jsons: readonly Buffer[],
+  lengths: readonly number[],
+  tail: Buffer,
+): FilledBody {
+  let length = head.length + tail.length;
+  for (const n of lengths) length += n;
+  // Position: item `i` (-1: the head, kept.length: the tail), `off` bytes into it.
+  let i = -1;
+  let off = 0;
+  return {
+    length,
+    fill(into: Buffer): number {
+      let at = 0;
+      const room = into.length;
+      while (at < room) {
+        if (i === -1 || i === kept.length) {
+          const b = i === -1 ? head : tail;
+          if (i === kept.length && off === b.length) break;
+          const n = b.copy(into, at, off);
+          at += n;
+          off += n;
+          if (off === b.length && i === -1) {
+            i = 0;
+            off = 0;
+          }
+          continue;
+        }
+        const len = lengths[i]!;
+        const end = Math.min(len, off + room - at);
+        at = copyKept(kept[i]!, jsons[i]!, off, end, into, at);
+        off = end;
+        if (off === len) {
+          i++;
+          off = 0;
+        }
+      }
+      return at;
+    },
+  };
 }
 
 /** Event lines shared by watchers (the history's) → their frames: encoded once per event. */
@@ -234,8 +348,9 @@ const frames = new WeakMap<object, Buffer>();
 let watchEncodes = 0;
 
 /**
- * How many watch event lines this process has encoded to protobuf frames: one per (event line,
- * format), however many watchers receive it (a count for tests and profiles, not a metric).
+ * How many shared watch event lines this process has turned into protobuf frames: one per
+ * (event line, format), however many watchers receive it (a count for tests and profiles, not a
+ * metric).
  */
 export function protobufWatchEncodes(): number {
   return watchEncodes;
@@ -245,24 +360,39 @@ export function protobufWatchEncodes(): number {
  * One watch event's protobuf frame from its JSON line (`{"type":…,"object":…}\n`, one Buffer or
  * its chunks): the object encoded by its own kind (an ERROR's Status, a metadata watch's
  * PartialObjectMetadata, a bookmark's empty object). A line Buffer shared by watchers is
- * encoded once. An initial ADDED line written from a stored object ({@link LINE_SOURCE}) of
- * `watched` (the watch's resource, and the PartialObjectMetadata version of a metadata watch)
- * reuses that object's kept message (LIST, GET and every watcher's initial events share it),
- * or encodes and keeps it. Throws {@link CannotEncode}.
+ * framed once. A line written from a stored object (`lineSource`: an initial ADDED line, or a
+ * live ADDED or MODIFIED line of the stored object) of `watched` (the watch's resource, and the
+ * PartialObjectMetadata version of a metadata watch) reuses that object's kept message, or
+ * encodes and keeps it: LIST, GET, the live event and every watcher's initial events share it.
+ * Throws {@link CannotEncode}.
  */
 export function protobufWatchFrame(
   line: WireLine,
   watched?: { resource: ResourceInfo; metadata?: MetadataVersion | undefined },
 ): Buffer {
-  const source = watched && !Buffer.isBuffer(line) ? (line as SourcedChunks)[LINE_SOURCE] : undefined;
-  if (source) {
+  const shared = Buffer.isBuffer(line);
+  const sourced = watched ? lineSource(line) : undefined;
+  // A live line's source is the full object: a metadata watch's lines are built apart (no source).
+  if (sourced && (!shared || watched!.metadata === undefined)) {
+    if (shared) {
+      const have = frames.get(line);
+      if (have) return have;
+    }
+    const { source, type } = sourced;
     const m = watched!.metadata;
-    const item = listItem(source, typeOf(watched!.resource), m, () =>
-      Buffer.concat(m === undefined ? source.wire : source.metadataWire(m)).toString('utf8'),
+    const item = withinStack(() =>
+      listItem(source, typeOf(watched!.resource), m, () =>
+        Buffer.concat(m === undefined ? source.wire : source.metadataWire(m)).toString('utf8'),
+      ),
     );
     const { apiVersion, kind } =
       m === undefined ? watched!.resource : { apiVersion: `meta.k8s.io/${m}`, kind: 'PartialObjectMetadata' };
-    return watchFrame('ADDED', unknownEnvelope(apiVersion, kind, itemMessage(item)));
+    const frame = watchFrame(type, unknownEnvelope(apiVersion, kind, messageOf(item)));
+    if (shared) {
+      watchEncodes++;
+      frames.set(line, frame);
+    }
+    return frame;
   }
   const have = frames.get(line);
   if (have) return have;

@@ -16,6 +16,7 @@
 import { PROTOBUF_MAGIC } from '../protobuf-meta.ts';
 import { CannotEncode, encodeFromText, writeMessage } from './encode-object.ts';
 import { kindSpec, messageSpec } from './schema.ts';
+import { MIN_SPAN_BYTES, splice } from './spliced.ts';
 import { BackwardWriter, LEN } from './writer.ts';
 
 /** The media type of protobuf answers, and of protobuf watch streams. */
@@ -23,6 +24,7 @@ export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 export const PROTOBUF_WATCH_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf;stream=watch';
 
 const shared = new BackwardWriter(64 * 1024);
+const EMPTY = Buffer.alloc(0);
 
 /**
  * The message bytes (no envelope) of the object of kind `apiVersion`/`kind` whose Go-written
@@ -102,6 +104,34 @@ export function objectAnswer(apiVersion: string, kind: string, message: Buffer):
   return Buffer.concat(unknownEnvelope(apiVersion, kind, message));
 }
 
+/** `k8s\0` + Unknown's TypeMeta field, per `apiVersion kind` (a handful per process). */
+const typeHeads = new Map<string, Buffer>();
+
+/**
+ * A GET answer of a message `length` bytes long, in one new Buffer with the message's place
+ * left for the caller: `[answer, at]`, the message going to `answer[at, at + length)` (the same
+ * bytes as {@link objectAnswer}, without building the message on its own first).
+ */
+export function objectAnswerFrame(
+  apiVersion: string,
+  kind: string,
+  length: number,
+): [answer: Buffer, at: number] {
+  const key = `${apiVersion} ${kind}`;
+  let head = typeHeads.get(key);
+  if (!head) {
+    const [magic, typeLen, av, k] = unknownEnvelope(apiVersion, kind, EMPTY);
+    head = Buffer.concat([magic!, typeLen!, av!, k!]);
+    typeHeads.set(key, head);
+  }
+  const rawLen = lenField(2, length);
+  const out = Buffer.allocUnsafe(head.length + rawLen.length + length + UNKNOWN_TAIL.length);
+  let at = head.copy(out, 0);
+  at += rawLen.copy(out, at);
+  UNKNOWN_TAIL.copy(out, at + length);
+  return [out, at];
+}
+
 const LIST_META = 'apimachinery/pkg/apis/meta/v1.ListMeta';
 
 /**
@@ -160,30 +190,40 @@ export function listAnswer(
 /**
  * An object's message as one item field of a list's raw (`2: message`: tag, length, then the
  * message bytes), encoded from Go-written JSON `text` as message type `itemType` (`pick`: the
- * value to encode from the parsed object). A copy the caller owns, fit to be kept: a LIST can
- * then write kept items as they are ({@link listAnswerChunks}) and a GET or watch event read the
- * message inside ({@link itemMessage}). Throws {@link CannotEncode}, SyntaxError on malformed JSON.
+ * value to encode from the parsed object), in the kept form of spliced.ts: with `json` (the
+ * object's stored JSON) every string of at least `MIN_SPAN_BYTES` whose bytes occur in `json` is
+ * left out and read from `json` when written (`copyKept`, `keptMessage`); without, no spans. A
+ * LIST then copies kept items as they are (around {@link listAnswerFrame}), a GET or watch event
+ * reads the message inside ({@link itemMessage} of `keptMessage`). Returns a view of a scratch
+ * buffer, valid until the next call: the caller copies it. Throws {@link CannotEncode},
+ * SyntaxError on malformed JSON.
  */
-export function encodeListItem(itemType: string, text: string, pick?: (parsed: unknown) => unknown): Buffer {
+export function keepListItem(
+  itemType: string,
+  text: string,
+  json: Buffer | undefined,
+  pick?: (parsed: unknown) => unknown,
+): Buffer {
   const spec = messageSpec(itemType);
   if (!spec) throw new CannotEncode('unknown-kind', itemType);
   const name = itemType.slice(itemType.lastIndexOf('.') + 1);
   shared.reset();
   try {
+    if (json) shared.recordStrings(MIN_SPAN_BYTES);
     encodeFromText(
       text,
       (o) => writeMessage(shared, spec, (pick ? pick(o) : o) as never, name, true),
-      () => shared.reset(),
+      () => shared.rewind(0),
     );
     shared.lengthSince(0);
     shared.tag(2, LEN);
-    return Buffer.from(shared.view());
+    return splice(shared.view(), json ? shared.stringSpans() : [], json ?? EMPTY);
   } finally {
     shared.reset();
   }
 }
 
-/** The message inside a list item field ({@link encodeListItem}): a view past its tag and length. */
+/** The message inside a whole list item field (`keptMessage` of {@link keepListItem}'s): a view past its tag and length. */
 export function itemMessage(item: Buffer): Buffer {
   let i = 1;
   while (item[i]! & 0x80) i++;
@@ -194,32 +234,45 @@ export function itemMessage(item: Buffer): Buffer {
 const FIELD_1_TAG = Buffer.from([0x0a]);
 
 /**
- * A whole LIST answer as chunks to write in order, the items' fields ({@link encodeListItem})
- * written as they are (no copy): `k8s\0` + Unknown{1: TypeMeta{apiVersion, kind}, 2: raw {1:
- * ListMeta from `listMeta`, 2: item…}, 3: "", 4: ""}. The same bytes as {@link listAnswer}.
- *
- * `itemsFirst`: the raw of `meta.k8s.io/v1beta1` PartialObjectMetadataList, whose fields are
- * numbered the other way round (`apis/meta/v1beta1/generated.proto`: items 1, metadata 2), so
- * gogo writes {1: item…, 2: ListMeta}: each kept item's tag byte is written as field 1's (the
- * rest of it as it is), the ListMeta last. The apiserver v1.37.2 answers it so (side by side on
- * the fixture); the v1 numbering there would make a client read the ListMeta as an item.
+ * The bytes of a LIST answer around its items' fields (each `2: message`, {@link keepListItem}),
+ * `itemBytes` long in all: `[head, tail]`, head = `k8s\0` + Unknown{1: TypeMeta{apiVersion,
+ * kind}, 2: raw's tag and length, raw's {1: ListMeta from `listMeta`}}, tail = Unknown's `3: "",
+ * 4: ""`. Head, the items in order and tail are the same bytes as {@link listAnswer}.
  */
-export function listAnswerChunks(
+export function listAnswerFrame(
+  apiVersion: string,
+  kind: string,
+  listMeta: unknown,
+  itemBytes: number,
+): [head: Buffer, tail: Buffer] {
+  const meta = encodeParsed(LIST_META, listMeta ?? {});
+  const metaField = Buffer.concat([lenField(1, meta.length), meta]);
+  const chunks = unknownEnvelope(apiVersion, kind, [metaField]);
+  // unknownEnvelope's head is magic, TypeMeta's field, raw's tag and length (of the ListMeta
+  // field alone: written again for the whole raw), then the ListMeta field and the tail.
+  const rawLen = lenField(2, metaField.length + itemBytes);
+  return [Buffer.concat([chunks[0]!, chunks[1]!, chunks[2]!, chunks[3]!, rawLen, metaField]), UNKNOWN_TAIL];
+}
+
+/**
+ * A `meta.k8s.io/v1beta1` PartialObjectMetadataList answer as chunks to write in order, from its
+ * items' kept fields (each `2: message`, {@link keepListItem}): its fields are numbered the other
+ * way round (`apis/meta/v1beta1/generated.proto`: items 1, metadata 2), so gogo writes
+ * `k8s\0` + Unknown{1: TypeMeta, 2: raw {1: item…, 2: ListMeta}, 3: "", 4: ""}: each item's tag
+ * byte is written as field 1's (the rest of it as it is), the ListMeta last. The apiserver
+ * v1.37.2 answers it so (side by side on the fixture); the v1 numbering there would make a client
+ * read the ListMeta as an item.
+ */
+export function listAnswerItemsFirst(
   apiVersion: string,
   kind: string,
   listMeta: unknown,
   items: readonly Buffer[],
-  itemsFirst = false,
 ): Buffer[] {
   const meta = encodeParsed(LIST_META, listMeta ?? {});
-  let raw: Buffer[];
-  if (itemsFirst) {
-    raw = [];
-    for (const item of items) raw.push(FIELD_1_TAG, item.subarray(1));
-    raw.push(lenField(2, meta.length), meta);
-  } else {
-    raw = [Buffer.concat([lenField(1, meta.length), meta]), ...items];
-  }
+  const raw: Buffer[] = [];
+  for (const item of items) raw.push(FIELD_1_TAG, item.subarray(1));
+  raw.push(lenField(2, meta.length), meta);
   const chunks = unknownEnvelope(apiVersion, kind, raw);
   // unknownEnvelope's head (magic, TypeMeta, raw's tag and length) is 5 small buffers: one.
   const head = Buffer.concat(chunks.slice(0, 5));

@@ -21,6 +21,12 @@ export class BackwardWriter {
   #buf: Buffer;
   /** Where the written bytes start: `#buf[#pos, #buf.length)`. */
   #pos: number;
+  /**
+   * Long strings written (see {@link recordStrings}): pairs of (bytes written after the string's
+   * bytes, its byte length), last written first; undefined while not recording.
+   */
+  #strings: number[] | undefined;
+  #minString = 0;
 
   /** `initial`: the first buffer's size in bytes. */
   constructor(initial = 4096) {
@@ -141,7 +147,33 @@ export class BackwardWriter {
     const n = this.#buf.utf8Write(s, start, max);
     if (n < max) this.#buf.copyWithin(this.#pos - n, start, start + n);
     this.#pos -= n;
+    if (this.#strings !== undefined && n >= this.#minString) this.#strings.push(this.written, n);
     this.uvarint(n);
+  }
+
+  /**
+   * From now on notes where each string of at least `min` UTF-8 bytes (`min` ≥ 32) is written,
+   * until {@link reset}: read them with {@link stringSpans}.
+   */
+  recordStrings(min: number): void {
+    this.#strings = [];
+    this.#minString = Math.max(32, min);
+  }
+
+  /**
+   * The strings noted since {@link recordStrings}, as `[start, length]` pairs of byte offsets in
+   * {@link view}, first in the message first; empty when not recording.
+   */
+  stringSpans(): number[] {
+    const rec = this.#strings;
+    if (rec === undefined) return [];
+    const total = this.written;
+    const out: number[] = [];
+    for (let i = rec.length - 2; i >= 0; i -= 2) {
+      if (rec[i]! > total) continue; // rewound past it
+      out.push(total - rec[i]!, rec[i + 1]!);
+    }
+    return out;
   }
 
   /** A little-endian IEEE double (no tag). */
@@ -171,11 +203,16 @@ export class BackwardWriter {
   /** Forgets what was written after `mark` (a {@link written} value). */
   rewind(mark: number): void {
     this.#pos = this.#buf.length - mark;
+    if (this.#strings !== undefined) {
+      const rec = this.#strings;
+      while (rec.length > 0 && rec[rec.length - 2]! > mark) rec.length -= 2;
+    }
   }
 
-  /** Forgets what was written (the buffer is kept for the next message). */
+  /** Forgets what was written, and stops noting strings (the buffer is kept for the next message). */
   reset(): void {
     this.#pos = this.#buf.length;
+    this.#strings = undefined;
   }
 }
 

@@ -215,6 +215,44 @@ describe('StoreEntry slabs (issue 12: bytes packed into shared slabs)', () => {
     assert.ok(storeOnly > all + 0.1, `store entries only: ${storeOnly.toFixed(2)}×`);
   });
 
+  it('kept bytes (protobuf messages) live in the slabs: read back, released and compacted with the entry', () => {
+    const s = new Store(cms);
+    const n = 2000;
+    let rv = 1;
+    const msg = (i: number, gen: number) => Buffer.from(`message-${i}-${gen}-${'m'.repeat(900)}`);
+    for (let i = 0; i < n; i++) {
+      const e = s.entry(cm(`c${i}`, rv++, 0));
+      s.put(e);
+      assert.deepEqual(e.keep(0, msg(i, 0)), msg(i, 0));
+    }
+    const e0 = s.get('ns/c0')!;
+    assert.equal(e0.kept(1), undefined, 'another slot: nothing kept');
+    assert.deepEqual(e0.keep(0, Buffer.from('other')), msg(0, 0), 'a slot is kept once');
+    const used = s.arena.used;
+    // Replace two of three, keeping the new versions' messages too, and release the old ones:
+    // their JSON and their messages become waste; compaction moves the live ones of both.
+    for (let i = 0; i < n; i++)
+      if (i % 3 !== 0) {
+        const e = s.entry(cm(`c${i}`, rv++, 5));
+        e.keep(0, msg(i, 5));
+        s.put(e)?.release();
+      }
+    let live = 0;
+    for (const e of s.values()) live += e.listItem.length + e.kept(0)!.length;
+    assert.ok(
+      s.arena.used < 1.5 * live,
+      `slabs hold ${s.arena.used} bytes for ${live} live (${used} before)`,
+    );
+    for (let i = 0; i < n; i += 37)
+      assert.deepEqual(s.get(`ns/c${i}`)!.kept(0), msg(i, i % 3 === 0 ? 0 : 5), `c${i}`);
+    const gone = s.entry(cm('gone', rv++, 0));
+    gone.release();
+    const before = s.arena.used;
+    assert.deepEqual(gone.keep(0, msg(9, 9)), msg(9, 9));
+    assert.equal(gone.kept(0), undefined, 'a released entry keeps nothing');
+    assert.equal(s.arena.used, before);
+  });
+
   it('entries with equal labels share one frozen object; the uid is read from the bytes', () => {
     const s = new Store(cms);
     const a = s.entry(cm('a', 1, 0));

@@ -8,11 +8,13 @@ import { describe, it } from 'node:test';
 import { CannotEncode } from '../../../src/apimachinery/protobuf/encode-object.ts';
 import { SCHEMA_MINOR } from '../../../src/apimachinery/protobuf/schema.ts';
 import { decodeProtobufMeta } from '../../../src/apimachinery/protobuf-meta.ts';
+import { bodyBytes } from '../../../src/server/filled-body.ts';
 import {
   answerEncoding,
   jsonFallback,
   protobufAnswers,
   protobufGet,
+  protobufKeptBytes,
   protobufList,
   protobufMessageEncodes,
   protobufWatchEncodes,
@@ -91,9 +93,7 @@ describe('protobuf answers', () => {
     const item = Buffer.from(
       '{"metadata":{"name":"a","namespace":"n","resourceVersion":"7"},"data":{"k":"v"}}',
     );
-    const body = Buffer.concat(
-      protobufList(cms, { resourceVersion: '9', items: [item, item], continue: 'tok' }),
-    );
+    const body = bodyBytes(protobufList(cms, { resourceVersion: '9', items: [item, item], continue: 'tok' }));
     const d = decodeProtobufMeta(body);
     assert.equal(d?.kind, 'ConfigMapList');
     assert.equal(d?.metadata?.resourceVersion, '9');
@@ -107,6 +107,14 @@ describe('protobuf answers', () => {
     assert.equal(f1.subarray(4, 11).toString('latin1'), '\n\x05ADDED');
   });
 });
+
+/** A watcher's lines as single Buffers (copies: not the history's shared lines). */
+function drainLines(w: { stream: { read(): unknown } }): Buffer[] {
+  const out: Buffer[] = [];
+  for (let c = w.stream.read(); c !== null; c = w.stream.read())
+    out.push(Buffer.concat(Buffer.isBuffer(c) ? [c] : (c as Buffer[])));
+  return out;
+}
 
 describe('protobuf watch events: encoded once per event, not per watcher', () => {
   it('50 watchers of one watch cache, 3 events: 3 encodes, every watcher sent the same frame', () => {
@@ -133,6 +141,39 @@ describe('protobuf watch events: encoded once per event, not per watcher', () =>
   });
 });
 
+describe('the message of a live event is the one LIST and GET reuse', () => {
+  it('50 protobuf watchers of a MODIFIED: one message encode, kept for the next LIST and GET', () => {
+    const { cache } = seeded();
+    const rv = cache.resourceVersion();
+    const watchers = Array.from({ length: 50 }, () => cache.watch({ ...ALL, resourceVersion: rv }));
+    cache.update(pod('a', 'p1', 11, { labels: { app: 'web' }, nodeName: 'n7' }));
+    cache.add(pod('a', 'p9', 12, { labels: { app: 'x' } }));
+    cache.delete(pod('a', 'p9', 13));
+    const watched = { resource: PODS };
+    const messages = protobufMessageEncodes();
+    const lines = protobufWatchEncodes();
+    const frames = watchers.map((w) => {
+      const out: Buffer[] = [];
+      for (let c = w.stream.read(); c !== null; c = w.stream.read())
+        out.push(protobufWatchFrame(c as Buffer, watched));
+      return out;
+    });
+    assert.equal(protobufWatchEncodes() - lines, 3, 'one frame per event, not per watcher');
+    assert.equal(protobufMessageEncodes() - messages, 2, 'p1@11 and p9@12 kept; the DELETED not');
+    for (const f of frames) for (let i = 0; i < 3; i++) assert.equal(f[i], frames[0]![i]);
+    const direct = drainLines(cache.watch({ ...ALL, resourceVersion: rv })).map((l) =>
+      protobufWatchFrame(Buffer.from(l)),
+    );
+    assert.deepEqual(frames[0], direct, 'the same bytes as framed from the line');
+    const list = bodyBytes(protobufList(PODS, cache.list(ALL)));
+    assert.equal(protobufMessageEncodes() - messages, 4, 'the LIST encodes p2 and p3 only');
+    assert.deepEqual(list, bodyBytes(protobufList(PODS, { ...cache.list(ALL), entries: undefined })));
+    const p1 = cache.get('a', 'p1')!;
+    protobufGet(PODS, p1.wire, undefined, p1);
+    assert.equal(protobufMessageEncodes() - messages, 4);
+  });
+});
+
 describe('object messages: encoded once per object version, reused by LIST, GET and initial events', () => {
   const drain = (w: { stream: { read(): unknown } }) => {
     const out: unknown[] = [];
@@ -142,11 +183,11 @@ describe('object messages: encoded once per object version, reused by LIST, GET 
   it('a second LIST encodes nothing and writes the same bytes; GET and watch-list reuse them', () => {
     const { cache } = seeded();
     const before = protobufMessageEncodes();
-    const first = Buffer.concat(protobufList(PODS, cache.list(ALL)));
+    const first = bodyBytes(protobufList(PODS, cache.list(ALL)));
     assert.equal(protobufMessageEncodes() - before, 3, 'one encode per object');
-    const second = Buffer.concat(protobufList(PODS, cache.list(ALL)));
+    const second = bodyBytes(protobufList(PODS, cache.list(ALL)));
     assert.deepEqual(second, first);
-    const uncached = Buffer.concat(protobufList(PODS, { ...cache.list(ALL), entries: undefined }));
+    const uncached = bodyBytes(protobufList(PODS, { ...cache.list(ALL), entries: undefined }));
     assert.deepEqual(uncached, first, 'kept bytes equal a fresh encode');
     const obj = cache.get('a', 'p1')!;
     assert.deepEqual(protobufGet(PODS, obj.wire, undefined, obj), protobufGet(PODS, obj.wire));
@@ -168,15 +209,15 @@ describe('object messages: encoded once per object version, reused by LIST, GET 
     protobufList(PODS, cache.list(ALL));
     cache.update(pod('a', 'p1', 11, { labels: { app: 'web' }, nodeName: 'n9' }));
     const before = protobufMessageEncodes();
-    const body = Buffer.concat(protobufList(PODS, cache.list(ALL)));
+    const body = bodyBytes(protobufList(PODS, cache.list(ALL)));
     assert.equal(protobufMessageEncodes() - before, 1);
     assert.ok(body.includes(Buffer.from('n9')), 'the new version is written');
   });
   it('metadata: PartialObjectMetadata messages kept apart from the objects', () => {
     const { cache } = seeded();
     const before = protobufMessageEncodes();
-    const list = Buffer.concat(protobufList(PODS, cache.list({ ...ALL, metadata: 'v1' }), 'v1'));
-    const again = Buffer.concat(protobufList(PODS, cache.list({ ...ALL, metadata: 'v1' }), 'v1'));
+    const list = bodyBytes(protobufList(PODS, cache.list({ ...ALL, metadata: 'v1' }), 'v1'));
+    const again = bodyBytes(protobufList(PODS, cache.list({ ...ALL, metadata: 'v1' }), 'v1'));
     assert.deepEqual(again, list);
     assert.equal(decodeProtobufMeta(list)?.kind, 'PartialObjectMetadataList');
     const watched = { resource: PODS, metadata: 'v1' as const };
@@ -185,7 +226,7 @@ describe('object messages: encoded once per object version, reused by LIST, GET 
     assert.equal(protobufMessageEncodes() - before, 3);
     const fresh = initial.map((l) => protobufWatchFrame(Buffer.concat(l as Buffer[])));
     assert.deepEqual(frames, fresh);
-    const objects = Buffer.concat(protobufList(PODS, cache.list(ALL)));
+    const objects = bodyBytes(protobufList(PODS, cache.list(ALL)));
     assert.equal(decodeProtobufMeta(objects)?.kind, 'PodList');
     assert.equal(protobufMessageEncodes() - before, 6, 'the objects are encoded on their own');
   });
@@ -201,8 +242,8 @@ describe('attack: a v1beta1 PartialObjectMetadataList', () => {
       cache.list({ ...ALL, metadata: 'v1beta1' }),
       { ...cache.list({ ...ALL, metadata: 'v1beta1' }), entries: undefined },
     ]) {
-      const beta = Buffer.concat(protobufList(PODS, page, 'v1beta1'));
-      const v1 = Buffer.concat(protobufList(PODS, cache.list({ ...ALL, metadata: 'v1' }), 'v1'));
+      const beta = bodyBytes(protobufList(PODS, page, 'v1beta1'));
+      const v1 = bodyBytes(protobufList(PODS, cache.list({ ...ALL, metadata: 'v1' }), 'v1'));
       const m = decodeProtobufMeta(beta, true)!;
       assert.equal(m.kind, 'PartialObjectMetadataList');
       assert.deepEqual(m.metadata, decodeProtobufMeta(v1, true)!.metadata);
@@ -224,6 +265,82 @@ describe('attack: a v1beta1 PartialObjectMetadataList', () => {
       ]);
       assert.deepEqual(beta.subarray(beta.length - end.length), end, 'the ListMeta last, as field 2');
     }
+  });
+});
+
+describe('kept messages share their long strings with the stored JSON', () => {
+  // A pod as the bench seeds them (bench/support/seed.ts): a ~3 KB annotation, managedFields.
+  const bigPod = (name: string, rv: number, filler: string) => {
+    const object = {
+      kind: 'Pod',
+      apiVersion: 'v1',
+      metadata: {
+        name,
+        namespace: 'a',
+        resourceVersion: String(rv),
+        labels: { app: 'web' },
+        annotations: { 'bench.kcp/filler': filler, note: `"quoted" ${'q'.repeat(100)}` },
+        managedFields: [
+          {
+            manager: 'bench',
+            operation: 'Update',
+            apiVersion: 'v1',
+            time: '2026-12-06T20:00:00Z',
+            fieldsType: 'FieldsV1',
+            fieldsV1: { 'f:metadata': { 'f:annotations': { '.': {}, 'f:bench.kcp/filler': {} } } },
+          },
+        ],
+      },
+      spec: { containers: [{ name: 'main', image: 'registry.example/bench/app:1.0' }], nodeName: 'n1' },
+      status: {},
+    };
+    return { raw: Buffer.from(JSON.stringify(object)), object };
+  };
+  const drain = (w: { stream: { read(): unknown } }) => {
+    const out: unknown[] = [];
+    for (let c = w.stream.read(); c !== null; c = w.stream.read()) out.push(c);
+    return out;
+  };
+  it('LIST (objects and metadata), GET and initial events equal a whole encode, however the LIST is cut', () => {
+    const { cache } = seeded();
+    cache.add(bigPod('big1', 11, 'lorem-1 ipsum-2 '.repeat(190)));
+    cache.add(bigPod('big2', 12, 'dolor-3 sit-4 '.repeat(200)));
+    const uncached = bodyBytes(protobufList(PODS, { ...cache.list(ALL), entries: undefined }));
+    const body = protobufList(PODS, cache.list(ALL));
+    // Filled in odd sizes: pieces of kept items are cut anywhere.
+    const parts: Buffer[] = [];
+    for (let n = 1; ; n = (n * 7) % 1009) {
+      const b = Buffer.alloc(n);
+      const got = body.fill(b);
+      if (got === 0) break;
+      parts.push(b.subarray(0, got));
+    }
+    assert.equal(Buffer.concat(parts).length, body.length);
+    assert.deepEqual(Buffer.concat(parts), uncached);
+    assert.deepEqual(bodyBytes(protobufList(PODS, cache.list(ALL))), uncached, 'again, from the kept pieces');
+    const meta = cache.list({ ...ALL, metadata: 'v1' });
+    assert.deepEqual(
+      bodyBytes(protobufList(PODS, meta, 'v1')),
+      bodyBytes(protobufList(PODS, { ...meta, entries: undefined }, 'v1')),
+    );
+    const obj = cache.get('a', 'big1')!;
+    assert.deepEqual(protobufGet(PODS, obj.wire, undefined, obj), protobufGet(PODS, obj.wire));
+    assert.deepEqual(protobufGet(PODS, obj.wire, 'v1', obj), protobufGet(PODS, obj.wire, 'v1'));
+    const initial = drain(cache.watch({ ...ALL, sendInitialEvents: true }));
+    assert.deepEqual(
+      initial.map((l) => protobufWatchFrame(l as Buffer, { resource: PODS })),
+      initial.map((l) => protobufWatchFrame(Buffer.concat(l as Buffer[]))),
+    );
+  });
+  it('what a big pod keeps of its own: not its annotation nor its FieldsV1', () => {
+    const { cache } = seeded();
+    const filler = 'lorem-1 ipsum-2 '.repeat(190);
+    cache.add(bigPod('big1', 11, filler));
+    const entry = cache.get('a', 'big1')!;
+    const whole = protobufGet(PODS, entry.wire).length;
+    protobufGet(PODS, entry.wire, undefined, entry);
+    const own = protobufKeptBytes(entry)!;
+    assert.ok(own > 0 && own < whole - filler.length, `${own} bytes kept of a ${whole}-byte answer`);
   });
 });
 

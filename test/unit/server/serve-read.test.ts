@@ -4,10 +4,13 @@
  * apiserver (or be accepted like it does).
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { describe, it } from 'node:test';
 import { encodeContinue } from '../../../src/apimachinery/continue-token.ts';
+import { cacheCodec } from '../../../src/cache/codec.ts';
+import { BATCH_BYTES } from '../../../src/server/filled-body.ts';
 import { until } from '../../support/eventually.ts';
-import { FakeCache, mockServer, pod, podsInfo } from '../../support/fake-cache.ts';
+import { FakeCache, fakeCodec, mockServer, pod, podsInfo } from '../../support/fake-cache.ts';
 import { logLines } from '../../support/log-lines.ts';
 
 describe('a scoped cache (issue 13)', () => {
@@ -181,6 +184,38 @@ describe('a Table printer that throws: the apiserver’s answer to a failing Tab
     } finally {
       await server.shutdown();
       await agent.close();
+    }
+  });
+});
+
+describe('a big LIST is copied into batches, not written one item at a time (issue 32)', () => {
+  it('2,000 items of ~1.1 KB: the same bytes in ~10 writes (was: a corked write per item and comma, 4,001)', async () => {
+    const filler = 'x'.repeat(1000);
+    const objects = Array.from({ length: 2000 }, (_, i) =>
+      pod('a', `p${String(i).padStart(4, '0')}`, i + 1, { filler }),
+    );
+    const { server } = mockServer(objects, { codec: { ...fakeCodec, encodeList: cacheCodec.encodeList } });
+    const proto = http.ServerResponse.prototype;
+    const write = proto.write;
+    let writes = 0;
+    proto.write = function (this: http.ServerResponse, ...args: Parameters<typeof write>) {
+      writes++;
+      return write.apply(this, args);
+    } as typeof write;
+    try {
+      const r = await server.app.inject({
+        method: 'GET',
+        url: '/api/v1/namespaces/a/pods?resourceVersion=0',
+      });
+      assert.equal(r.statusCode, 200);
+      assert.equal(Number(r.headers['content-length']), r.rawPayload.length);
+      const list = JSON.parse(r.payload) as { items: Array<{ metadata: { name: string } }> };
+      assert.equal(list.items.length, 2000);
+      assert.equal(list.items[1999]!.metadata.name, 'p1999');
+      const batches = Math.ceil(r.rawPayload.length / BATCH_BYTES);
+      assert.ok(writes <= batches + 1, `${writes} writes for ${r.rawPayload.length} bytes`);
+    } finally {
+      proto.write = write;
     }
   });
 });

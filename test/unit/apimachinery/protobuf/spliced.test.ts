@@ -1,0 +1,129 @@
+/**
+ * Kept protobuf bytes sharing their long strings with the stored JSON
+ * (src/apimachinery/protobuf/spliced.ts): the pieces put back together are the message's bytes,
+ * whatever range is copied, and only strings whose exact bytes are in the JSON are left out.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { itemMessage, keepListItem } from '../../../../src/apimachinery/protobuf/envelope.ts';
+import {
+  copyKept,
+  keptLength,
+  keptMessage,
+  MIN_SPAN_BYTES,
+  splice,
+} from '../../../../src/apimachinery/protobuf/spliced.ts';
+import { BackwardWriter } from '../../../../src/apimachinery/protobuf/writer.ts';
+
+const POD = 'api/core/v1.Pod';
+const EMPTY = Buffer.alloc(0);
+const filler = 'lorem-12 ipsum-7 '.repeat(180); // 3,060 bytes, no escapes
+const quoted = `say "hi" ${'x'.repeat(200)}`; // its JSON has \" : not the protobuf bytes
+const fieldsV1 = {
+  'f:metadata': { 'f:annotations': { '.': {}, 'f:a': {}, 'f:q': {} }, 'f:labels': { 'f:app': {} } },
+};
+const podObject = {
+  kind: 'Pod',
+  apiVersion: 'v1',
+  metadata: {
+    name: 'p1',
+    namespace: 'ns',
+    uid: '0b8f3a54-8a3d-4c5e-9d1f-2f1a3b4c5d6e',
+    resourceVersion: '12',
+    labels: { app: 'web' },
+    annotations: { a: filler, q: quoted },
+    managedFields: [
+      {
+        manager: 'kubectl',
+        operation: 'Update',
+        apiVersion: 'v1',
+        time: '2026-12-06T20:00:00Z',
+        fieldsType: 'FieldsV1',
+        fieldsV1,
+      },
+    ],
+  },
+  spec: { containers: [{ name: 'main', image: 'registry.example/bench/app:1.0' }] },
+  status: {},
+};
+const podJSON = Buffer.from(JSON.stringify(podObject));
+/** The stored LIST item: without kind and apiVersion (what `StoreEntry.listItem` is). */
+const listItem = Buffer.from(
+  JSON.stringify({ metadata: podObject.metadata, spec: podObject.spec, status: podObject.status }),
+);
+
+describe('BackwardWriter string spans', () => {
+  it('notes strings of at least the minimum, first in the message first; a rewind forgets later ones', () => {
+    const w = new BackwardWriter(16);
+    w.recordStrings(40);
+    w.string('b'.repeat(50));
+    const mark = w.written;
+    w.string('short');
+    w.string('c'.repeat(40));
+    w.rewind(mark);
+    w.string('a'.repeat(45));
+    const view = w.view();
+    const spans = w.stringSpans();
+    assert.deepEqual(spans, [1, 45, 47, 50]);
+    assert.equal(view.toString('latin1', spans[0], spans[0]! + spans[1]!), 'a'.repeat(45));
+    assert.equal(view.toString('latin1', spans[2], spans[2]! + spans[3]!), 'b'.repeat(50));
+    w.reset();
+    w.string('d'.repeat(60));
+    assert.deepEqual(w.stringSpans(), [], 'reset stops noting');
+  });
+});
+
+/** The spans of kept bytes: `[at, jsonStart, length]` triples. */
+function spansOf(k: Buffer): number[] {
+  const n = k.readUInt32LE(k.length - 4);
+  const out: number[] = [];
+  for (let p = k.length - 4 - n * 12; p < k.length - 4; p += 4) out.push(k.readUInt32LE(p));
+  return out;
+}
+
+describe('splice', () => {
+  const whole = itemMessage(
+    keptMessage(Buffer.from(keepListItem(POD, podJSON.toString(), undefined)), EMPTY),
+  );
+  const kept = Buffer.from(keepListItem(POD, podJSON.toString(), listItem));
+  const message = itemMessage(keptMessage(kept, listItem));
+  it('the annotation and the FieldsV1 are read from the JSON; the escaped string is kept', () => {
+    const spans = spansOf(kept);
+    assert.equal(spans.length, 6, 'two spans: the filler and the FieldsV1 raw JSON');
+    const [, at0, len0, , at1, len1] = spans;
+    assert.equal(listItem.toString('utf8', at0, at0! + len0!), filler);
+    assert.equal(listItem.toString('utf8', at1, at1! + len1!), JSON.stringify(fieldsV1));
+    assert.ok(kept.includes(Buffer.from(quoted)), 'a string whose JSON has escapes stays in the kept bytes');
+    assert.ok(kept.length < whole.length - filler.length, `${kept.length} of ${whole.length}`);
+  });
+  it('put back together: the whole message, for every range', () => {
+    assert.deepEqual(message, whole);
+    const item = keptMessage(kept, listItem);
+    const n = keptLength(kept);
+    assert.equal(n, item.length);
+    const cuts = [0, 1, 2, 100, 101, 3000, 3200, n - 5, n - 1, n];
+    for (const from of cuts)
+      for (const to of cuts) {
+        if (to < from) continue;
+        const out = Buffer.alloc(to - from + 3, 0xee);
+        const end = copyKept(kept, listItem, from, to, out, 3);
+        assert.equal(end, 3 + to - from);
+        assert.deepEqual(out.subarray(3), item.subarray(from, to), `[${from}, ${to})`);
+      }
+  });
+  it('a short string or one not in the JSON is never a span; no spans: the bytes and a count of 0', () => {
+    const b = Buffer.from(`xx${'y'.repeat(MIN_SPAN_BYTES - 1)}zz${'w'.repeat(100)}`);
+    const short = Buffer.from(
+      splice(b, [2, MIN_SPAN_BYTES - 1], Buffer.from(`"${'y'.repeat(MIN_SPAN_BYTES)}"`)),
+    );
+    assert.deepEqual(short, Buffer.concat([b, Buffer.alloc(4)]));
+    assert.deepEqual(keptMessage(short, EMPTY), b);
+    const missing = Buffer.from(splice(b, [MIN_SPAN_BYTES + 3, 100], Buffer.from('{"a":"w"}')));
+    assert.deepEqual(spansOf(missing), []);
+    const json = Buffer.from(`{"a":"${'w'.repeat(120)}"}`);
+    const found = Buffer.from(splice(b, [MIN_SPAN_BYTES + 3, 100], json));
+    assert.deepEqual(spansOf(found), [MIN_SPAN_BYTES + 3, 6, 100]);
+    assert.equal(found.length, b.length - 100 + 12 + 4);
+    assert.deepEqual(keptMessage(found, json), b);
+  });
+});
