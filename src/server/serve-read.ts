@@ -50,14 +50,15 @@ function writeChunks(
   let len = 0;
   if (filled) len = filled.length;
   else for (const c of chunks as readonly Buffer[]) len += c.length;
-  // A gzip answer resolves once written (compress.ts): the caller awaits it in its slot.
+  // A gzip or batched answer resolves once written: the caller awaits it in its slot.
   if (ctx.gzip && len > GZIP_THRESHOLD_BYTES && acceptsGzip(res.req.headers['accept-encoding']))
     return writeGzip(res, headersFor(cache, type), chunks);
   const list = chunks as readonly Buffer[];
   if (filled || list.length > CORKED_CHUNKS) {
-    // Not awaited: as the corked writev, the answer is written on while the slot is free again.
-    void writeFilled(res, headersFor(cache, type), filled ?? chunksBody(list));
-    return undefined;
+    // Awaited, as a gzip answer: the request keeps its `--max-inflight` slot until the answer is
+    // written (or the client left), so clients that do not read hold at most that many answers'
+    // two batches (256 KiB each); the corked views of before pinned only the store's own bytes.
+    return writeFilled(res, headersFor(cache, type), filled ?? chunksBody(list));
   }
   res.writeHead(200, headersFor(cache, { 'content-length': len, ...type }));
   res.cork();

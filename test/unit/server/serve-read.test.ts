@@ -219,3 +219,42 @@ describe('a big LIST is copied into batches, not written one item at a time (iss
     }
   });
 });
+
+describe('attack: a client that does not read a batched LIST', () => {
+  it('holds its --max-inflight slot until the answer is written or it leaves, as a gzip answer', async () => {
+    // ~11 MB in 10,000 items: copied into batches (more than 16 chunks), more than the loopback
+    // socket buffers take in. Before, the batched answer released its slot at once, so every
+    // such client held two 256 KiB batches outside any limit.
+    const objects = Array.from({ length: 10_000 }, (_, i) =>
+      pod('a', `p${String(i).padStart(5, '0')}`, i + 1, { filler: 'x'.repeat(1000) }),
+    );
+    const { server } = mockServer(objects, {
+      codec: { ...fakeCodec, encodeList: cacheCodec.encodeList },
+      maxInflight: 1,
+    });
+    await server.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (server.app.server.address() as { port: number }).port;
+    const url = '/api/v1/namespaces/a/pods?resourceVersion=0';
+    const status = () =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port, path: url, agent: false }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const slow = (await import('node:net')).connect(port, '127.0.0.1');
+    slow.on('error', () => {});
+    try {
+      slow.write(`GET ${url} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      slow.pause();
+      await until('the unread answer holds the one slot', async () => (await status()) === 429, 30_000, 50);
+      slow.destroy();
+      await until('its slot is free once it left', async () => (await status()) === 200, 30_000, 50);
+    } finally {
+      slow.destroy();
+      await server.shutdown();
+    }
+  });
+});
