@@ -3,12 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/config.ts';
 import { createParts, EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, main } from '../../src/main.ts';
 import { version, versionLine } from '../../src/util/build-info.ts';
-import { createLogger } from '../../src/util/logger.ts';
+import { logLines } from '../support/log-lines.ts';
 
 function io() {
   const out = { stdout: '', stderr: '' };
@@ -221,20 +220,14 @@ describe('main', () => {
         'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
       );
       const warnings = async (resources: string) => {
-        const lines: { level: number; msg: string; snapshotDir?: string }[] = [];
-        const destination = new Writable({
-          write(chunk, _enc, done) {
-            for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
-            done();
-          },
-        });
+        const { logger, lines } = logLines<{ level: number; msg: string; snapshotDir?: string }>('warn');
         const r = loadConfig({
           argv: ['--kubeconfig', kc, '--resources', resources, '--snapshot-dir', join(dir, 'snap')],
           env: {},
         });
         assert.equal(r.kind, 'config');
         if (r.kind !== 'config') return [];
-        const parts = await createParts(r.config, createLogger({ level: 'warn', destination }));
+        const parts = await createParts(r.config, logger);
         await parts.close();
         return lines.filter((l) => l.level === 40 && l.msg.startsWith('--snapshot-dir'));
       };

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { pino } from 'pino';
 import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
 import type { ResourceRequest } from '../../../src/apimachinery/request-info.ts';
 import { type CacheUsage, OnDemandCaches, type OnDemandOptions } from '../../../src/on-demand/caches.ts';
 import { DiscoveryError, UpstreamError } from '../../../src/util/errors.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
+import { logLines } from '../../support/log-lines.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
 const flush = async () => {
@@ -335,16 +334,7 @@ describe('OnDemandCaches (issue 15)', () => {
   describe('issue 15: a cache restricted to the requested namespace', () => {
     /** A harness whose identity may list/watch where `may(verb, ns)` says ("*" = cluster-wide), logging to `lines`. */
     function scoped(may: (verb: string, ns: string) => boolean, over: Partial<OnDemandOptions> = {}) {
-      const lines: { msg: string; namespace?: string; resource?: string }[] = [];
-      const log = pino(
-        { level: 'info' },
-        new Writable({
-          write(chunk, _enc, cb) {
-            lines.push(JSON.parse(String(chunk)));
-            cb();
-          },
-        }),
-      );
+      const { logger: log, lines } = logLines<{ msg: string; namespace?: string; resource?: string }>();
       const infos: ResourceInfo[] = [];
       const h = harness({
         log,
@@ -549,18 +539,15 @@ describe('OnDemandCaches (issue 15)', () => {
   });
 });
 
-/** A pino logger at `level` whose lines land in the returned array. */
+/** The product logger at `level` whose lines land in the returned array. */
 function capture(level = 'debug') {
-  const lines: { level: number; msg: string; resource?: string; version?: string; entry?: string }[] = [];
-  const log = pino(
-    { level },
-    new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(JSON.parse(String(chunk)));
-        cb();
-      },
-    }),
-  );
+  const { logger: log, lines } = logLines<{
+    level: number;
+    msg: string;
+    resource?: string;
+    version?: string;
+    entry?: string;
+  }>(level);
   return { log, lines };
 }
 

@@ -1,20 +1,10 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { pino } from 'pino';
 import { ExcludeList } from '../../../src/on-demand/exclude.ts';
+import { logLines } from '../../support/log-lines.ts';
 
 function capture() {
-  const lines: { level: number; msg: string; entry?: string }[] = [];
-  const log = pino(
-    { level: 'info' },
-    new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(JSON.parse(String(chunk)));
-        cb();
-      },
-    }),
-  );
+  const { logger: log, lines } = logLines<{ level: number; msg: string; entry?: string }>();
   return { log, lines };
 }
 

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { Agent, request } from 'undici';
 import { createMetrics } from '../../../src/ops/metrics.ts';
 import { observeUpstream, upstreamRequestLabels } from '../../../src/ops/upstream-observer.ts';
-import { createLogger } from '../../../src/util/logger.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
+import { logLines } from '../../support/log-lines.ts';
 
 async function samples(m: ReturnType<typeof createMetrics>, name: string): Promise<string[]> {
   const text = await m.registry.getSingleMetricAsString(name);
@@ -132,15 +131,7 @@ describe('observeUpstream', () => {
 
   it('logs a 403 as a missing RBAC permission naming verb and resource, once a minute per key', async () => {
     const m = createMetrics({ processMetrics: false });
-    const lines: string[] = [];
-    const logger = createLogger({
-      destination: new Writable({
-        write(chunk, _enc, cb) {
-          lines.push(String(chunk));
-          cb();
-        },
-      }),
-    });
+    const { logger, lines: logged } = logLines();
     const clock = new FakeClock(0);
     const agent = new Agent();
     const d = observeUpstream(agent, { metrics: m, clock, forbiddenLogger: logger });
@@ -150,7 +141,6 @@ describe('observeUpstream', () => {
     clock.step(60_000);
     await hit('/apis/apps/v1/deployments?watch=1&x=forbidden');
     await hit('/api/v1/pods');
-    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.equal(logged.length, 2);
     assert.equal(
       logged[0]!.msg,
@@ -167,19 +157,10 @@ describe('observeUpstream', () => {
     // Regression: a kubeconfig whose `tokenFile` was not read sent discovery as system:anonymous,
     // logged as "grant list and watch on every cached resource", which cannot fix it.
     const m = createMetrics({ processMetrics: false });
-    const lines: string[] = [];
-    const logger = createLogger({
-      destination: new Writable({
-        write(chunk, _enc, cb) {
-          lines.push(String(chunk));
-          cb();
-        },
-      }),
-    });
+    const { logger, lines: logged } = logLines();
     const agent = new Agent();
     const d = observeUpstream(agent, { metrics: m, clock: new FakeClock(0), forbiddenLogger: logger });
     await (await request(`${base}/api?x=forbidden`, { dispatcher: d })).body.text();
-    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.equal(logged.length, 1);
     assert.equal(
       logged[0]!.msg,

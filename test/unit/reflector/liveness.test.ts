@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { LivenessWatchdog } from '../../../src/reflector/liveness.ts';
-import { createLogger } from '../../../src/util/logger.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import { bookmark, cm, ev, FakeStream, synced } from '../../support/fake-lister-watcher.ts';
+import { logLines } from '../../support/log-lines.ts';
 
 describe('Reflector: liveness watchdog', () => {
   it('a silent stream is presumed half-open after the liveness window and restarted from the last RV', async () => {
@@ -64,15 +63,7 @@ describe('Reflector: liveness watchdog', () => {
 
 describe('Reflector: a resource without periodic bookmarks (served without the apiserver watch cache)', () => {
   it('a silent stream is not restarted: not live after the window, logged once, kept until the longest watch timeout passed by a window', async () => {
-    const lines: Array<{ level: number; msg: string }> = [];
-    const logger = createLogger({
-      destination: new Writable({
-        write(chunk, _enc, cb) {
-          lines.push(JSON.parse(String(chunk)) as { level: number; msg: string });
-          cb();
-        },
-      }),
-    });
+    const { logger, lines } = logLines<{ level: number; msg: string }>();
     const t = await synced({ livenessWindowMs: 180_000, logger });
     await t.clock.step(180_000);
     await t.flush();

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { Reflector } from '../../../src/reflector/reflector.ts';
 import { SyncProgress } from '../../../src/reflector/sync-progress.ts';
-import { createLogger } from '../../../src/util/logger.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import {
   bookmark,
@@ -14,19 +12,14 @@ import {
   FakeStream,
   RecordingSink,
 } from '../../support/fake-lister-watcher.ts';
+import { logLines } from '../../support/log-lines.ts';
 
 /** Lets every pending promise chain (and Writable callbacks) run: a macrotask turn drains all microtasks. */
 const drain = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('Reflector: progress log during a large initial sync', () => {
   it('logs objects so far and the rate every progressIntervalMs, then the sync summary', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const dest = new Writable({
-      write(chunk, _enc, cb) {
-        for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l));
-        cb();
-      },
-    });
+    const { logger, lines } = logLines();
     const clock = new FakeClock();
     const lw = new FakeListerWatcher();
     const sink = new RecordingSink();
@@ -36,7 +29,7 @@ describe('Reflector: progress log during a large initial sync', () => {
       sink,
       clock,
       random: () => 0.5,
-      logger: createLogger({ destination: dest }),
+      logger,
       progressIntervalMs: 5_000,
     });
     const s = new FakeStream();
@@ -70,17 +63,11 @@ describe('Reflector: progress log during a large initial sync', () => {
 
 describe('SyncProgress', () => {
   it('logs at most once per interval, with the elapsed time and rate; objects are counted only then', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const dest = new Writable({
-      write(chunk, _enc, cb) {
-        for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l));
-        cb();
-      },
-    });
+    const { logger, lines } = logLines();
     const clock = new FakeClock();
     const start = clock.now();
     const p = new SyncProgress({
-      log: createLogger({ destination: dest }),
+      log: logger,
       clock,
       intervalMs: 5_000,
       mode: 'list',

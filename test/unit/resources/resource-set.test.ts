@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { pino } from 'pino';
 import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
 import { configuredRecheck, ResourceSet } from '../../../src/resources/resource-set.ts';
 import type { Upstream } from '../../../src/upstream/connection.ts';
@@ -9,6 +7,7 @@ import { DiscoveryError } from '../../../src/util/errors.ts';
 import { until } from '../../support/eventually.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
 import { configMapInfo, FakeListerWatcher, noopSink } from '../../support/fake-lister-watcher.ts';
+import { logLines } from '../../support/log-lines.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
 const flush = async () => {
@@ -18,16 +17,12 @@ const flush = async () => {
 describe('configuredRecheck (issue 15: a configured CRD re-created with another scope)', () => {
   function harness(answers: (() => ResourceInfo)[]) {
     const clock = new FakeClock();
-    const lines: { level: number; msg: string; change?: string; resource?: string }[] = [];
-    const log = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk, _enc, cb) {
-          lines.push(JSON.parse(String(chunk)));
-          cb();
-        },
-      }),
-    );
+    const { logger: log, lines } = logLines<{
+      level: number;
+      msg: string;
+      change?: string;
+      resource?: string;
+    }>();
     let unserved = 0;
     let asked = 0;
     const recheck = configuredRecheck({

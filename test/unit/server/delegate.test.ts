@@ -11,9 +11,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { pino } from 'pino';
 import { encodeContinue } from '../../../src/apimachinery/continue-token.ts';
 import { AccessControl } from '../../../src/auth/access-control.ts';
 import type { SubjectAccessReviewAuthorizer } from '../../../src/auth/subject-access-review.ts';
@@ -30,6 +28,7 @@ import {
 import { ShardSupport } from '../../../src/server/shard-support.ts';
 import { until } from '../../support/eventually.ts';
 import { FakeCache, mockServer, pod } from '../../support/fake-cache.ts';
+import { logLines } from '../../support/log-lines.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
 describe('delegate', () => {
@@ -595,17 +594,8 @@ const cases: Record<UpstreamReason, Case> = {
 
 /** Runs one request through a server with metrics and a debug logger; returns what it recorded. */
 async function observe(c: Case, pods = new FakeCache()): Promise<Observed> {
-  const lines: Observed['log'][] = [];
-  const logger = pino(
-    { level: 'debug' },
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        const line = JSON.parse(chunk.toString()) as { msg: string } & Observed['log'];
-        if (line.msg === 'request') lines.push(line);
-        done();
-      },
-    }),
-  );
+  const { logger, lines: logged } = logLines<{ msg: string } & Observed['log']>('debug');
+  const requestLines = () => logged.filter((l) => l.msg === 'request');
   const metrics = createMetrics({ processMetrics: false });
   const { agent, server } = mockServer([], { caches: [pods], metrics, logger, ...c.over });
   pods.objects = [pod('a', 'p1', 7), pod('a', 'p2', 8)];
@@ -623,11 +613,11 @@ async function observe(c: Case, pods = new FakeCache()): Promise<Observed> {
         url: c.url,
         ...(c.headers ? { headers: c.headers } : {}),
       });
-    await untilTrue(() => lines.length > 0, 'the request log line');
+    await untilTrue(() => requestLines().length > 0, 'the request log line');
     const samples = (await metrics.requests.get()).values;
-    assert.equal(lines.length, 1);
+    assert.equal(requestLines().length, 1);
     assert.equal(samples.length, 1);
-    return { log: lines[0]!, metric: samples[0]!.labels as Observed['metric'] };
+    return { log: requestLines()[0]!, metric: samples[0]!.labels as Observed['metric'] };
   } finally {
     await server.shutdown();
     await agent.close();

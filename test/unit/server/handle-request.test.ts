@@ -6,9 +6,7 @@
 import assert from 'node:assert/strict';
 import { createServer, request, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { pino } from 'pino';
 import { Agent } from 'undici';
 import { AccessControl } from '../../../src/auth/access-control.ts';
 import type { SubjectAccessReviewAuthorizer } from '../../../src/auth/subject-access-review.ts';
@@ -20,6 +18,7 @@ import { originForm } from '../../../src/server/handle-request.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
 import { until } from '../../support/eventually.ts';
 import { FakeCache, fakeCodec, mockServer, pod } from '../../support/fake-cache.ts';
+import { logLines } from '../../support/log-lines.ts';
 import { prng } from '../../support/prng.ts';
 import { metricSum } from '../../support/prometheus-text.ts';
 import { randomResourcePath } from '../../support/random-paths.ts';
@@ -192,17 +191,8 @@ const access = () =>
 
 describe('issue 10: the admit step (who asks)', () => {
   const run = async (url: string, headers: Record<string, string>) => {
-    const lines: Record<string, unknown>[] = [];
-    const logger = pino(
-      { level: 'debug' },
-      new Writable({
-        write(chunk: Buffer, _enc, done) {
-          const line = JSON.parse(chunk.toString()) as Record<string, unknown>;
-          if (line.msg === 'request') lines.push(line);
-          done();
-        },
-      }),
-    );
+    const { logger, lines: logged } = logLines('debug');
+    const lines = () => logged.filter((l) => l.msg === 'request');
     const metrics = createMetrics({ processMetrics: false });
     const { agent, server } = mockServer([pod('a', 'p1', 7), pod('b', 'p2', 8)], {
       access: access(),
@@ -211,10 +201,10 @@ describe('issue 10: the admit step (who asks)', () => {
     });
     try {
       const r = await server.app.inject({ method: 'GET', url, headers });
-      await until('a log line', () => lines.length > 0);
+      await until('a log line', () => lines().length > 0);
       const samples = (await metrics.requests.get()).values.map((v) => v.labels);
       const refused = (await metrics.refusedRequests.get()).values.map((v) => `${v.labels.code} ${v.value}`);
-      return { r, line: lines[0]!, samples, refused };
+      return { r, line: lines()[0]!, samples, refused };
     } finally {
       await server.shutdown();
       await agent.close();
@@ -332,16 +322,7 @@ describe('issue 15 F1: which passed-through watches the on-demand handover ends'
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     const agent = new Agent();
     const tracked: { resource: string; handover: (() => void) | undefined; untracked: boolean }[] = [];
-    const warnings: string[] = [];
-    const logger = pino(
-      { level: 'warn' },
-      new Writable({
-        write(chunk: Buffer, _enc, done) {
-          warnings.push(String((JSON.parse(chunk.toString()) as { msg: unknown }).msg));
-          done();
-        },
-      }),
-    );
+    const { logger, lines: warned } = logLines<{ msg: string }>('warn');
     const server = buildServer({
       upstream: {
         server: new URL(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`),
@@ -424,7 +405,11 @@ describe('issue 15 F1: which passed-through watches the on-demand handover ends'
       await server.shutdown();
       assert.equal(await third.body, e1 + e2.slice(0, 20), 'cut where it was');
       // A handover would have cut it only after its bounded wait, with this warning.
-      assert.deepEqual(warnings, [], 'cut by the shutdown, not by a handover that timed out');
+      assert.deepEqual(
+        warned.map((l) => l.msg),
+        [],
+        'cut by the shutdown, not by a handover that timed out',
+      );
     } finally {
       await server.shutdown();
       upstream.closeAllConnections();

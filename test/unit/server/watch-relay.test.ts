@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer, get, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import {
   encodeObjectMessage,
@@ -10,8 +9,8 @@ import {
 } from '../../../src/apimachinery/protobuf/envelope.ts';
 import type { WatchFraming } from '../../../src/apimachinery/watch-framing.ts';
 import { WatchRelay } from '../../../src/server/watch-relay.ts';
-import { createLogger } from '../../../src/util/logger.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
+import { logLines } from '../../support/log-lines.ts';
 
 /** An upstream body the test feeds chunk by chunk. */
 class Feed implements AsyncIterable<Uint8Array> {
@@ -54,15 +53,7 @@ interface Case {
 describe('WatchRelay: the on-demand handover ends a watch at an event boundary', () => {
   let server: Server;
   let base: string;
-  const logs: string[] = [];
-  const log = createLogger({
-    destination: new Writable({
-      write(chunk, _e, cb) {
-        logs.push(String(chunk));
-        cb();
-      },
-    }),
-  });
+  const { logger: log, lines: logs } = logLines<{ msg: string; waitMs?: number }>();
   let next: (relay: WatchRelay) => void;
   let framing: WatchFraming | undefined;
   let feed: Feed;
@@ -182,7 +173,7 @@ describe('WatchRelay: the on-demand handover ends a watch at an event boundary',
       await clock.step(1);
       assert.equal(c.relay.ended, true);
       assert.equal(await c.body, e1 + e2.slice(0, 12));
-      assert.ok(logs.some((l) => l.includes('did not complete in time') && l.includes('"waitMs":150')));
+      assert.ok(logs.some((l) => l.msg.includes('did not complete in time') && l.waitMs === 150));
     } finally {
       waitMs = 5_000;
     }

@@ -1,25 +1,16 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import type { checkUpstream } from '../../../src/upstream/upstream-check.ts';
 import { UpstreamMonitor } from '../../../src/upstream/upstream-monitor.ts';
-import { createLogger } from '../../../src/util/logger.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
+import { logLines } from '../../support/log-lines.ts';
 
 type Result = Awaited<ReturnType<typeof checkUpstream>>;
 
 /** A monitor over a scripted check; `calls` records each check's `identity` flag. */
 function scripted(results: Result[], intervalMs = 60_000) {
   const clock = new FakeClock(0);
-  const lines: Array<{ level: number; msg: string }> = [];
-  const log = createLogger({
-    destination: new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(JSON.parse(String(chunk)) as { level: number; msg: string });
-        cb();
-      },
-    }),
-  });
+  const { logger: log, lines } = logLines<{ level: number; msg: string }>();
   const calls: Array<{ at: number; identity: boolean }> = [];
   const check: typeof checkUpstream = async (_t, o) => {
     calls.push({ at: clock.now(), identity: o?.identity === true });

@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { FileReloader } from '../../../src/util/file-reloader.ts';
-import { createLogger } from '../../../src/util/logger.ts';
 import { FakeClock } from '../../support/fake-clock.ts';
+import { logLines } from '../../support/log-lines.ts';
 
 describe('FileReloader', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kcp-reloader-'));
@@ -15,15 +14,7 @@ describe('FileReloader', () => {
   function setup(name: string, content: string) {
     const file = join(dir, name);
     writeFileSync(file, content);
-    const lines: Array<{ level: number; msg: string }> = [];
-    const log = createLogger({
-      destination: new Writable({
-        write(chunk, _enc, cb) {
-          lines.push(JSON.parse(String(chunk)) as { level: number; msg: string });
-          cb();
-        },
-      }),
-    });
+    const { logger: log, lines } = logLines<{ level: number; msg: string }>();
     const reloaded: string[] = [];
     const clock = new FakeClock(0);
     const r = new FileReloader<string>({
