@@ -52,6 +52,13 @@ COPY --from=build /src/dist ./dist
 USER 65532:65532
 # Main listener (Kubernetes API) and ops listener (/metrics, /livez, /readyz, /debug/cache).
 EXPOSE 8001 8081
+# glibc malloc setting of the shebang of src/cli.ts (test/unit/repo/image-steps.test.ts keeps them
+# equal): a fixed mmap threshold of 128 KiB, so malloc keeps blocks of 128 KiB or more (the cache's
+# 1 MiB slabs, a LIST's 256 KiB batches) in mmaps of their own, returned when freed, instead of
+# raising the threshold after the first big free and carving them from the brk heap, which then
+# stays at its high-water mark (docs/benchmarks.md, "Protobuf answers"). An ENV, so it holds
+# whatever command a pod runs; a deployment may override it.
+ENV MALLOC_MMAP_THRESHOLD_=131072
 # V8 flags of the shebang of src/cli.ts (test/unit/repo/image-steps.test.ts keeps them equal):
 # young-generation semi-spaces of 2 MiB instead of 16 MiB, which the cache's cold sync grows to
 # and keeps (docs/benchmarks.md, memory). On the command line, not in NODE_OPTIONS, so a

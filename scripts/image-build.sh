@@ -114,8 +114,8 @@ if [ ${#run_args[@]} -gt 0 ]; then
   timeout_s="${KCP_IMAGE_TIMEOUT:-60}"
   step "start: node dist/kube-cache-proxy.js ${run_args[*]}; waiting for $ready_url"
   log="$work/run.log"
-  (cd "$app" && exec env -i PATH=/usr/bin:/bin HOME=/nonexistent NODE_ENV=production "${as_user[@]}" \
-    "$node_bin" --max-semi-space-size=2 dist/kube-cache-proxy.js "${run_args[@]}") >"$log" 2>&1 &
+  (cd "$app" && exec env -i PATH=/usr/bin:/bin HOME=/nonexistent NODE_ENV=production MALLOC_MMAP_THRESHOLD_=131072 \
+    "${as_user[@]}" "$node_bin" --max-semi-space-size=2 dist/kube-cache-proxy.js "${run_args[@]}") >"$log" 2>&1 &
   pid=$!
   deadline=$((SECONDS + timeout_s))
   until [ "$(curl -s -o /dev/null -w '%{http_code}' "$ready_url" 2>/dev/null)" = 200 ]; do

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=2
+#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=2
 /** The `kube-cache-proxy` command (see `config/config.ts` for every flag). */
 
 // Checked before anything else is linked: older Node.js fails on an import below with an

@@ -131,7 +131,19 @@ export async function measureProxy(opts: {
   env?: NodeJS.ProcessEnv;
   /** Further proxy flags. */
   extraArgs?: string[];
-}): Promise<{ readyMs: number; peak: number; at2s: MemoryUsage; afterGc: MemoryUsage; heap?: HeapClasses }> {
+  /**
+   * After the figures: {@link exerciseClients} of this LIST path (`/api/v1/pods`), then the same
+   * figures again as `withClients` (its watchers still open).
+   */
+  clientsPath?: string;
+}): Promise<{
+  readyMs: number;
+  peak: number;
+  at2s: MemoryUsage;
+  afterGc: MemoryUsage;
+  heap?: HeapClasses;
+  withClients?: { readyMs: number; peak: number; at2s: MemoryUsage; afterGc: MemoryUsage };
+}> {
   const p = await startProxy({
     kubeconfig: opts.kubeconfig,
     resources: [opts.resource],
@@ -148,15 +160,80 @@ export async function measureProxy(opts: {
     const at2s = await p.memory('sample');
     const peak = peakRssBytes(p.pid);
     const afterGc = await p.memory('gc');
+    let withClients: { readyMs: number; peak: number; at2s: MemoryUsage; afterGc: MemoryUsage } | undefined;
+    if (opts.clientsPath !== undefined) {
+      const clients = await exerciseClients(p.url, opts.clientsPath);
+      try {
+        await new Promise((r) => setTimeout(r, 2000));
+        const at = await p.memory('sample');
+        withClients = {
+          readyMs: p.readyMs,
+          peak: peakRssBytes(p.pid),
+          at2s: at,
+          afterGc: await p.memory('gc'),
+        };
+      } finally {
+        clients.close();
+      }
+    }
     // After the figures: writing a snapshot grows the RSS.
     const file = join(dir, 'proxy.heapsnapshot');
     if (opts.heapSnapshot) await p.memory(`snapshot ${file}`);
     await p.stop();
     const heap = opts.heapSnapshot ? await summariseSnapshot(file) : undefined;
-    return { readyMs: p.readyMs, peak, at2s, afterGc, ...(heap ? { heap } : {}) };
+    return {
+      readyMs: p.readyMs,
+      peak,
+      at2s,
+      afterGc,
+      ...(heap ? { heap } : {}),
+      ...(withClients ? { withClients } : {}),
+    };
   } finally {
     await p.stop();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+
+/**
+ * JSON and protobuf clients both active on the proxy at `base` (issue 32's memory goal): 10
+ * protobuf-first (`Accept: protobuf, json`, as client-go's typed clients) and 10 JSON watchers of
+ * `path` (all namespaces) opened and left open, then `lists` LISTs of everything (RV=0) in each
+ * format, read whole, one at a time. A resource without protobuf (custom resources) answers those
+ * JSON, as the apiserver. Resolves once the LISTs were read; `close()` ends the watchers.
+ * @throws Error on an answer other than 200.
+ */
+export async function exerciseClients(base: string, path: string, lists = 3): Promise<{ close(): void }> {
+  const bodies: Array<{ destroy(): void }> = [];
+  const close = () => {
+    for (const b of bodies) b.destroy();
+  };
+  try {
+    const first = await request(`${base}${path}?limit=1`, { headers: { accept: 'application/json' } });
+    const rv = (JSON.parse(await first.body.text()) as { metadata: { resourceVersion: string } }).metadata
+      .resourceVersion;
+    for (let i = 0; i < 20; i++) {
+      const accept = i % 2 === 0 ? `${PROTOBUF}, application/json` : 'application/json';
+      const r = await request(`${base}${path}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`, {
+        headers: { accept },
+      });
+      bodies.push(r.body);
+      if (r.statusCode !== 200) throw new Error(`watch ${path} ${accept}: ${r.statusCode}`);
+      r.body.on('data', () => {});
+      r.body.on('error', () => {});
+    }
+    for (let i = 0; i < lists; i++)
+      for (const accept of [`${PROTOBUF}, application/json`, 'application/json']) {
+        const r = await request(`${base}${path}?resourceVersion=0`, { headers: { accept } });
+        for await (const _ of r.body); // read whole, kept nowhere
+        if (r.statusCode !== 200) throw new Error(`LIST ${path} ${accept}: ${r.statusCode}`);
+      }
+    return { close };
+  } catch (err) {
+    close();
+    throw err;
   }
 }
 

@@ -78,7 +78,10 @@ export async function startProxy(opts: {
   cli?: string;
   /** Node/V8 flags before the CLI; default those of the CLI's shebang ({@link shebangFlags}), what the bin and the image run. */
   nodeArgs?: string[];
-  /** Extra environment of the proxy process (e.g. `MALLOC_ARENA_MAX`). */
+  /**
+   * Extra environment of the proxy process (e.g. `MALLOC_ARENA_MAX`), over the shebang's
+   * assignments ({@link shebangEnv}), which apply only when `nodeArgs` is not given.
+   */
   env?: NodeJS.ProcessEnv;
   /** Appends the proxy's stdout and stderr (its log lines) to this file. */
   logFile?: string;
@@ -108,7 +111,7 @@ export async function startProxy(opts: {
     ],
     {
       stdio: [opts.memoryHook ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-      ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}),
+      env: { ...process.env, ...(opts.nodeArgs ? {} : shebangEnv(opts.cli ?? cli)), ...opts.env },
     },
   );
   if (opts.logFile) {
@@ -193,13 +196,34 @@ export async function startProxy(opts: {
 }
 
 /**
- * The Node flags of a CLI file's `#!/usr/bin/env -S node FLAGS` line (the image's ENTRYPOINT
- * carries the same: test/unit/repo/image-steps.test.ts); none without such a line.
+ * The Node flags of a CLI file's `#!/usr/bin/env -S [NAME=VALUE…] node FLAGS` line (the image's
+ * ENTRYPOINT carries the same: test/unit/repo/image-steps.test.ts); none without such a line.
  */
 export function shebangFlags(file: string): string[] {
-  const first = readFileSync(file, 'utf8').split('\n', 1)[0] ?? '';
-  const m = /^#!\/usr\/bin\/env -S node (.+)$/.exec(first);
-  return m ? m[1]!.trim().split(/\s+/) : [];
+  return parseShebang(readFileSync(file, 'utf8').split('\n', 1)[0] ?? '').flags;
+}
+
+/**
+ * The environment a CLI file's shebang sets before `node` (`env -S NAME=VALUE … node`: the
+ * malloc settings, which the image's `ENV` carries too); {} without any.
+ */
+export function shebangEnv(file: string): Record<string, string> {
+  return parseShebang(readFileSync(file, 'utf8').split('\n', 1)[0] ?? '').env;
+}
+
+/** Splits `#!/usr/bin/env -S [NAME=VALUE…] node FLAGS` into its assignments and Node flags. */
+export function parseShebang(line: string): { env: Record<string, string>; flags: string[] } {
+  const m = /^#!\/usr\/bin\/env -S (.+)$/.exec(line);
+  if (!m) return { env: {}, flags: [] };
+  const words = m[1]!.trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  let i = 0;
+  for (; i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!); i++) {
+    const eq = words[i]!.indexOf('=');
+    env[words[i]!.slice(0, eq)] = words[i]!.slice(eq + 1);
+  }
+  if (words[i] !== 'node') return { env: {}, flags: [] };
+  return { env, flags: words.slice(i + 1) };
 }
 
 function stopChild(child: ChildProcess, graceMs: number): Promise<void> {

@@ -3,9 +3,13 @@
  * (issue 12: V8's young generation, malloc arenas):
  *   node bench/tools/memory-rows.ts [pods=10000] [configmaps=0] [widgets=2000] [variants=default,semi2]
  * Starts its own fixture, seeds, builds dist/ (`npm run build`: tsc and the bundle) and
- * measures every resource with every variant (bench/support/memory.ts definitions). Variants: `default` (no V8 flags), `shipped` (the CLI's shebang
- * flags, bench/support/proxy-process.ts `shebangFlags`), `semi2` (`--max-semi-space-size=2`), `semi1`, `arena2` (`MALLOC_ARENA_MAX=2`),
- * `semi2arena2`. Prints one JSON line per row and a Markdown table at the end.
+ * measures every resource with every variant (bench/support/memory.ts definitions), each twice:
+ * 2 s after ready, and after protobuf and JSON clients were active (bench/support/memory.ts
+ * `exerciseClients`: 10 protobuf-first + 10 JSON watchers left open, 3 LISTs of everything in each
+ * format). Variants: bench/support/proxy-variants.ts (`default`: no V8 flags; `shipped`: the CLI's
+ * shebang, flags and environment; `semi2`: the shipped V8 flag with glibc's malloc defaults;
+ * `mmap128k`: `semi2` with `MALLOC_MMAP_THRESHOLD_=131072`; `arena2` …). Prints one JSON line per
+ * row and a Markdown table at the end.
  */
 import { request } from 'undici';
 import { createUpstream } from '../../src/upstream/connection.ts';
@@ -16,23 +20,13 @@ import { clientHeaders, type LoadResult, runLoad } from '../support/load.ts';
 import { listSize, measureProxy, memoryRow, seedWidgets, WIDGETS } from '../support/memory.ts';
 import { cpuSeconds } from '../support/proc.ts';
 import { buildDist, DIST_CLI, startProxy } from '../support/proxy-process.ts';
+import { proxyVariant } from '../support/proxy-variants.ts';
 import { nsName, podName, seedPods } from '../support/seed.ts';
 import { seedConfigMaps } from '../support/sync-support.ts';
 
 const positionals = toolArgs({}).positionals;
 const [pods = 10_000, configMaps = 0, widgets = 2000] = positionals.slice(0, 3).map(Number);
 const variants = (positionals[3] ?? 'default,semi2').split(',');
-const VARIANTS: Record<string, { nodeArgs?: string[]; env?: NodeJS.ProcessEnv }> = {
-  /** No V8 flags (`node dist/src/cli.js` before issue 12). */
-  default: { nodeArgs: [] },
-  /** The CLI's shebang flags (what the bin and the image run). */
-  shipped: {},
-  semi1: { nodeArgs: ['--max-semi-space-size=1'] },
-  semi2: { nodeArgs: ['--max-semi-space-size=2'] },
-  semi4: { nodeArgs: ['--max-semi-space-size=4'] },
-  arena2: { env: { MALLOC_ARENA_MAX: '2' } },
-  semi2arena2: { nodeArgs: ['--max-semi-space-size=2'], env: { MALLOC_ARENA_MAX: '2' } },
-};
 const log = (m: string) =>
   process.stderr.write(`memory-rows ${new Date().toISOString().slice(11, 19)} ${m}\n`);
 
@@ -65,9 +59,8 @@ try {
     ]);
   }
   for (const v of variants) {
-    const spec = VARIANTS[v];
-    if (!spec) throw new Error(`unknown variant ${v}`);
-    const measure = (resource: string, heapSnapshot = false) =>
+    const spec = proxyVariant(v);
+    const measure = (resource: string, heapSnapshot = false, clientsPath?: string) =>
       measureProxy({
         kubeconfig: f.kubeconfigs.adminToken,
         resource,
@@ -75,6 +68,7 @@ try {
         heapSnapshot,
         cli: DIST_CLI,
         ...spec,
+        ...(clientsPath !== undefined ? { clientsPath } : {}),
       });
     const empty = await measure('limitranges');
     rows.push({
@@ -89,15 +83,17 @@ try {
     });
     log(JSON.stringify(rows.at(-1)));
     for (const [label, resource, path] of sets) {
-      const row = memoryRow(
-        `proxy ${label} (watch-list)`,
-        resource,
-        await listSize(up, path),
-        await measure(resource, v === variants[0] && process.env.KCP_HEAP_SNAPSHOTS === '1'),
-        empty,
-      );
-      rows.push({ variant: v, ...row });
+      const size = await listSize(up, path);
+      const m = await measure(resource, v === variants[0] && process.env.KCP_HEAP_SNAPSHOTS === '1', path);
+      rows.push({ variant: v, ...memoryRow(`proxy ${label} (watch-list)`, resource, size, m, empty) });
       log(JSON.stringify(rows.at(-1)));
+      // Issue 32's goal: the same proxy with protobuf and JSON clients both active (10 + 10
+      // watchers open, 3 LISTs of everything in each format read), 2 s after the last LIST.
+      if (m.withClients) {
+        const what = `proxy ${label}, 10 protobuf-first + 10 JSON watchers, 3 LISTs of each`;
+        rows.push({ variant: v, ...memoryRow(what, resource, size, m.withClients, empty) });
+        log(JSON.stringify(rows.at(-1)));
+      }
     }
   }
   // KCP_CPU_REPS=N: proxy CPU per request of each variant (less sensitive than req/s to a
@@ -111,7 +107,7 @@ try {
         resources: ['pods'],
         cpu: '1',
         cli: DIST_CLI,
-        ...VARIANTS[v],
+        ...proxyVariant(v),
       });
       try {
         for (const [q, path, n] of [
@@ -149,7 +145,7 @@ try {
         resources: ['pods'],
         cpu: '1',
         cli: DIST_CLI,
-        ...VARIANTS[v],
+        ...proxyVariant(v),
       });
       try {
         for (const [q, path] of [

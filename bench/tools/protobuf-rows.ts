@@ -17,7 +17,13 @@
  *   watchers of all pods still open (protobuf and JSON clients both active).
  *
  * usage: node bench/tools/protobuf-rows.ts [PODS=10000] [REPS=5] [GETS=200] [POD_BYTES=5000]
- * (POD_BYTES ≤ 2100: plain pods, no filler annotation, ~2 KB of JSON each).
+ *   [--variants shipped,semi2,mmap128k]
+ * (POD_BYTES ≤ 2100: plain pods, no filler annotation, ~2 KB of JSON each). `--variants`: proxy
+ * process settings side by side (bench/support/proxy-variants.ts; default `shipped`, the CLI's
+ * shebang): a `cache` and a `json` proxy of each, every proxy row and memory row once per
+ * variant, interleaved, the rows' names suffixed ` [variant]` when there are several. After
+ * each phase (ready, watchers open, first LISTs, each repetition) every proxy's smaps summary
+ * (brk heap, anonymous, file-backed MiB) and CPU seconds since its start are printed.
  * Prints one JSON line per measurement to stderr as it goes and Markdown tables at the end.
  */
 import { readFileSync } from 'node:fs';
@@ -30,9 +36,14 @@ import { toolArgs } from '../support/args.ts';
 import { listSize, memoryRow } from '../support/memory.ts';
 import { cpuSeconds, peakRssBytes } from '../support/proc.ts';
 import { buildDist, DIST_CLI, type ProxyProcess, startProxy } from '../support/proxy-process.ts';
+import { proxyVariant } from '../support/proxy-variants.ts';
 import { nsName, podName, seedPods } from '../support/seed.ts';
 
-const [PODS = 10_000, REPS = 5, GETS = 200, POD_BYTES = 5000] = toolArgs({}).positionals.map(Number);
+const args = toolArgs({ strings: { variants: 'shipped' } });
+const [PODS = 10_000, REPS = 5, GETS = 200, POD_BYTES = 5000] = args.positionals.map(Number);
+const VARIANTS = (args.variants ?? 'shipped').split(',');
+/** A row's name for variant `v`: unchanged with one variant, ` [v]` appended with several. */
+const tag = (name: string, v: string) => (VARIANTS.length > 1 ? `${name} [${v}]` : name);
 const PB = 'application/vnd.kubernetes.protobuf';
 const log = (m: unknown) =>
   process.stderr.write(`protobuf-rows ${new Date().toISOString().slice(11, 19)} ${JSON.stringify(m)}\n`);
@@ -85,7 +96,7 @@ try {
   log(`seeding ${PODS} pods`);
   await seedPods(up, { pods: PODS, namespaces: 100, nodes: 50, podBytes: POD_BYTES });
   const size = await listSize(up, '/api/v1/pods');
-  const start = (resources: string, extraArgs: string[] = []) =>
+  const start = (resources: string, variant: string, extraArgs: string[] = []) =>
     startProxy({
       kubeconfig: f.kubeconfigs.adminToken,
       resources: [resources],
@@ -93,6 +104,7 @@ try {
       memoryHook: true,
       cli: DIST_CLI,
       extraArgs,
+      ...proxyVariant(variant),
     });
   const memoryOf = async (p: ProxyProcess) => {
     const at2s = await p.memory('sample');
@@ -101,32 +113,54 @@ try {
     log({ pid: p.pid, at2s, afterGc, smaps: smapsSummary(p.pid) });
     return { readyMs: p.readyMs, peak, at2s, afterGc };
   };
-  const empty = await start('limitranges');
+  // Per variant: an empty-cache proxy (the baseline of its per-byte figures), then a `cache`
+  // and a `json` proxy of pods.
+  type Pair = {
+    variant: string;
+    cache: ProxyProcess;
+    json: ProxyProcess;
+    emptyMem: Awaited<ReturnType<typeof memoryOf>>;
+  };
+  const pairs: Pair[] = [];
+  for (const variant of VARIANTS) {
+    const empty = await start('limitranges', variant);
+    await new Promise((r) => setTimeout(r, 2000));
+    const emptyMem = await memoryOf(empty);
+    await empty.stop();
+    const cache = await start('pods', variant, ['--protobuf-answers=cache']);
+    proxies.push(cache);
+    const json = await start('pods', variant, ['--protobuf-answers=json']);
+    proxies.push(json);
+    pairs.push({ variant, cache, json, emptyMem });
+  }
   await new Promise((r) => setTimeout(r, 2000));
-  const emptyMem = await memoryOf(empty);
-  await empty.stop();
-  const cache = await start('pods', ['--protobuf-answers=cache']);
-  proxies.push(cache);
-  const json = await start('pods', ['--protobuf-answers=json']);
-  proxies.push(json);
-  await new Promise((r) => setTimeout(r, 2000));
-  const memRows = [
-    memoryRow(
-      'proxy pods, --protobuf-answers=cache, no clients',
-      'pods',
-      size,
-      await memoryOf(cache),
-      emptyMem,
-    ),
-    memoryRow(
-      'proxy pods, --protobuf-answers=json, no clients',
-      'pods',
-      size,
-      await memoryOf(json),
-      emptyMem,
-    ),
-  ];
-  for (const m of memRows) log(m);
+  const memRows: ReturnType<typeof memoryRow>[] = [];
+  // Where each proxy's RSS is after each phase (the brk heap's growth names the phase).
+  const smapsRows: string[] = [];
+  const phase = (name: string) => {
+    for (const { variant, cache, json } of pairs)
+      for (const [mode, p] of [
+        ['cache', cache],
+        ['json', json],
+      ] as const) {
+        const sm = smapsSummary(p.pid);
+        log({ phase: name, variant, mode, smaps: sm, cpuS: r1(cpuSeconds(p.pid)) });
+        smapsRows.push(
+          `| ${name} | ${variant} | ${mode} | ${sm.brkHeap} | ${sm.anonUnder1M} | ${sm.anon1MOrMore} | ${sm.file} | ${r1(cpuSeconds(p.pid))} |`,
+        );
+      }
+  };
+  phase('ready');
+  for (const { variant, cache, json, emptyMem } of pairs) {
+    for (const [mode, p] of [
+      ['cache', cache],
+      ['json', json],
+    ] as const) {
+      const what = tag(`proxy pods, --protobuf-answers=${mode}, no clients`, variant);
+      memRows.push(memoryRow(what, 'pods', size, await memoryOf(p), emptyMem));
+      log(memRows.at(-1));
+    }
+  }
 
   // 10 protobuf and 10 JSON watchers of all pods on each proxy, open until the end.
   const rvOf = async (base: string) => {
@@ -134,7 +168,7 @@ try {
     return (JSON.parse(await r.body.text()) as { metadata: { resourceVersion: string } }).metadata
       .resourceVersion;
   };
-  for (const p of [cache, json]) {
+  for (const p of proxies) {
     const rv = await rvOf(p.url);
     for (let i = 0; i < 20; i++) {
       const accept = i % 2 === 0 ? `${PB}, application/json` : 'application/json';
@@ -148,11 +182,22 @@ try {
     }
   }
 
+  phase('watchers open');
   type Form = { name: string; base: string; accept: string; pid: number; dispatcher?: Dispatcher };
   const forms: Form[] = [
-    { name: 'proxy protobuf', base: cache.url, accept: PB, pid: cache.pid },
+    ...pairs.map(({ variant, cache }) => ({
+      name: tag('proxy protobuf', variant),
+      base: cache.url,
+      accept: PB,
+      pid: cache.pid,
+    })),
     { name: 'direct protobuf', base: f.server, accept: PB, pid: apiserverPid, dispatcher: direct },
-    { name: 'proxy JSON', base: cache.url, accept: 'application/json', pid: cache.pid },
+    ...pairs.map(({ variant, cache }) => ({
+      name: tag('proxy JSON', variant),
+      base: cache.url,
+      accept: 'application/json',
+      pid: cache.pid,
+    })),
     {
       name: 'direct JSON',
       base: f.server,
@@ -190,6 +235,7 @@ try {
     log({ key: `first LIST all pods, ${fm.name}`, wallMs: r1(wall), cpuMs: r1(cpu), bytes });
     firstRows.push(`| first LIST all pods, ${fm.name} | ${r1(wall)} | ${r1(cpu)} | ${bytes} |`);
   }
+  phase('first LISTs');
   for (let rep = 0; rep < REPS; rep++) {
     for (const fm of forms) {
       for (const [what, path, n] of [
@@ -210,6 +256,7 @@ try {
         log({ rep, key, wallMs: r1(wall), cpuMs: r1(cpu), bytes });
       }
     }
+    phase(`LIST/GET rep ${rep + 1}`);
   }
 
   // Informer cold sync, typed client-go with protobuf,json: protobuf from the cache proxy, JSON
@@ -220,11 +267,20 @@ try {
       ...(server.startsWith('https:') ? { caFile: f.caFile } : {}),
       user: { token: f.tokens.admin },
     });
-  const probeForms = [
-    { name: 'protobuf from the proxy (cache)', kubeconfig: await kc('cache', cache.url), pid: cache.pid },
-    { name: 'JSON from the proxy (json)', kubeconfig: await kc('json', json.url), pid: json.pid },
-    { name: 'protobuf direct', kubeconfig: await kc('direct', f.server), pid: apiserverPid },
-  ];
+  const probeForms: Array<{ name: string; kubeconfig: string; pid: number }> = [];
+  for (const { variant, cache, json } of pairs) {
+    probeForms.push({
+      name: tag('protobuf from the proxy (cache)', variant),
+      kubeconfig: await kc(`cache-${variant}`, cache.url),
+      pid: cache.pid,
+    });
+    probeForms.push({
+      name: tag('JSON from the proxy (json)', variant),
+      kubeconfig: await kc(`json-${variant}`, json.url),
+      pid: json.pid,
+    });
+  }
+  probeForms.push({ name: 'protobuf direct', kubeconfig: await kc('direct', f.server), pid: apiserverPid });
   const probeRows: Record<
     string,
     { clientCpu: number[]; syncMs: number[]; serverCpu: number[]; items: number }
@@ -271,26 +327,22 @@ try {
         items: res.store.length,
       });
     }
+    phase(`informer rep ${rep + 1}`);
   }
 
-  const after = [
-    memoryRow(
-      'proxy pods, --protobuf-answers=cache, after the rows, 10 protobuf + 10 JSON watchers open',
-      'pods',
-      size,
-      await memoryOf(cache),
-      emptyMem,
-    ),
-    memoryRow(
-      'proxy pods, --protobuf-answers=json, after the rows, 10 protobuf-first + 10 JSON watchers open',
-      'pods',
-      size,
-      await memoryOf(json),
-      emptyMem,
-    ),
-  ];
-  for (const m of after) log(m);
-  memRows.push(...after);
+  for (const { variant, cache, json, emptyMem } of pairs) {
+    for (const [mode, p] of [
+      ['cache', cache],
+      ['json', json],
+    ] as const) {
+      const what = tag(
+        `proxy pods, --protobuf-answers=${mode}, after the rows, 10 protobuf-first + 10 JSON watchers open`,
+        variant,
+      );
+      memRows.push(memoryRow(what, 'pods', size, await memoryOf(p), emptyMem));
+      log(memRows.at(-1));
+    }
+  }
 
   console.log(
     `\n${PODS} pods, ${size.jsonBytes} bytes of JSON LIST; ${REPS} repetitions interleaved, median (min–max)\n`,
@@ -316,6 +368,11 @@ try {
     console.log(
       `| ${m.what} | ${m.rssMiB} | ${m.rssGcMiB} | ${m.heapUsedGcMiB} | ${m.arrayBuffersGcMiB} | ${m.rssPerJsonByte} | ${m.rssPerJsonByteGc} | ${m.livePerJsonByte} |`,
     );
+  console.log(
+    '\n| after | variant | proxy | brk heap MiB | anon < 1 MiB | anon ≥ 1 MiB | file | proxy CPU s since start |',
+  );
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const row of smapsRows) console.log(row);
 } finally {
   for (const w of watchers) w.destroy();
   for (const p of proxies) await p.stop();

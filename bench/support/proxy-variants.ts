@@ -1,0 +1,50 @@
+/**
+ * Proxy process settings the bench tools compare side by side (bench/tools/memory-rows.ts,
+ * bench/tools/protobuf-rows.ts): V8 flags (`nodeArgs`, replacing the CLI's shebang flags and its
+ * environment assignments) and glibc malloc settings (`env`). Names are what `--variants` takes.
+ */
+
+/** One variant: what {@link startProxy} gets (bench/support/proxy-process.ts). */
+export interface ProxyVariant {
+  /** Node flags before the CLI; absent = the CLI's shebang (flags and environment), as shipped. */
+  nodeArgs?: string[];
+  /** Environment of the proxy process on top of the shebang's (glibc reads `MALLOC_*` at start). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The V8 flag the CLI ships (`--max-semi-space-size=2`, issue 12) without any malloc setting. */
+const SEMI2 = ['--max-semi-space-size=2'];
+
+/** Every variant by name. */
+export const PROXY_VARIANTS: Record<string, ProxyVariant> = {
+  /** No V8 flags and no malloc setting (`node dist/src/cli.js` before issue 12). */
+  default: { nodeArgs: [] },
+  /** The CLI's shebang: its flags and its environment assignments (what the bin and the image run). */
+  shipped: {},
+  semi1: { nodeArgs: ['--max-semi-space-size=1'] },
+  /** The shipped V8 flag with glibc's malloc defaults (what shipped before issue 32's RSS work). */
+  semi2: { nodeArgs: SEMI2 },
+  semi4: { nodeArgs: ['--max-semi-space-size=4'] },
+  arena2: { env: { MALLOC_ARENA_MAX: '2' } },
+  semi2arena2: { nodeArgs: SEMI2, env: { MALLOC_ARENA_MAX: '2' } },
+  /**
+   * A fixed mmap threshold of 128 KiB (glibc's initial one): malloc no longer raises it after the
+   * first big free, so blocks of 128 KiB or more stay mmapped and go back to the kernel when freed
+   * instead of being carved from (and fragmenting) the brk heap.
+   */
+  mmap128k: { nodeArgs: SEMI2, env: { MALLOC_MMAP_THRESHOLD_: '131072' } },
+  /** {@link mmap128k} at 64 KiB. */
+  mmap64k: { nodeArgs: SEMI2, env: { MALLOC_MMAP_THRESHOLD_: '65536' } },
+  /** {@link mmap128k} and a fixed trim threshold of 1 MiB (a fixed mmap threshold fixes it at 128 KiB). */
+  mmap128kTrim1m: {
+    nodeArgs: SEMI2,
+    env: { MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '1048576' },
+  },
+};
+
+/** The variant named `name`; throws an Error listing the names when there is none. */
+export function proxyVariant(name: string): ProxyVariant {
+  const v = PROXY_VARIANTS[name];
+  if (!v) throw new Error(`unknown variant ${name} (${Object.keys(PROXY_VARIANTS).join(', ')})`);
+  return v;
+}
