@@ -17,7 +17,8 @@
  *   watchers of all pods still open (protobuf and JSON clients both active).
  *
  * usage: node bench/tools/protobuf-rows.ts [PODS=10000] [REPS=5] [GETS=200] [POD_BYTES=5000]
- * (POD_BYTES ≤ 2100: plain pods, no filler annotation, ~2 KB of JSON each).
+ * (POD_BYTES ≤ 2100: plain pods, no filler annotation, ~2 KB of JSON each). With
+ * `KCP_HEAP_SNAPSHOT_DIR` set, each proxy writes a heap snapshot there at the end.
  * Prints one JSON line per measurement to stderr as it goes and Markdown tables at the end.
  */
 import { readFileSync } from 'node:fs';
@@ -291,6 +292,15 @@ try {
   ];
   for (const m of after) log(m);
   memRows.push(...after);
+  // KCP_HEAP_SNAPSHOT_DIR: after the figures (writing one grows the RSS), a heap snapshot of each
+  // proxy (cache.heapsnapshot, json.heapsnapshot) for bench/tools/heap-classes.ts.
+  const snapDir = process.env.KCP_HEAP_SNAPSHOT_DIR;
+  if (snapDir)
+    for (const [name, p] of [
+      ['cache', cache],
+      ['json', json],
+    ] as const)
+      await p.memory(`snapshot ${snapDir}/${name}.heapsnapshot`);
 
   console.log(
     `\n${PODS} pods, ${size.jsonBytes} bytes of JSON LIST; ${REPS} repetitions interleaved, median (min–max)\n`,
