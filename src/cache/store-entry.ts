@@ -361,9 +361,14 @@ export class StoreEntry implements UpstreamObject, FieldReader {
 
 /** `f` without `metadata.name` and `metadata.namespace` (the entry's own fields), undefined when empty. */
 function otherFields(f: FieldSet): FieldSet | undefined {
-  let out: Record<string, string> | undefined;
-  for (const k in f) if (k !== 'metadata.name' && k !== 'metadata.namespace') (out ??= {})[k] = f[k]!;
-  return out;
+  const out: Record<string, string> = {};
+  let any = false;
+  for (const k in f)
+    if (k !== 'metadata.name' && k !== 'metadata.namespace') {
+      out[k] = f[k]!;
+      any = true;
+    }
+  return any ? out : undefined;
 }
 
 /** Estimated heap bytes of a {@link FieldSet} (its values; keys are shared constants). */
