@@ -17,7 +17,8 @@ export class EntryContext {
   readonly resource: ResourceInfo;
   /** `{"kind":K,"apiVersion":V,` of a built-in kind (the bytes stripped from its objects). */
   readonly prefix: Buffer | undefined;
-  readonly arena = new SlabArena();
+  /** The slabs of the entries' bytes (each slab's `owner` is this context). */
+  readonly arena: SlabArena<EntryContext> = new SlabArena<EntryContext>(this);
   readonly #recentLabels: Array<Readonly<Record<string, string>>> = [];
   #nextLabel = 0;
   readonly #recentFields: Array<Readonly<Record<string, string>>> = [];

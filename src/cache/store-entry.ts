@@ -31,14 +31,24 @@ const META_END = 2048;
  */
 interface KeptPlace {
   readonly slot: number;
-  slab: Slab;
+  slab: EntrySlab;
   offset: number;
   readonly length: number;
   next: KeptPlace | undefined;
 }
 
-/** Slots an entry keeps bytes for are below this (packed with the length: `length × KEPT_SLOTS + slot`). */
+/** A slab of a store's entries (its owner: what they share). */
+type EntrySlab = Slab<EntryContext>;
+
+/**
+ * Slots an entry keeps bytes for are below this. A slot kept in the entry's own fields is packed
+ * in one number: `offset × KEPT_OFFSET + length × KEPT_SLOTS + slot` (exact below 2^53: offsets
+ * in a shared slab are below 2^20, the length below {@link KEPT_INLINE_LENGTH}; an own slab's
+ * offset is 0).
+ */
 const KEPT_SLOTS = 8;
+const KEPT_INLINE_LENGTH = 2 ** 28;
+const KEPT_OFFSET = KEPT_INLINE_LENGTH * KEPT_SLOTS;
 
 /** Spans past these are not kept (found again on each use; not seen: metadata comes first). */
 const META_START_LIMIT = 256;
@@ -70,26 +80,24 @@ export class StoreEntry implements UpstreamObject, FieldReader {
    * own), shared with recent equal sets (`EntryContext.fields`); undefined when there are none.
    */
   readonly #fields: FieldSet | undefined;
-  readonly #ctx: EntryContext;
-  /** Where the stored bytes are: `#slab.buf[#offset, #offset + #length)`. */
-  #slab: Slab;
+  /** Where the stored bytes are: `#slab.buf[#offset, #offset + #length)` (the slab's owner is the store's context). */
+  #slab: EntrySlab;
   #offset: number;
   readonly #length: number;
   /** {@link STRIPPED}, {@link RELEASED} and the `metadata` span once found (see META_*). */
   #meta: number;
   /**
    * What encoders keep for this version ({@link keep}), in the store's slabs: one slot in the
-   * entry's own fields (`#kept` its slab, at `#keptOffset`, `#keptInfo` = length × KEPT_SLOTS +
-   * slot: a KeptPlace object cost 64 heap bytes an entry), or, from two slots on, a chain.
+   * entry's own fields (`#kept` its slab, `#keptAt` its offset, length and slot packed, see
+   * KEPT_SLOTS: a KeptPlace object cost 64 heap bytes an entry), or, from two slots on (or a
+   * length past KEPT_INLINE_LENGTH), a chain.
    */
-  #kept: Slab | KeptPlace | undefined;
-  #keptOffset: number;
-  #keptInfo: number;
+  #kept: EntrySlab | KeptPlace | undefined;
+  #keptAt: number;
 
   constructor(ctx: EntryContext, obj: UpstreamObject) {
     const meta = obj.object.metadata;
     const resource = ctx.resource;
-    this.#ctx = ctx;
     this.namespace = intern(meta.namespace ?? '');
     this.name = meta.name;
     this.rv = parseRV(meta.resourceVersion);
@@ -110,11 +118,15 @@ export class StoreEntry implements UpstreamObject, FieldReader {
       this.#meta = 0;
     }
     this.#kept = undefined;
-    this.#keptOffset = 0;
-    this.#keptInfo = 0;
+    this.#keptAt = 0;
     this.labels = meta.labels === undefined ? undefined : ctx.labels(meta.labels);
     const fields = otherFields(selectableFields(resource, obj.object));
     this.#fields = fields === undefined ? undefined : ctx.fields(fields);
+  }
+
+  /** What the store's entries share (the owner of the slab holding this entry's bytes). */
+  get #ctx(): EntryContext {
+    return this.#slab.owner;
   }
 
   /**
@@ -252,9 +264,10 @@ export class StoreEntry implements UpstreamObject, FieldReader {
   kept(slot: number): Buffer | undefined {
     const kept = this.#kept;
     if (kept instanceof Slab) {
-      const info = this.#keptInfo;
-      if (info % KEPT_SLOTS !== slot) return undefined;
-      return kept.buf.subarray(this.#keptOffset, this.#keptOffset + (info - slot) / KEPT_SLOTS);
+      const at = this.#keptAt;
+      if (at % KEPT_SLOTS !== slot) return undefined;
+      const offset = Math.floor(at / KEPT_OFFSET);
+      return kept.buf.subarray(offset, offset + keptLength(at));
     }
     for (let k = kept; k !== undefined; k = k.next)
       if (k.slot === slot) return k.slab.buf.subarray(k.offset, k.offset + k.length);
@@ -278,10 +291,9 @@ export class StoreEntry implements UpstreamObject, FieldReader {
     const slab = this.#ctx.arena.copy(bytes, 0, bytes.length);
     const offset = slab.used - bytes.length;
     const kept = this.#kept;
-    if (kept === undefined) {
+    if (kept === undefined && bytes.length < KEPT_INLINE_LENGTH) {
       this.#kept = slab;
-      this.#keptOffset = offset;
-      this.#keptInfo = bytes.length * KEPT_SLOTS + slot;
+      this.#keptAt = offset * KEPT_OFFSET + bytes.length * KEPT_SLOTS + slot;
     } else {
       const next = kept instanceof Slab ? this.#inlinePlace(kept) : kept;
       this.#kept = { slot, slab, offset, length: bytes.length, next };
@@ -290,10 +302,10 @@ export class StoreEntry implements UpstreamObject, FieldReader {
   }
 
   /** The slot kept in the entry's own fields (in `slab`) as a {@link KeptPlace}. */
-  #inlinePlace(slab: Slab): KeptPlace {
-    const info = this.#keptInfo;
-    const slot = info % KEPT_SLOTS;
-    return { slot, slab, offset: this.#keptOffset, length: (info - slot) / KEPT_SLOTS, next: undefined };
+  #inlinePlace(slab: EntrySlab): KeptPlace {
+    const at = this.#keptAt;
+    const offset = Math.floor(at / KEPT_OFFSET);
+    return { slot: at % KEPT_SLOTS, slab, offset, length: keptLength(at), next: undefined };
   }
 
   /**
@@ -321,7 +333,7 @@ export class StoreEntry implements UpstreamObject, FieldReader {
     const arena = this.#ctx.arena;
     arena.release(this.#slab, this.#length);
     const kept = this.#kept;
-    if (kept instanceof Slab) arena.release(kept, Math.floor(this.#keptInfo / KEPT_SLOTS));
+    if (kept instanceof Slab) arena.release(kept, keptLength(this.#keptAt));
     else for (let k = kept; k !== undefined; k = k.next) arena.release(k.slab, k.length);
   }
 
@@ -332,11 +344,13 @@ export class StoreEntry implements UpstreamObject, FieldReader {
     const kept = this.#kept;
     if (kept instanceof Slab) {
       if (kept.sparse && kept !== arena.current) {
-        const length = Math.floor(this.#keptInfo / KEPT_SLOTS);
-        const slab = arena.copy(kept.buf, this.#keptOffset, this.#keptOffset + length);
+        const at = this.#keptAt;
+        const length = keptLength(at);
+        const offset = Math.floor(at / KEPT_OFFSET);
+        const slab = arena.copy(kept.buf, offset, offset + length);
         arena.release(kept, length);
         this.#kept = slab;
-        this.#keptOffset = slab.used - length;
+        this.#keptAt = (slab.used - length) * KEPT_OFFSET + (at % KEPT_OFFSET);
       }
     } else
       for (let k = kept; k !== undefined; k = k.next) {
@@ -357,6 +371,11 @@ export class StoreEntry implements UpstreamObject, FieldReader {
   matches(label: LabelSelector, field: FieldSelector): boolean {
     return label.matches(this.labels) && (field.empty || field.matchesReader(this));
   }
+}
+
+/** The length packed in a `#keptAt` (see KEPT_SLOTS). */
+function keptLength(at: number): number {
+  return Math.floor((at % KEPT_OFFSET) / KEPT_SLOTS);
 }
 
 /** `f` without `metadata.name` and `metadata.namespace` (the entry's own fields), undefined when empty. */

@@ -65,7 +65,7 @@ export class Store {
   }
 
   /** The slabs of this store's entries (their counters, for tests and statistics). */
-  get arena(): SlabArena {
+  get arena(): SlabArena<EntryContext> {
     return this.#ctx.arena;
   }
 
