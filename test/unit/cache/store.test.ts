@@ -274,7 +274,7 @@ describe('StoreEntry slabs (issue 12: bytes packed into shared slabs)', () => {
     assert.deepEqual(a.fields, { 'metadata.name': 'a', 'metadata.namespace': 'ns' });
   });
 
-  it('pods with equal selectable fields share one frozen set; name and namespace are read from the entry', () => {
+  it('an entry reads its selectable fields one at a time: name and namespace its own, the rest from a shared set', () => {
     const s = new Store(PODS);
     const a = s.entry(pod('ns', 'a', 1, { nodeName: 'n1', phase: 'Pending' }));
     const b = s.entry(pod('ns', 'b', 2, { nodeName: 'n1', phase: 'Pending' }));
