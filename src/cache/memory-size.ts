@@ -17,7 +17,7 @@
 
 /**
  * Bytes of bookkeeping per stored entry besides its bytes, name, labels and fields: the
- * StoreEntry (13 fields), its RV BigInt, its namespace-bucket slot and sorted-array slot
+ * StoreEntry (11 fields), its RV BigInt, its namespace-bucket slot and sorted-array slot
  * (issue 12: 100,000 ConfigMaps measured ~210 heap bytes per entry with the name, by
  * `bench/tools/store-memory.ts`).
  */

@@ -63,9 +63,10 @@ const META_END_LIMIT = 1 << 20;
  * watch event are written from that prefix plus a view of the stored bytes, a LIST writes views
  * of the stored bytes (no copy per item, none built on first use). Custom resources keep their
  * bytes whole (their list items carry kind and apiVersion). What the cache reads of the parsed
- * object is kept as fields (name, namespace, RV, labels and the selectable fields besides name and
- * namespace — both shared with equal recent sets); the uid is read from the bytes when asked. Immutable once created, except that the store may move its bytes to another
- * slab (compaction: same bytes, views already handed out stay valid). Satisfies
+ * object is kept as fields (name, namespace, RV, labels and the selectable fields besides name
+ * and namespace — both shared with equal recent sets); the uid is read from the bytes when
+ * asked. Immutable once created, except that the store may move its bytes to another slab
+ * (compaction: same bytes, views already handed out stay valid). Satisfies
  * {@link UpstreamObject} for the reflector's `compact` (its `raw` then is a copy: the hot paths
  * use {@link wire} and {@link listItem}).
  */
@@ -80,7 +81,10 @@ export class StoreEntry implements UpstreamObject, FieldReader {
    * own), shared with recent equal sets (`EntryContext.fields`); undefined when there are none.
    */
   readonly #fields: FieldSet | undefined;
-  /** Where the stored bytes are: `#slab.buf[#offset, #offset + #length)` (the slab's owner is the store's context). */
+  /**
+   * Where the stored bytes are: `#slab.buf[#offset, #offset + #length)`; the slab's owner is the
+   * store's context.
+   */
   #slab: EntrySlab;
   #offset: number;
   readonly #length: number;
@@ -310,7 +314,7 @@ export class StoreEntry implements UpstreamObject, FieldReader {
 
   /**
    * Bytes this entry holds (see `memory-size.ts`): the stored bytes, the strings, labels and
-   * fields kept, and its bookkeeping (labels are counted whole even when shared).
+   * fields kept, and its bookkeeping (labels and field sets are counted whole even when shared).
    */
   get size(): number {
     return (
