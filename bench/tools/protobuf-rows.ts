@@ -24,6 +24,7 @@
  * variant, interleaved, the rows' names suffixed ` [variant]` when there are several. After
  * each phase (ready, watchers open, first LISTs, each repetition) every proxy's smaps summary
  * (brk heap, anonymous, file-backed MiB) and CPU seconds since its start are printed.
+ * With `KCP_HEAP_SNAPSHOT_DIR` set, each proxy writes a heap snapshot there at the end.
  * Prints one JSON line per measurement to stderr as it goes and Markdown tables at the end.
  */
 import { readFileSync } from 'node:fs';
@@ -343,6 +344,16 @@ try {
       log(memRows.at(-1));
     }
   }
+  // KCP_HEAP_SNAPSHOT_DIR: after the figures (writing one grows the RSS), a heap snapshot of each
+  // proxy (cache[-variant].heapsnapshot, json[-variant].heapsnapshot) for bench/tools/heap-classes.ts.
+  const snapDir = process.env.KCP_HEAP_SNAPSHOT_DIR;
+  if (snapDir)
+    for (const { variant, cache, json } of pairs)
+      for (const [name, p] of [
+        ['cache', cache],
+        ['json', json],
+      ] as const)
+        await p.memory(`snapshot ${snapDir}/${pairs.length > 1 ? `${name}-${variant}` : name}.heapsnapshot`);
 
   console.log(
     `\n${PODS} pods, ${size.jsonBytes} bytes of JSON LIST; ${REPS} repetitions interleaved, median (min–max)\n`,

@@ -15,6 +15,11 @@ export interface FieldTerm {
   readonly value: string;
 }
 
+/** A `fields.Fields` read one field at a time: the value of `name`, "" when the set lacks it. */
+export interface FieldReader {
+  field(name: string): string;
+}
+
 /** A parsed field selector: the AND of its terms. */
 export class FieldSelector {
   readonly terms: readonly FieldTerm[];
@@ -33,6 +38,15 @@ export class FieldSelector {
       const v = Object.hasOwn(fields, t.field) ? fields[t.field] : '';
       if ((v === t.value) !== (t.op === '=')) return false;
     }
+    return true;
+  }
+
+  /**
+   * {@link matches} over a field set read one field at a time (a store entry's fields, not
+   * built as an object): `fields.field(name)` is the value, "" when the set lacks it.
+   */
+  matchesReader(fields: FieldReader): boolean {
+    for (const t of this.terms) if ((fields.field(t.field) === t.value) !== (t.op === '=')) return false;
     return true;
   }
 

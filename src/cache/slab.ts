@@ -25,15 +25,21 @@ export const COMPACT_MIN_WASTE_BYTES = 4 * 1024 * 1024;
 /** …and until the wasted bytes exceed this share of the bytes in use. */
 export const COMPACT_WASTE_SHARE = 0.3;
 
-/** One slab: `buf[0, used)` allocated, of which `live` bytes belong to unreleased objects. */
-export class Slab {
+/**
+ * One slab: `buf[0, used)` allocated, of which `live` bytes belong to unreleased objects;
+ * `owner`: its arena's (what the objects in it share: an entry reaches it through its slab
+ * instead of a field of its own).
+ */
+export class Slab<O = undefined> {
   readonly buf: Buffer;
+  readonly owner: O;
   used = 0;
   live = 0;
 
-  constructor(bytes: number) {
+  constructor(bytes: number, owner: O) {
     // Memory of its own, not a slice of Node's shared pool.
     this.buf = Buffer.allocUnsafeSlow(bytes);
+    this.owner = owner;
   }
 
   /** Whether compaction should move this slab's objects out (less than half of it live). */
@@ -42,9 +48,10 @@ export class Slab {
   }
 }
 
-/** The slabs of one store, with the counters that decide compaction. */
-export class SlabArena {
-  #current: Slab | undefined;
+/** The slabs of one store, with the counters that decide compaction; `owner` is each slab's. */
+export class SlabArena<O = undefined> {
+  readonly owner: O;
+  #current: Slab<O> | undefined;
   #nextSize = SLAB_MIN_BYTES;
   /** Bytes allocated in slabs that still hold a live object (plus the current slab's used part). */
   #used = 0;
@@ -52,6 +59,10 @@ export class SlabArena {
   #wasted = 0;
   /** {@link #wasted} right after the last compaction (what it could not move: history entries). */
   #wastedAfterCompaction = 0;
+
+  constructor(...owner: O extends undefined ? [] : [O]) {
+    this.owner = owner[0] as O;
+  }
 
   /** Bytes allocated in slabs still in use (released objects included until their slab dies). */
   get used(): number {
@@ -64,7 +75,7 @@ export class SlabArena {
   }
 
   /** The slab new objects go to (never moved out of by compaction). */
-  get current(): Slab | undefined {
+  get current(): Slab<O> | undefined {
     return this.#current;
   }
 
@@ -72,21 +83,21 @@ export class SlabArena {
    * Copies `src[start, end)` into a slab, after `lead` bytes left for the caller to fill (the
    * `{` of a stripped LIST item); returns the slab, the copy ending at `slab.used`.
    */
-  copy(src: Uint8Array, start: number, end: number, lead = 0): Slab {
+  copy(src: Uint8Array, start: number, end: number, lead = 0): Slab<O> {
     const length = end - start + lead;
     const slab = this.#reserve(length);
     slab.buf.set(src.subarray(start, end), slab.used - length + lead);
     return slab;
   }
 
-  #reserve(length: number): Slab {
+  #reserve(length: number): Slab<O> {
     let slab = this.#current;
     if (length > SLAB_MAX_BYTES / 4) {
-      slab = new Slab(length);
+      slab = new Slab(length, this.owner);
     } else if (!slab || slab.used + length > slab.buf.length) {
       this.#retire();
       while (this.#nextSize < length) this.#nextSize *= 2;
-      slab = new Slab(this.#nextSize);
+      slab = new Slab(this.#nextSize, this.owner);
       this.#nextSize = Math.min(SLAB_MAX_BYTES, this.#nextSize * 2);
       this.#current = slab;
     }
@@ -104,13 +115,13 @@ export class SlabArena {
   }
 
   /** Releases `length` bytes of `slab` (an object nobody stores any more). */
-  release(slab: Slab, length: number): void {
+  release(slab: Slab<O>, length: number): void {
     slab.live -= length;
     this.#wasted += length;
     if (slab.live === 0 && slab !== this.#current) this.#dead(slab);
   }
 
-  #dead(slab: Slab): void {
+  #dead(slab: Slab<O>): void {
     this.#used -= slab.used;
     this.#wasted -= slab.used;
   }

@@ -3,7 +3,7 @@
  * object, labels, fields), its bytes in the store's slabs; the key and resourceVersion helpers.
  */
 import type { MetadataVersion } from '../apimachinery/accept.ts';
-import type { FieldSelector } from '../apimachinery/field-selector.ts';
+import type { FieldReader, FieldSelector } from '../apimachinery/field-selector.ts';
 import { type FieldSet, selectableFields } from '../apimachinery/field-sets.ts';
 import { topLevelValueSpan } from '../apimachinery/json-span.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
@@ -14,7 +14,7 @@ import { listItemBytes, listItemPrefix } from './encoding.ts';
 import { type EntryContext, intern } from './entry-context.ts';
 import { ENTRY_OVERHEAD, parsedBytes } from './memory-size.ts';
 import { GET_END, metadataHead, metadataSpan, OBJECT_END } from './metadata-view.ts';
-import type { Slab } from './slab.ts';
+import { Slab } from './slab.ts';
 
 /** {@link StoreEntry} `#meta` bits: the stored bytes are the stripped LIST item. */
 const STRIPPED = 1;
@@ -26,15 +26,29 @@ const META_START = 8;
 const META_END = 2048;
 /**
  * Bytes an encoder keeps for one object version in the store's slabs ({@link StoreEntry.keep}):
- * `slab.buf[offset, offset + length)`, for slot `slot`; `next`: another slot's.
+ * `slab.buf[offset, offset + length)`, for slot `slot`; `next`: another slot's. Only once an
+ * entry keeps two slots: the first is kept in the entry's own fields.
  */
 interface KeptPlace {
   readonly slot: number;
-  slab: Slab;
+  slab: EntrySlab;
   offset: number;
   readonly length: number;
   next: KeptPlace | undefined;
 }
+
+/** A slab of a store's entries (its owner: what they share). */
+type EntrySlab = Slab<EntryContext>;
+
+/**
+ * Slots an entry keeps bytes for are below this. A slot kept in the entry's own fields is packed
+ * in one number: `offset × KEPT_OFFSET + length × KEPT_SLOTS + slot` (exact below 2^53: offsets
+ * in a shared slab are below 2^20, the length below {@link KEPT_INLINE_LENGTH}; an own slab's
+ * offset is 0).
+ */
+const KEPT_SLOTS = 8;
+const KEPT_INLINE_LENGTH = 2 ** 28;
+const KEPT_OFFSET = KEPT_INLINE_LENGTH * KEPT_SLOTS;
 
 /** Spans past these are not kept (found again on each use; not seen: metadata comes first). */
 const META_START_LIMIT = 256;
@@ -49,35 +63,45 @@ const META_END_LIMIT = 1 << 20;
  * watch event are written from that prefix plus a view of the stored bytes, a LIST writes views
  * of the stored bytes (no copy per item, none built on first use). Custom resources keep their
  * bytes whole (their list items carry kind and apiVersion). What the cache reads of the parsed
- * object is kept as fields (name, namespace, RV, labels — shared with equal recent sets — and the
- * selectable fields when the kind has more than name and namespace); the uid is read from the
- * bytes when asked. Immutable once created, except that the store may move its bytes to another
- * slab (compaction: same bytes, views already handed out stay valid). Satisfies
+ * object is kept as fields (name, namespace, RV, labels and the selectable fields besides name
+ * and namespace — both shared with equal recent sets); the uid is read from the bytes when
+ * asked. Immutable once created, except that the store may move its bytes to another slab
+ * (compaction: same bytes, views already handed out stay valid). Satisfies
  * {@link UpstreamObject} for the reflector's `compact` (its `raw` then is a copy: the hot paths
  * use {@link wire} and {@link listItem}).
  */
-export class StoreEntry implements UpstreamObject {
+export class StoreEntry implements UpstreamObject, FieldReader {
   /** "" for cluster-scoped objects. */
   readonly namespace: string;
   readonly name: string;
   readonly rv: bigint;
   readonly labels: Readonly<Record<string, string>> | undefined;
-  /** The selectable fields, or undefined when they are only `metadata.name` / `metadata.namespace`. */
+  /**
+   * The selectable fields besides `metadata.name` and `metadata.namespace` (read from the entry's
+   * own), shared with recent equal sets (`EntryContext.fields`); undefined when there are none.
+   */
   readonly #fields: FieldSet | undefined;
-  readonly #ctx: EntryContext;
-  /** Where the stored bytes are: `#slab.buf[#offset, #offset + #length)`. */
-  #slab: Slab;
+  /**
+   * Where the stored bytes are: `#slab.buf[#offset, #offset + #length)`; the slab's owner is the
+   * store's context.
+   */
+  #slab: EntrySlab;
   #offset: number;
   readonly #length: number;
   /** {@link STRIPPED}, {@link RELEASED} and the `metadata` span once found (see META_*). */
   #meta: number;
-  /** What encoders keep for this version ({@link keep}), in the store's slabs. */
-  #kept: KeptPlace | undefined;
+  /**
+   * What encoders keep for this version ({@link keep}), in the store's slabs: one slot in the
+   * entry's own fields (`#kept` its slab, `#keptAt` its offset, length and slot packed, see
+   * KEPT_SLOTS: a KeptPlace object cost 64 heap bytes an entry), or, from two slots on (or a
+   * length past KEPT_INLINE_LENGTH), a chain.
+   */
+  #kept: EntrySlab | KeptPlace | undefined;
+  #keptAt: number;
 
   constructor(ctx: EntryContext, obj: UpstreamObject) {
     const meta = obj.object.metadata;
     const resource = ctx.resource;
-    this.#ctx = ctx;
     this.namespace = intern(meta.namespace ?? '');
     this.name = meta.name;
     this.rv = parseRV(meta.resourceVersion);
@@ -98,9 +122,15 @@ export class StoreEntry implements UpstreamObject {
       this.#meta = 0;
     }
     this.#kept = undefined;
+    this.#keptAt = 0;
     this.labels = meta.labels === undefined ? undefined : ctx.labels(meta.labels);
-    const fields = selectableFields(resource, obj.object);
-    this.#fields = onlyNameFields(fields) ? undefined : internFields(fields, this.name, this.namespace);
+    const fields = otherFields(selectableFields(resource, obj.object));
+    this.#fields = fields === undefined ? undefined : ctx.fields(fields);
+  }
+
+  /** What the store's entries share (the owner of the slab holding this entry's bytes). */
+  get #ctx(): EntryContext {
+    return this.#slab.owner;
   }
 
   /**
@@ -120,12 +150,19 @@ export class StoreEntry implements UpstreamObject {
     return typeof v === 'string' ? v : undefined;
   }
 
-  /** The selectable fields (`fields.Set`): built on each call when they are name and namespace only. */
+  /** The selectable fields (`fields.Set`), built on each call (hot paths read {@link field}). */
   get fields(): FieldSet {
-    if (this.#fields) return this.#fields;
-    const f: Record<string, string> = { 'metadata.name': this.name };
+    const f: Record<string, string> = { ...this.#fields, 'metadata.name': this.name };
     if (this.#ctx.resource.namespaced) f['metadata.namespace'] = this.namespace;
     return f;
+  }
+
+  /** The selectable field `name`'s value ({@link fields}`[name]`), "" when the set lacks it. */
+  field(name: string): string {
+    if (name === 'metadata.name') return this.name;
+    if (name === 'metadata.namespace') return this.#ctx.resource.namespaced ? this.namespace : '';
+    const f = this.#fields;
+    return f !== undefined && Object.hasOwn(f, name) ? f[name]! : '';
   }
 
   /**
@@ -229,7 +266,14 @@ export class StoreEntry implements UpstreamObject {
    * undefined when none were kept.
    */
   kept(slot: number): Buffer | undefined {
-    for (let k = this.#kept; k !== undefined; k = k.next)
+    const kept = this.#kept;
+    if (kept instanceof Slab) {
+      const at = this.#keptAt;
+      if (at % KEPT_SLOTS !== slot) return undefined;
+      const offset = Math.floor(at / KEPT_OFFSET);
+      return kept.buf.subarray(offset, offset + keptLength(at));
+    }
+    for (let k = kept; k !== undefined; k = k.next)
       if (k.slot === slot) return k.slab.buf.subarray(k.offset, k.offset + k.length);
     return undefined;
   }
@@ -246,15 +290,31 @@ export class StoreEntry implements UpstreamObject {
     const have = this.kept(slot);
     if (have) return have;
     if (this.#meta & RELEASED) return Buffer.from(bytes);
+    if (!(slot >= 0 && slot < KEPT_SLOTS && Number.isInteger(slot)))
+      throw new RangeError(`kept slot ${slot}`);
     const slab = this.#ctx.arena.copy(bytes, 0, bytes.length);
     const offset = slab.used - bytes.length;
-    this.#kept = { slot, slab, offset, length: bytes.length, next: this.#kept };
+    const kept = this.#kept;
+    if (kept === undefined && bytes.length < KEPT_INLINE_LENGTH) {
+      this.#kept = slab;
+      this.#keptAt = offset * KEPT_OFFSET + bytes.length * KEPT_SLOTS + slot;
+    } else {
+      const next = kept instanceof Slab ? this.#inlinePlace(kept) : kept;
+      this.#kept = { slot, slab, offset, length: bytes.length, next };
+    }
     return slab.buf.subarray(offset, offset + bytes.length);
+  }
+
+  /** The slot kept in the entry's own fields (in `slab`) as a {@link KeptPlace}. */
+  #inlinePlace(slab: EntrySlab): KeptPlace {
+    const at = this.#keptAt;
+    const offset = Math.floor(at / KEPT_OFFSET);
+    return { slot: at % KEPT_SLOTS, slab, offset, length: keptLength(at), next: undefined };
   }
 
   /**
    * Bytes this entry holds (see `memory-size.ts`): the stored bytes, the strings, labels and
-   * fields kept, and its bookkeeping (labels are counted whole even when shared).
+   * fields kept, and its bookkeeping (labels and field sets are counted whole even when shared).
    */
   get size(): number {
     return (
@@ -276,20 +336,34 @@ export class StoreEntry implements UpstreamObject {
     this.#meta += RELEASED;
     const arena = this.#ctx.arena;
     arena.release(this.#slab, this.#length);
-    for (let k = this.#kept; k !== undefined; k = k.next) arena.release(k.slab, k.length);
+    const kept = this.#kept;
+    if (kept instanceof Slab) arena.release(kept, keptLength(this.#keptAt));
+    else for (let k = kept; k !== undefined; k = k.next) arena.release(k.slab, k.length);
   }
 
   /** Moves the stored bytes to the arena's current slab when theirs is sparse (compaction). */
   compactBytes(): void {
     const arena = this.#ctx.arena;
     if (this.#meta & RELEASED) return;
-    for (let k = this.#kept; k !== undefined; k = k.next) {
-      const from = k.slab;
-      if (!from.sparse || from === arena.current) continue;
-      k.slab = arena.copy(from.buf, k.offset, k.offset + k.length);
-      arena.release(from, k.length);
-      k.offset = k.slab.used - k.length;
-    }
+    const kept = this.#kept;
+    if (kept instanceof Slab) {
+      if (kept.sparse && kept !== arena.current) {
+        const at = this.#keptAt;
+        const length = keptLength(at);
+        const offset = Math.floor(at / KEPT_OFFSET);
+        const slab = arena.copy(kept.buf, offset, offset + length);
+        arena.release(kept, length);
+        this.#kept = slab;
+        this.#keptAt = (slab.used - length) * KEPT_OFFSET + (at % KEPT_OFFSET);
+      }
+    } else
+      for (let k = kept; k !== undefined; k = k.next) {
+        const from = k.slab;
+        if (!from.sparse || from === arena.current) continue;
+        k.slab = arena.copy(from.buf, k.offset, k.offset + k.length);
+        arena.release(from, k.length);
+        k.offset = k.slab.used - k.length;
+      }
     const old = this.#slab;
     if (!old.sparse || old === arena.current) return;
     const slab = arena.copy(old.buf, this.#offset, this.#offset + this.#length);
@@ -299,24 +373,25 @@ export class StoreEntry implements UpstreamObject {
   }
 
   matches(label: LabelSelector, field: FieldSelector): boolean {
-    return label.matches(this.labels) && (field.empty || field.matches(this.fields));
+    return label.matches(this.labels) && (field.empty || field.matchesReader(this));
   }
 }
 
-/** Whether a field set is just `metadata.name` (and `metadata.namespace`): rebuilt when read. */
-function onlyNameFields(f: FieldSet): boolean {
-  for (const k in f) if (k !== 'metadata.name' && k !== 'metadata.namespace') return false;
-  return true;
+/** The length packed in a `#keptAt` (see KEPT_SLOTS). */
+function keptLength(at: number): number {
+  return Math.floor((at % KEPT_OFFSET) / KEPT_SLOTS);
 }
 
-/** `f` with its values shared: the entry's own name and namespace, the rest {@link intern}ed. */
-function internFields(f: FieldSet, name: string, namespace: string): FieldSet {
+/** `f` without `metadata.name` and `metadata.namespace` (the entry's own fields), undefined when empty. */
+function otherFields(f: FieldSet): FieldSet | undefined {
   const out: Record<string, string> = {};
-  for (const k in f) {
-    const v = f[k]!;
-    out[k] = k === 'metadata.name' ? name : k === 'metadata.namespace' ? namespace : intern(v);
-  }
-  return out;
+  let any = false;
+  for (const k in f)
+    if (k !== 'metadata.name' && k !== 'metadata.namespace') {
+      out[k] = f[k]!;
+      any = true;
+    }
+  return any ? out : undefined;
 }
 
 /** Estimated heap bytes of a {@link FieldSet} (its values; keys are shared constants). */

@@ -17,11 +17,14 @@ export { EntryContext } from './entry-context.ts';
 export { objectKey, parseRV, StoreEntry } from './store-entry.ts';
 
 type Bucket = Map<string, StoreEntry>;
+/** The entries of one value of an indexed field (a Set of entries: no key string per entry). */
+type FieldBucket = Set<StoreEntry>;
 
 /**
  * `namespace → name → entry` plus indexes. Invariant: every entry is in exactly one namespace
  * bucket (keyed by name; cluster-scoped objects in the `""` bucket) and in one bucket per indexed
- * field (keyed by `key`); buckets are deleted when they become empty. There is no separate
+ * field (a set of entries: a replaced entry leaves it before its successor joins); buckets are
+ * deleted when they become empty. There is no separate
  * `key → entry` map (issue 12: one Map slot and one key string per entry less). The entries'
  * bytes live in the slabs of {@link EntryContext.arena}; an entry leaving the store passes to the
  * history (as an event's replaced or deleted object), which releases it on eviction
@@ -32,7 +35,7 @@ export class Store {
   readonly #ctx: EntryContext;
   readonly #indexed: readonly string[];
   #byNamespace = new Map<string, Bucket>();
-  #byField = new Map<string, Map<string, Bucket>>();
+  #byField = new Map<string, Map<string, FieldBucket>>();
   #size = 0;
   #bytes = 0;
   /** All entries in key order, rebuilt lazily after a key is added or removed; updated in place on updates. */
@@ -62,7 +65,7 @@ export class Store {
   }
 
   /** The slabs of this store's entries (their counters, for tests and statistics). */
-  get arena(): SlabArena {
+  get arena(): SlabArena<EntryContext> {
     return this.#ctx.arena;
   }
 
@@ -107,10 +110,7 @@ export class Store {
     b.set(e.name, e);
     this.#size++;
     this.#bytes += e.size;
-    if (this.#indexed.length > 0) {
-      const key = e.key;
-      for (const f of this.#indexed) addTo(this.#byField.get(f)!, e.fields[f] ?? '', key, e);
-    }
+    for (const f of this.#indexed) addTo(this.#byField.get(f)!, e.field(f), e);
   }
 
   /** Removes `key`; returns the removed entry (now the caller's to release). */
@@ -170,10 +170,7 @@ export class Store {
       b.delete(e.name);
       if (b.size === 0) this.#byNamespace.delete(e.namespace);
     }
-    if (this.#indexed.length > 0) {
-      const key = e.key;
-      for (const f of this.#indexed) removeFrom(this.#byField.get(f)!, e.fields[f] ?? '', key);
-    }
+    for (const f of this.#indexed) removeFrom(this.#byField.get(f)!, e.field(f), e);
   }
 
   /**
@@ -206,12 +203,12 @@ export class Store {
       const e = this.lookup(namespace ?? '', name);
       return { entries: e ? [e] : [], sorted: true };
     }
-    let best: Bucket | undefined =
+    let best: { readonly size: number; values(): Iterable<StoreEntry> } | undefined =
       namespace !== undefined ? (this.#byNamespace.get(namespace) ?? EMPTY) : undefined;
     for (const f of this.#indexed) {
       const v = field.exact(f);
       if (v === undefined) continue;
-      const bucket = this.#byField.get(f)!.get(v) ?? EMPTY;
+      const bucket = this.#byField.get(f)!.get(v) ?? EMPTY_FIELD;
       if (!best || bucket.size < best.size) best = bucket;
     }
     if (best) return { entries: best.values(), sorted: false };
@@ -226,6 +223,7 @@ export class Store {
 }
 
 const EMPTY: Bucket = new Map();
+const EMPTY_FIELD: FieldBucket = new Set();
 
 /** Index of `e` in `sorted` (present, in key order: binary search). */
 function sortedIndex(sorted: readonly StoreEntry[], e: StoreEntry): number {
@@ -263,18 +261,18 @@ export function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function addTo(index: Map<string, Bucket>, value: string, key: string, e: StoreEntry): void {
+function addTo(index: Map<string, FieldBucket>, value: string, e: StoreEntry): void {
   let b = index.get(value);
   if (!b) {
-    b = new Map();
+    b = new Set();
     index.set(value, b);
   }
-  b.set(key, e);
+  b.add(e);
 }
 
-function removeFrom(index: Map<string, Bucket>, value: string, key: string): void {
+function removeFrom(index: Map<string, FieldBucket>, value: string, e: StoreEntry): void {
   const b = index.get(value);
   if (!b) return;
-  b.delete(key);
+  b.delete(e);
   if (b.size === 0) index.delete(value);
 }

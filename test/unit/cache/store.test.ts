@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { everythingFields, parseFieldSelector } from '../../../src/apimachinery/selectors.ts';
+import {
+  everythingFields,
+  everythingLabels,
+  parseFieldSelector,
+} from '../../../src/apimachinery/selectors.ts';
 import { listItemBytes } from '../../../src/cache/encoding.ts';
 import { compareEntryKeys, compareKeys, parseRV, Store, type StoreEntry } from '../../../src/cache/store.ts';
-import { PODS, pod, WIDGETS } from '../../support/watch-cache-fixtures.ts';
+import { NODES, PODS, pod, WIDGETS } from '../../support/watch-cache-fixtures.ts';
 
 const keys = (c: { entries: Iterable<{ key: string }> }) => [...c.entries].map((e) => e.key);
 
@@ -268,6 +272,75 @@ describe('StoreEntry slabs (issue 12: bytes packed into shared slabs)', () => {
       labels: { seeded: 'true' },
     });
     assert.deepEqual(a.fields, { 'metadata.name': 'a', 'metadata.namespace': 'ns' });
+  });
+
+  it('an entry reads its selectable fields one at a time: name and namespace its own, the rest from a shared set', () => {
+    const s = new Store(PODS);
+    const a = s.entry(pod('ns', 'a', 1, { nodeName: 'n1', phase: 'Pending' }));
+    const b = s.entry(pod('ns', 'b', 2, { nodeName: 'n1', phase: 'Pending' }));
+    const c = s.entry(pod('other', 'c', 3, { nodeName: 'n2', phase: 'Pending' }));
+    const full = (e: StoreEntry, node: string) => ({
+      'metadata.name': e.name,
+      'metadata.namespace': e.namespace,
+      'spec.nodeName': node,
+      'spec.restartPolicy': '',
+      'spec.schedulerName': '',
+      'spec.serviceAccountName': '',
+      'spec.hostNetwork': 'false',
+      'status.phase': 'Pending',
+      'status.podIP': '',
+      'status.nominatedNodeName': '',
+    });
+    assert.deepEqual(a.fields, full(a, 'n1'));
+    assert.deepEqual(c.fields, full(c, 'n2'));
+    for (const e of [a, b, c]) for (const [k, v] of Object.entries(e.fields)) assert.equal(e.field(k), v, k);
+    assert.equal(a.field('spec.unknown'), '');
+    assert.equal(a.field('constructor'), '', 'no prototype property reads as a field');
+    const sel = (x: string) => parseFieldSelector(x, PODS)!;
+    assert.equal(a.matches(everythingLabels, sel('metadata.name=a,spec.nodeName=n1')), true);
+    assert.equal(b.matches(everythingLabels, sel('metadata.name=a')), false);
+    assert.equal(c.matches(everythingLabels, sel('metadata.namespace=other,status.podIP=')), true);
+    assert.equal(c.matches(everythingLabels, sel('spec.nodeName!=n2')), false);
+  });
+
+  it('a cluster-scoped entry reads metadata.namespace as ""', () => {
+    const s = new Store(NODES);
+    const n = s.entry({
+      raw: Buffer.from(
+        '{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1","resourceVersion":"4"},"spec":{}}',
+      ),
+      object: { kind: 'Node', apiVersion: 'v1', metadata: { name: 'n1', resourceVersion: '4' }, spec: {} },
+    });
+    assert.deepEqual(n.fields, { 'metadata.name': 'n1', 'spec.unschedulable': 'false' });
+    assert.equal(n.field('metadata.namespace'), '');
+    assert.equal(n.field('spec.unschedulable'), 'false');
+  });
+
+  it('a second kept slot: both read back, released and compacted', () => {
+    const s = new Store(cms);
+    const n = 600;
+    let rv = 1;
+    const msg = (i: number, slot: number) => Buffer.from(`slot-${slot}-${i}-${'k'.repeat(9000)}`);
+    for (let i = 0; i < n; i++) {
+      const e = s.entry(cm(`c${i}`, rv++, 0));
+      s.put(e);
+      // Slot 1 first on odd objects: the slot kept inline is then 1.
+      for (const slot of i % 2 ? [1, 0] : [0, 1]) assert.deepEqual(e.keep(slot, msg(i, slot)), msg(i, slot));
+    }
+    // Replace two of three: compaction moves the live entries' JSON and both slots.
+    for (let i = 0; i < n; i++) if (i % 3 !== 0) s.put(s.entry(cm(`c${i}`, rv++, 5)))?.release();
+    assert.ok(s.arena.wasted < s.arena.used * 0.5, 'compacted');
+    for (let i = 0; i < n; i += 3) {
+      const e = s.get(`ns/c${i}`)!;
+      assert.deepEqual(e.kept(0), msg(i, 0), `c${i} slot 0`);
+      assert.deepEqual(e.kept(1), msg(i, 1), `c${i} slot 1`);
+      assert.equal(e.kept(2), undefined);
+    }
+    const wasted = s.arena.wasted;
+    const e = s.get('ns/c3')!;
+    s.remove('ns/c3')!.release();
+    assert.equal(s.arena.wasted - wasted, e.listItem.length + msg(3, 0).length + msg(3, 1).length);
+    assert.throws(() => s.entry(cm('x', rv++, 0)).keep(8, Buffer.from('x')), RangeError);
   });
 
   it('a snapshot that repeats a key keeps the later object and releases the earlier', () => {
