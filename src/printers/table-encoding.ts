@@ -106,7 +106,10 @@ export function tableRow(
   const printed: PrintedRow = row(decoded, nowMs);
   const conditions = printed.conditions ? `,"conditions":${goJSON(printed.conditions)}` : '';
   const head = Buffer.from(`{"cells":${cellsJSON(printed.cells)}${conditions},"object":`);
-  if (include === 'Metadata' || isInitialEventsEnd(decoded)) {
+  // The initial-events-end bookmark keeps its metadata under `None` (v1.37.2's watch of a Table
+  // sends it so a client sees the annotation); under `Object` it is the bookmark object itself,
+  // kind and apiVersion included, as `asTable` converts any row's object (checked side by side).
+  if (include === 'Metadata' || (include === 'None' && isInitialEventsEnd(decoded))) {
     const span = topLevelValueSpan(object, 'metadata');
     let meta = span && span[1] > span[0] ? object.subarray(span[0], span[1]) : EMPTY_META;
     const annotations = decoded?.metadata?.annotations;

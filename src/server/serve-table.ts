@@ -205,8 +205,8 @@ function printedObject(
  * Turns one watch's event lines (`{"type":T,"object":O}\n`, as the cache streams them) into Table
  * events: each object a Table of one row, its resourceVersion the object's, the column
  * definitions in the first event only. Bookmarks are printed as the apiserver prints them (a
- * row of the empty object; the initial-events-end one with its metadata whatever
- * `includeObject`); an ERROR event's Status is passed as it is (`doTransformObject`).
+ * row of the empty object; the initial-events-end one with its metadata under `None` and
+ * `Metadata`, itself under `Object`); an ERROR event's Status is passed as it is (`doTransformObject`).
  */
 export class TableWatchEncoder {
   #headers = true;

@@ -123,6 +123,37 @@ describe('Table bodies', () => {
     );
     assert.deepEqual(text(enc.encode(error)), error.toString());
   });
+  it('attack: includeObject=Object prints the initial-events-end bookmark itself, kind and apiVersion included', () => {
+    // `?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&includeObject=Object`
+    // with a Table Accept: the cache printed the bookmark's row as a PartialObjectMetadata (as
+    // for None and Metadata); the apiserver v1.37.2 converts it as any row's object under Object.
+    // Both rows below are the fixture apiserver's bytes for the same request, side by side.
+    const pod = tablePrinter('', 'pods')!;
+    const cases = [
+      {
+        printer: cm,
+        bookmark:
+          '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"2427","annotations":{"k8s.io/initial-events-end":"true"}}}',
+        row: '{"cells":["",0,"\\u003cunknown\\u003e"],"object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"2427","annotations":{"k8s.io/initial-events-end":"true"}}}}',
+      },
+      {
+        printer: pod,
+        bookmark:
+          '{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"2435","annotations":{"k8s.io/initial-events-end":"true"}},"spec":{"containers":null},"status":{}}',
+        row: '{"cells":["","0/0","","0","\\u003cunknown\\u003e","\\u003cnone\\u003e","\\u003cnone\\u003e","\\u003cnone\\u003e","\\u003cnone\\u003e"],"object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"2435","annotations":{"k8s.io/initial-events-end":"true"}},"spec":{"containers":null},"status":{}}}',
+      },
+    ];
+    for (const c of cases) {
+      const enc = new TableWatchEncoder({ printer: c.printer, version: 'v1', include: 'Object' }, () => NOW);
+      enc.encode(Buffer.from(`{"type":"ADDED","object":${OBJ}}\n`)); // the columns go with the first event
+      const end = text(enc.encode(Buffer.from(`{"type":"BOOKMARK","object":${c.bookmark}}\n`)));
+      const rv = JSON.parse(c.bookmark).metadata.resourceVersion;
+      assert.equal(
+        end,
+        `{"type":"BOOKMARK","object":{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"${rv}"},"columnDefinitions":null,"rows":[${c.row}]}}\n`,
+      );
+    }
+  });
 });
 
 describe('Table rows printed once per cached object and second', () => {
