@@ -36,6 +36,13 @@ interface KeptPlace {
   next: KeptPlace | undefined;
 }
 
+/** Kept bytes' place, filled by {@link StoreEntry.keptAt}: `buf[start, end)`. */
+export interface KeptRef {
+  buf: Buffer;
+  start: number;
+  end: number;
+}
+
 /** Spans past these are not kept (found again on each use; not seen: metadata comes first). */
 const META_START_LIMIT = 256;
 const META_END_LIMIT = 1 << 20;
@@ -232,6 +239,24 @@ export class StoreEntry implements UpstreamObject {
     for (let k = this.#kept; k !== undefined; k = k.next)
       if (k.slot === slot) return k.slab.buf.subarray(k.offset, k.offset + k.length);
     return undefined;
+  }
+
+  /**
+   * Where slot `slot`'s kept bytes are, without a view of them (a LIST of every entry reads
+   * 10,000s: a Buffer view each cost an allocation, issue 32's CPU goal): sets `ref` to the
+   * slab's buffer and the bytes' `[start, end)` in it and returns true; false when none is kept.
+   * The bytes stay valid as a view's would (compaction copies them elsewhere, the old slab
+   * keeps them while referenced).
+   */
+  keptAt(slot: number, ref: KeptRef): boolean {
+    for (let k = this.#kept; k !== undefined; k = k.next)
+      if (k.slot === slot) {
+        ref.buf = k.slab.buf;
+        ref.start = k.offset;
+        ref.end = k.offset + k.length;
+        return true;
+      }
+    return false;
   }
 
   /**
