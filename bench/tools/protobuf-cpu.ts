@@ -107,7 +107,7 @@ try {
   }
   const load1 = loadavg();
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const fmt = (x: number) => (x >= 1000 ? (x / 1000).toFixed(1) + ' ms' : `${Math.round(x)} µs`);
+  const fmt = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(1)} ms` : `${Math.round(x)} µs`);
   console.log(
     `\n${size.objects} pods, ${size.jsonBytes} bytes of JSON LIST; ${args.samples} samples of ${args.lists} LISTs / ${args.gets} GETs; load ${load0} → ${load1}\n`,
   );

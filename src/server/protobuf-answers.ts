@@ -29,7 +29,6 @@ import {
 import { kindSpec, mayHoldRawJSON, schemaMatches } from '../apimachinery/protobuf/schema.ts';
 import {
   copyKept,
-  copyWholeKeptAt,
   fieldPrefixLength,
   keptLength,
   keptLengthAt,
@@ -38,6 +37,7 @@ import {
 import { lineSource, type WireLine } from '../apimachinery/watch-event.ts';
 import type { ListPage } from './cache-api.ts';
 import { chunksBody, type FilledBody } from './filled-body.ts';
+import { type KeptList, type KeptRef, keptListBody } from './kept-list-body.ts';
 
 /** How a cache read is answered: its encoding, and the PartialObjectMetadata version asked for, if any. */
 export interface AnswerEncoding {
@@ -120,13 +120,6 @@ export interface KeepingEntry {
   keep(slot: number, bytes: Uint8Array): Buffer;
 }
 
-/** Kept bytes' place (`KeepingEntry.keptAt`): `buf[start, end)`. */
-interface KeptRef {
-  buf: Buffer;
-  start: number;
-  end: number;
-}
-
 /** The entry's slot of its object message, and of its PartialObjectMetadata message. */
 const OBJECT_SLOT = 0;
 const PARTIAL_SLOT = 1;
@@ -139,6 +132,9 @@ function keeping(key: object | undefined): KeepingEntry | undefined {
 }
 
 const NO_JSON = Buffer.alloc(0);
+
+/** Scratch for `keptAt` (one LIST is set up at a time: synchronously). */
+const keptRef: KeptRef = { buf: NO_JSON, start: 0, end: 0 };
 
 let messageEncodes = 0;
 
@@ -328,71 +324,6 @@ function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataV
       ? [listAnswer(apiVersion, kind, meta, type, items)]
       : [listAnswer(apiVersion, kind, meta, PARTIAL, items, partialOf)],
   );
-}
-
-/** Scratch for `keptAt` (one LIST is set up at a time: synchronous). */
-const keptRef: KeptRef = { buf: NO_JSON, start: 0, end: 0 };
-
-/**
- * A LIST's kept items: item `i`'s kept bytes are `bufs[i][starts[i], ends[i])` (a slab's buffer,
- * or a Buffer of their own), its JSON `jsons[i]`, its message `lengths[i]` bytes long.
- */
-interface KeptList {
-  bufs: Buffer[];
-  starts: number[];
-  ends: number[];
-  jsons: Buffer[];
-  lengths: number[];
-}
-
-/**
- * A LIST body: `head`, each kept item of `list` in order, `tail`; copied into the caller's
- * buffers, an item that fits whole piece by piece (`copyWholeKeptAt`), one cut by a buffer's
- * end by its range (`copyKept`).
- */
-function keptListBody(head: Buffer, list: KeptList, tail: Buffer): FilledBody {
-  const { bufs, starts, ends, jsons, lengths } = list;
-  const count = bufs.length;
-  let length = head.length + tail.length;
-  for (let i = 0; i < count; i++) length += lengths[i]!;
-  // Position: item `i` (-1: the head, count: the tail), `off` bytes into it.
-  let i = -1;
-  let off = 0;
-  return {
-    length,
-    fill(into: Buffer): number {
-      let at = 0;
-      const room = into.length;
-      while (at < room) {
-        if (i === -1 || i === count) {
-          const b = i === -1 ? head : tail;
-          if (i === count && off === b.length) break;
-          const n = b.copy(into, at, off);
-          at += n;
-          off += n;
-          if (off === b.length && i === -1) {
-            i = 0;
-            off = 0;
-          }
-          continue;
-        }
-        const len = lengths[i]!;
-        if (off === 0 && room - at >= len) {
-          at = copyWholeKeptAt(bufs[i]!, starts[i]!, ends[i]!, jsons[i]!, into, at);
-          i++;
-          continue;
-        }
-        const end = Math.min(len, off + room - at);
-        at = copyKept(bufs[i]!.subarray(starts[i]!, ends[i]!), jsons[i]!, off, end, into, at);
-        off = end;
-        if (off === len) {
-          i++;
-          off = 0;
-        }
-      }
-      return at;
-    },
-  };
 }
 
 /** Event lines shared by watchers (the history's) → their frames: encoded once per event. */
