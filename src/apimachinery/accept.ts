@@ -44,7 +44,23 @@ function less(a: Clause, b: Clause): boolean {
   return false;
 }
 
-function parseAccept(header: string): Clause[] {
+/** The last header {@link parseAccept} parsed, and its clauses: a request's Accept is read 2–4 times. */
+let lastHeader: string | undefined;
+let lastClauses: readonly Clause[] = [];
+
+/**
+ * `header`'s clauses in goautoneg's order. The same header as the last call's gives the same
+ * (shared, never modified) array: the cache's negotiation reads one request's Accept several
+ * times (`delegate.ts`, `protobuf-answers.ts` `answerEncoding`, the parameter check).
+ */
+function parseAccept(header: string): readonly Clause[] {
+  if (header === lastHeader) return lastClauses;
+  lastClauses = parseAcceptOnce(header);
+  lastHeader = header;
+  return lastClauses;
+}
+
+function parseAcceptOnce(header: string): Clause[] {
   const out: Clause[] = [];
   for (const raw of header.split(',')) {
     const [range = '', ...ps] = raw.trim().split(';');

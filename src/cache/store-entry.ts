@@ -50,6 +50,13 @@ const KEPT_SLOTS = 8;
 const KEPT_INLINE_LENGTH = 2 ** 28;
 const KEPT_OFFSET = KEPT_INLINE_LENGTH * KEPT_SLOTS;
 
+/** Kept bytes' place, filled by {@link StoreEntry.keptAt}: `buf[start, end)`. */
+export interface KeptRef {
+  buf: Buffer;
+  start: number;
+  end: number;
+}
+
 /** Spans past these are not kept (found again on each use; not seen: metadata comes first). */
 const META_START_LIMIT = 256;
 const META_END_LIMIT = 1 << 20;
@@ -276,6 +283,34 @@ export class StoreEntry implements UpstreamObject, FieldReader {
     for (let k = kept; k !== undefined; k = k.next)
       if (k.slot === slot) return k.slab.buf.subarray(k.offset, k.offset + k.length);
     return undefined;
+  }
+
+  /**
+   * Where slot `slot`'s kept bytes are, without a view of them (a LIST of every entry reads
+   * 10,000s: a Buffer view each cost an allocation, issue 32's CPU goal): sets `ref` to the
+   * slab's buffer and the bytes' `[start, end)` in it and returns true; false when none is kept.
+   * The bytes stay valid as a view's would (compaction copies them elsewhere, the old slab
+   * keeps them while referenced).
+   */
+  keptAt(slot: number, ref: KeptRef): boolean {
+    const kept = this.#kept;
+    if (kept instanceof Slab) {
+      const at = this.#keptAt;
+      if (at % KEPT_SLOTS !== slot) return false;
+      const offset = Math.floor(at / KEPT_OFFSET);
+      ref.buf = kept.buf;
+      ref.start = offset;
+      ref.end = offset + keptLength(at);
+      return true;
+    }
+    for (let k = kept; k !== undefined; k = k.next)
+      if (k.slot === slot) {
+        ref.buf = k.slab.buf;
+        ref.start = k.offset;
+        ref.end = k.offset + k.length;
+        return true;
+      }
+    return false;
   }
 
   /**

@@ -27,10 +27,17 @@ import {
   watchFrame,
 } from '../apimachinery/protobuf/envelope.ts';
 import { kindSpec, mayHoldRawJSON, schemaMatches } from '../apimachinery/protobuf/schema.ts';
-import { copyKept, fieldPrefixLength, keptLength, keptMessage } from '../apimachinery/protobuf/spliced.ts';
+import {
+  copyKept,
+  fieldPrefixLength,
+  keptLength,
+  keptLengthAt,
+  keptMessage,
+} from '../apimachinery/protobuf/spliced.ts';
 import { lineSource, type WireLine } from '../apimachinery/watch-event.ts';
 import type { ListPage } from './cache-api.ts';
 import { chunksBody, type FilledBody } from './filled-body.ts';
+import { type KeptList, type KeptRef, keptListBody } from './kept-list-body.ts';
 
 /** How a cache read is answered: its encoding, and the PartialObjectMetadata version asked for, if any. */
 export interface AnswerEncoding {
@@ -108,6 +115,8 @@ function typeOf(resource: ResourceInfo): string {
 export interface KeepingEntry {
   readonly listItem: Buffer;
   kept(slot: number): Buffer | undefined;
+  /** Where the slot's kept bytes are, without a view (`StoreEntry.keptAt`); false when none. */
+  keptAt?(slot: number, ref: KeptRef): boolean;
   keep(slot: number, bytes: Uint8Array): Buffer;
 }
 
@@ -123,6 +132,9 @@ function keeping(key: object | undefined): KeepingEntry | undefined {
 }
 
 const NO_JSON = Buffer.alloc(0);
+
+/** Scratch for `keptAt` (one LIST is set up at a time: synchronously). */
+const keptRef: KeptRef = { buf: NO_JSON, start: 0, end: 0 };
 
 let messageEncodes = 0;
 
@@ -266,81 +278,52 @@ function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataV
     return chunksBody(listAnswerItemsFirst(apiVersion, kind, meta, fields));
   }
   if (entries) {
-    const kept = new Array<Buffer>(items.length);
-    const jsons = new Array<Buffer>(items.length);
-    const lengths = new Array<number>(items.length);
+    const n = items.length;
+    const list: KeptList = {
+      bufs: new Array<Buffer>(n),
+      starts: new Array<number>(n),
+      ends: new Array<number>(n),
+      jsons: new Array<Buffer>(n),
+      lengths: new Array<number>(n),
+    };
     let itemBytes = 0;
-    for (let i = 0; i < items.length; i++) {
+    const slot = metadata === undefined ? OBJECT_SLOT : PARTIAL_SLOT;
+    const ref = keptRef;
+    for (let i = 0; i < n; i++) {
       const b = items[i]!;
+      const entry = entries[i] as Partial<KeepingEntry> | undefined;
       // An object LIST's items are the entries' list items: the JSON the spans point into.
+      if (entry?.keptAt?.(slot, ref) === true) {
+        // Kept already (every LIST after the first): where it is, no view, closure or tuple.
+        list.bufs[i] = ref.buf;
+        list.starts[i] = ref.start;
+        list.ends[i] = ref.end;
+        list.jsons[i] = metadata ? entry.listItem! : b;
+        itemBytes += list.lengths[i] = keptLengthAt(ref.buf, ref.start, ref.end);
+        continue;
+      }
       const [k, json] = listItem(
-        entries[i],
+        entry,
         type,
         metadata,
         () => b.utf8Slice(0, b.length),
         true,
         metadata ? undefined : b,
       );
-      kept[i] = k;
-      jsons[i] = json;
-      itemBytes += lengths[i] = keptLength(k);
+      list.bufs[i] = k;
+      list.starts[i] = 0;
+      list.ends[i] = k.length;
+      list.jsons[i] = json;
+      itemBytes += list.lengths[i] = keptLength(k);
     }
     const [head, tail] = listAnswerFrame(apiVersion, kind, meta, itemBytes);
-    return keptListBody(head, kept, jsons, lengths, tail);
+    return keptListBody(head, list, tail);
   }
   return chunksBody(
     metadata === undefined
       ? [listAnswer(apiVersion, kind, meta, type, items)]
       : [listAnswer(apiVersion, kind, meta, PARTIAL, items, partialOf)],
   );
-}
-
-/**
- * A LIST body: `head`, each kept item in order (its JSON `jsons[i]`, its message `lengths[i]`
- * bytes long), `tail`; copied piece by piece into the caller's buffers.
- */
-function keptListBody(
-  head: Buffer,
-  kept: readonly Buffer[],
-  jsons: readonly Buffer[],
-  lengths: readonly number[],
-  tail: Buffer,
-): FilledBody {
-  let length = head.length + tail.length;
-  for (const n of lengths) length += n;
-  // Position: item `i` (-1: the head, kept.length: the tail), `off` bytes into it.
-  let i = -1;
-  let off = 0;
-  return {
-    length,
-    fill(into: Buffer): number {
-      let at = 0;
-      const room = into.length;
-      while (at < room) {
-        if (i === -1 || i === kept.length) {
-          const b = i === -1 ? head : tail;
-          if (i === kept.length && off === b.length) break;
-          const n = b.copy(into, at, off);
-          at += n;
-          off += n;
-          if (off === b.length && i === -1) {
-            i = 0;
-            off = 0;
-          }
-          continue;
-        }
-        const len = lengths[i]!;
-        const end = Math.min(len, off + room - at);
-        at = copyKept(kept[i]!, jsons[i]!, off, end, into, at);
-        off = end;
-        if (off === len) {
-          i++;
-          off = 0;
-        }
-      }
-      return at;
-    },
-  };
 }
 
 /** Event lines shared by watchers (the history's) → their frames: encoded once per event. */

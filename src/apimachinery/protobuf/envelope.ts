@@ -124,11 +124,18 @@ export function objectAnswerFrame(
     head = Buffer.concat([magic!, typeLen!, av!, k!]);
     typeHeads.set(key, head);
   }
-  const rawLen = lenField(2, length);
-  const out = Buffer.allocUnsafe(head.length + rawLen.length + length + UNKNOWN_TAIL.length);
+  // raw's tag (field 2, length-delimited) and its length as a varint, written in place (no
+  // writer or Buffer of their own per GET).
+  let varint = 1;
+  for (let v = length; v >= 0x80; v = Math.floor(v / 128)) varint++;
+  const size = head.length + 1 + varint + length + UNKNOWN_TAIL.length;
+  const out = Buffer.allocUnsafe(size);
   let at = head.copy(out, 0);
-  at += rawLen.copy(out, at);
-  UNKNOWN_TAIL.copy(out, at + length);
+  out[at++] = 0x12;
+  let v = length;
+  for (; v >= 0x80; v = Math.floor(v / 128)) out[at++] = (v % 128) | 0x80;
+  out[at++] = v;
+  for (let i = 0; i < UNKNOWN_TAIL.length; i++) out[at + length + i] = UNKNOWN_TAIL[i]!;
   return [out, at];
 }
 

@@ -246,3 +246,31 @@ describe('attack: `application/*` (side by side on v1.37.2)', () => {
     });
   });
 });
+
+describe('one Accept read several times (the last header parsed is remembered)', () => {
+  it('the same header again gives the same answers; another header in between is read afresh', () => {
+    const pb = 'application/vnd.kubernetes.protobuf, */*';
+    const meta =
+      'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+    const table = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(protobufForm(pb), { form: 'plain' });
+      assert.deepEqual(cacheForm(pb), { form: 'plain' });
+      assert.deepEqual(protobufForm(meta), {
+        form: 'metadata',
+        kind: 'PartialObjectMetadataList',
+        version: 'v1',
+      });
+      assert.deepEqual(cacheForm(meta), {
+        form: 'metadata',
+        kind: 'PartialObjectMetadataList',
+        version: 'v1',
+      });
+      assert.equal(protobufForm(table), undefined);
+      assert.deepEqual(cacheForm(table), { form: 'table', version: 'v1' });
+      // An equal header in a new string (as each request brings) reads the same.
+      assert.deepEqual(cacheForm(`${table}`.slice(0)), { form: 'table', version: 'v1' });
+      assert.equal(cacheForm('application/yaml'), undefined);
+    }
+  });
+});

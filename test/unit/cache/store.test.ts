@@ -231,6 +231,12 @@ describe('StoreEntry slabs (issue 12: bytes packed into shared slabs)', () => {
     }
     const e0 = s.get('ns/c0')!;
     assert.equal(e0.kept(1), undefined, 'another slot: nothing kept');
+    // keptAt: where the same bytes are in the slab, no view made.
+    const ref = { buf: Buffer.alloc(0), start: -1, end: -1 };
+    assert.equal(e0.keptAt(0, ref), true);
+    assert.deepEqual(ref.buf.subarray(ref.start, ref.end), msg(0, 0));
+    assert.equal(ref.end - ref.start, msg(0, 0).length);
+    assert.equal(e0.keptAt(1, ref), false, 'another slot: nothing kept');
     assert.deepEqual(e0.keep(0, Buffer.from('other')), msg(0, 0), 'a slot is kept once');
     const used = s.arena.used;
     // Replace two of three, keeping the new versions' messages too, and release the old ones:
@@ -247,8 +253,15 @@ describe('StoreEntry slabs (issue 12: bytes packed into shared slabs)', () => {
       s.arena.used < 1.5 * live,
       `slabs hold ${s.arena.used} bytes for ${live} live (${used} before)`,
     );
-    for (let i = 0; i < n; i += 37)
+    for (let i = 0; i < n; i += 37) {
       assert.deepEqual(s.get(`ns/c${i}`)!.kept(0), msg(i, i % 3 === 0 ? 0 : 5), `c${i}`);
+      assert.equal(s.get(`ns/c${i}`)!.keptAt(0, ref), true);
+      assert.deepEqual(
+        ref.buf.subarray(ref.start, ref.end),
+        msg(i, i % 3 === 0 ? 0 : 5),
+        `c${i} after compaction`,
+      );
+    }
     const gone = s.entry(cm('gone', rv++, 0));
     gone.release();
     const before = s.arena.used;

@@ -8,7 +8,10 @@ import { describe, it } from 'node:test';
 import { itemMessage, keepListItem } from '../../../../src/apimachinery/protobuf/envelope.ts';
 import {
   copyKept,
+  copyWholeKept,
+  copyWholeKeptAt,
   keptLength,
+  keptLengthAt,
   keptMessage,
   MIN_SPAN_BYTES,
   splice,
@@ -110,6 +113,27 @@ describe('splice', () => {
         assert.equal(end, 3 + to - from);
         assert.deepEqual(out.subarray(3), item.subarray(from, to), `[${from}, ${to})`);
       }
+  });
+  it("read in place (a LIST's fast path): the same length and bytes from inside a bigger buffer, as a slab holds them", () => {
+    const item = keptMessage(kept, listItem);
+    // The kept bytes 5 bytes into a "slab", other bytes around them.
+    const slab = Buffer.concat([Buffer.from('other'), kept, Buffer.from('after')]);
+    const [start, end] = [5, 5 + kept.length];
+    assert.equal(keptLengthAt(slab, start, end), item.length);
+    assert.equal(keptLength(kept), item.length);
+    const out = Buffer.alloc(item.length + 4, 0xee);
+    assert.equal(copyWholeKeptAt(slab, start, end, listItem, out, 2), 2 + item.length);
+    assert.deepEqual(out.subarray(2, 2 + item.length), item);
+    assert.deepEqual([out[0], out[1], out[out.length - 2], out[out.length - 1]], [0xee, 0xee, 0xee, 0xee]);
+    const again = Buffer.alloc(item.length);
+    assert.equal(copyWholeKept(kept, listItem, again, 0), item.length);
+    assert.deepEqual(again, item);
+    // No spans: the own bytes whole, from inside a slab too.
+    const plain = Buffer.concat([Buffer.from('abc'), Buffer.from('hello'), Buffer.alloc(4)]);
+    assert.equal(keptLengthAt(plain, 3, plain.length), 5);
+    const o = Buffer.alloc(5);
+    assert.equal(copyWholeKeptAt(plain, 3, plain.length, EMPTY, o, 0), 5);
+    assert.equal(o.toString(), 'hello');
   });
   it('a short string or one not in the JSON is never a span; no spans: the bytes and a count of 0', () => {
     const b = Buffer.from(`xx${'y'.repeat(MIN_SPAN_BYTES - 1)}zz${'w'.repeat(100)}`);
