@@ -39,6 +39,8 @@ const ROOT_FILES = ['cli.ts', 'main.ts'];
 /** Line cap of a file under src/: longer is an alarm, unless named here with the one concept it holds. */
 const MAX_LINES = 450;
 const LONG_FILES: Record<string, string> = {
+  'cache/store-entry.ts':
+    "one stored object in the store's slabs: its bytes, the encodings kept for it (packed in its own fields to save an object each) and its selectable fields",
   'printers/column-definitions.ts':
     "the apiserver's Table column definitions, generated (test/apiserver/tablecolumns)",
   'server/delegate.ts': 'the one cache-or-upstream decision and its closed list of reasons',
