@@ -2,7 +2,8 @@
  * Issue 13, proxies in front of proxies (docs/design.md "Tiering"): two node proxies whose
  * upstream (kubeconfig) is ONE pool proxy (`--delegated-auth` over TLS on loopback), which alone
  * talks to the apiserver. Each node proxy authenticates to the pool with its own ServiceAccount
- * token. Through the chain:
+ * token. The chain caches two custom resources of this file's own group, which it creates in
+ * `before` (see `GROUP`). Through the chain:
  * - the apiserver sees exactly one watch per cached resource (its own
  *   `apiserver_longrunning_requests`, before/after);
  * - client-go informers (the fixture's probe, watch-list on and off) on both node proxies end
@@ -32,23 +33,59 @@ import { startProbe } from '../support/informer-probe.ts';
 import { metricSum } from '../support/prometheus-text.ts';
 import { type InProcessProxy, startProxy } from '../support/proxy.ts';
 
-// Resources no other e2e file caches or watches, so the apiserver's watch counts are this file's
-// alone while the suite runs (the fixture runs no controllers: the objects are inert).
-const CACHED = ['replicationcontrollers', 'resourcequotas'];
-const RESOURCES = CACHED.join(',');
+// The cached resources: two namespaced custom resources of a group of this file's own (created in
+// `before`, deleted in `after`), so no other process writes, caches or watches them. CI runs the
+// e2e files two at a time against ONE apiserver (scripts/test.ts): with built-in resources any
+// write of another file (protobuf-encode.test.ts writes ResourceQuotas and ReplicationControllers)
+// while the pool was down in "restarting the pool twice" (a) moved the resource, so the pool's
+// gap proof failed (rightly) and the node proxies relisted; and another file's cache of them
+// (on-demand-watch-resume.test.ts caches resourcequotas) moved the apiserver's watch counts.
+const GROUP = 'tierchain.kcp.test';
+const KINDS = { quotas: 'Quota', controllers: 'Controller' } as const;
+const CACHED = Object.keys(KINDS) as (keyof typeof KINDS)[];
+/** `--resources`, and the names of the caches in the status (`quotas.tierchain.kcp.test`). */
+const RESOURCES = CACHED.map((r) => `${r}.${GROUP}`).join(',');
+const QUOTAS = `quotas.${GROUP}`;
+/** The path of this file's quotas in namespace `ns`. */
+const quotasPath = (ns: string) => `/apis/${GROUP}/v1/namespaces/${ns}/quotas`;
 
-/** A ResourceQuota `name` (labelled `tier=run`) that constrains nothing the tests create. */
+/** The CustomResourceDefinition of `plural` (namespaced, one version, any fields). */
+const crd = (plural: keyof typeof KINDS) => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `${plural}.${GROUP}` },
+  spec: {
+    group: GROUP,
+    scope: 'Namespaced',
+    names: {
+      plural,
+      singular: KINDS[plural].toLowerCase(),
+      kind: KINDS[plural],
+      listKind: `${KINDS[plural]}List`,
+    },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+    ],
+  },
+});
+
+/** A Quota `name` (labelled `tier=run`), shaped as a ResourceQuota (no controller reads it). */
 const quota = (name: string, run: string, services = '5') => ({
-  apiVersion: 'v1',
-  kind: 'ResourceQuota',
+  apiVersion: `${GROUP}/v1`,
+  kind: 'Quota',
   metadata: { name, labels: { tier: run } },
   spec: { hard: { services } },
 });
 
-/** A ReplicationController with no replicas (no controller runs: nothing else happens). */
+/** A Controller `name`, shaped as a ReplicationController with no replicas (inert). */
 const rc = (name: string, run: string) => ({
-  apiVersion: 'v1',
-  kind: 'ReplicationController',
+  apiVersion: `${GROUP}/v1`,
+  kind: 'Controller',
   metadata: { name, labels: { tier: run } },
   spec: {
     replicas: 0,
@@ -109,7 +146,12 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
   };
   const apiserverMetrics = async () => (await raw(f.server, '/metrics', { token: f.tokens.admin })).body;
   const openWatches = (m: string, resource: string) =>
-    metricSum(m, 'apiserver_longrunning_requests', { resource, verb: 'WATCH', scope: 'cluster' });
+    metricSum(m, 'apiserver_longrunning_requests', {
+      group: GROUP,
+      resource,
+      verb: 'WATCH',
+      scope: 'cluster',
+    });
   const startPool = () =>
     startProxy(f, { resources: RESOURCES, delegatedAuth: true, listen: `127.0.0.1:${poolPort}` });
   const relists = (p: InProcessProxy) =>
@@ -131,7 +173,7 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'ClusterRole',
         metadata: { name: 'kcp-tier-node' },
-        rules: [{ apiGroups: [''], resources: CACHED, verbs: ['get', 'list', 'watch'] }],
+        rules: [{ apiGroups: [GROUP], resources: CACHED, verbs: ['get', 'list', 'watch'] }],
       },
       {
         apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -166,7 +208,21 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
       );
     }
     await kubectlOk(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+    await kubectlOk(
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: CACHED.map((r) => crd(r)) }),
+    );
+    await kubectlOk([
+      'wait',
+      '--for=condition=Established',
+      ...CACHED.map((r) => `crd/${r}.${GROUP}`),
+      '--timeout=60s',
+    ]);
     ns = await f.newNamespace('tier');
+    // Served once the apiserver's handler of the new CRD is up (Established comes first).
+    await eventually(`${QUOTAS} served`, 60_000, async () =>
+      (await raw(f.server, quotasPath(ns), { token: f.tokens.admin })).status === 200 ? true : undefined,
+    );
 
     const m0 = await apiserverMetrics();
     pool = await startPool();
@@ -219,6 +275,13 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
     await nodes.b?.proxy.stop();
     await pool?.stop();
     await agent?.close();
+    await f?.kubectl([
+      'delete',
+      'crd',
+      ...CACHED.map((r) => `${r}.${GROUP}`),
+      '--ignore-not-found',
+      '--wait=false',
+    ]);
   });
 
   test('informers on both node proxies equal direct; one apiserver watch per resource', async () => {
@@ -240,14 +303,19 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
     const n0 = { a: await nodeMetrics('a'), b: await nodeMetrics('b') };
     for (const resource of CACHED)
       for (const watchList of [true, false]) {
-        const o = { resource, namespace: ns, labelSelector: `tier=${run}`, watchList };
+        const o = {
+          resource: `${resource}.${GROUP}`,
+          namespace: ns,
+          labelSelector: `tier=${run}`,
+          watchList,
+        };
         const [a, b, dir] = await Promise.all([
           runProbe(f.bin.probe, { ...o, kubeconfig: probeKc.a }),
           runProbe(f.bin.probe, { ...o, kubeconfig: probeKc.b }),
           runProbe(f.bin.probe, { ...o, kubeconfig: f.kubeconfigs.adminToken }),
         ]);
         const keys = (s: { key: string; rv: string }[]) => s.map((x) => `${x.key}@${x.rv}`).sort();
-        assert.equal(dir.store.length, resource === 'resourcequotas' ? 15 : 5);
+        assert.equal(dir.store.length, resource === 'quotas' ? 15 : 5);
         assert.deepEqual(keys(a.store), keys(dir.store), `node a, ${resource}, watchList=${watchList}`);
         assert.deepEqual(keys(b.store), keys(dir.store), `node b, ${resource}, watchList=${watchList}`);
       }
@@ -269,11 +337,11 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
     // The client's own identity reaches the apiserver; denials of cached reads (by the node
     // proxy's SubjectAccessReview, through the pool) are worded as the apiserver's.
     for (const [token, path] of [
-      [f.tokens.reader, `/api/v1/namespaces/${f.limitedNamespace}/resourcequotas`],
+      [f.tokens.reader, quotasPath(f.limitedNamespace)],
       [f.tokens.none, `/api/v1/namespaces/${f.limitedNamespace}/serviceaccounts`],
       [f.tokens.reader, '/api/v1/namespaces/kube-system/configmaps'],
       [f.tokens.reader, `/api/v1/namespaces/${f.limitedNamespace}/configmaps/does-not-exist`],
-      [f.tokens.admin, `/api/v1/namespaces/${ns}/resourcequotas/does-not-exist`],
+      [f.tokens.admin, `${quotasPath(ns)}/does-not-exist`],
     ] as const) {
       const [via, dir] = await Promise.all([raw(a, path, { token }), raw(f.server, path, { token })]);
       assert.ok(dir.status === 403 || dir.status === 404, `${path}: ${dir.status}`);
@@ -291,14 +359,14 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
     // Read-your-writes across two caches: a write through node a (passed through the pool) is
     // in node a's RV="" GET at once, answered from node a's cache: the pool's event reached it.
     const name = `ryw-${Math.random().toString(36).slice(2, 8)}`;
-    const made = await raw(a, `/api/v1/namespaces/${ns}/resourcequotas`, {
+    const made = await raw(a, quotasPath(ns), {
       token: f.tokens.admin,
       method: 'POST',
       body: JSON.stringify(quota(name, 'ryw')),
     });
     assert.equal(made.status, 201, made.body);
     const rv = JSON.parse(made.body).metadata.resourceVersion as string;
-    const got = await raw(a, `/api/v1/namespaces/${ns}/resourcequotas/${name}`, { token: f.tokens.admin });
+    const got = await raw(a, `${quotasPath(ns)}/${name}`, { token: f.tokens.admin });
     assert.equal(got.status, 200, got.body);
     assert.equal(JSON.parse(got.body).metadata.resourceVersion, rv);
     assert.equal(got.audit, undefined, 'node a answered the read from its cache');
@@ -334,11 +402,11 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
       ['apply', '-n', ns, '-f', '-'],
       JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [0, 1, 2, 3].map((i) => cm(i)) }),
     );
-    const o = { resource: 'resourcequotas', namespace: ns, labelSelector: `tier=${run}`, untilStopped: true };
-    // Open watches of resourcequotas at a node proxy's cache (none from earlier tests: their
-    // probes have exited).
+    const o = { resource: QUOTAS, namespace: ns, labelSelector: `tier=${run}`, untilStopped: true };
+    // Open watches of quotas at a node proxy's cache (none from earlier tests: their probes have
+    // exited).
     const watchers = (n: 'a' | 'b') =>
-      nodes[n].proxy.parts.statusSource.resources().find((s) => s.name === 'resourcequotas')?.watchers ?? -1;
+      nodes[n].proxy.parts.statusSource.resources().find((s) => s.name === QUOTAS)?.watchers ?? -1;
     await eventually('no watchers left at the node proxies', 30_000, async () =>
       watchers('a') === 0 && watchers('b') === 0 ? true : undefined,
     );
@@ -387,7 +455,7 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
     // selector) fails its review and is passed upstream, to the stopped pool: the node proxy's
     // own 503 (reason `authorization-error`, docs/design.md "While the pool is down").
     const watchPath = (selector: string) =>
-      `/api/v1/namespaces/${ns}/resourcequotas?labelSelector=tier%3D${selector}&watch=true&resourceVersion=0&timeoutSeconds=1`;
+      `${quotasPath(ns)}?labelSelector=tier%3D${selector}&watch=true&resourceVersion=0&timeoutSeconds=1`;
     const cached = await raw(nodes.b.proxy.url, watchPath(run), { token: f.tokens.admin });
     assert.equal(cached.status, 200, cached.body);
     assert.equal(cached.audit, undefined, 'served from node b cache');
@@ -408,18 +476,14 @@ describe('issue 13: node proxies → pool proxy → apiserver', () => {
       ['apply', '-n', ns, '-f', '-'],
       JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [cm(0, '6'), cm(4)] }),
     );
-    await kubectlOk(['delete', 'resourcequota', '-n', ns, `tier-${run}-1`]);
+    await kubectlOk(['delete', QUOTAS, '-n', ns, `tier-${run}-1`]);
     const m0 = await apiserverMetrics();
     pool = await startPool();
     await waitLive('restart with writes');
     for (const n of ['a', 'b'] as const) {
-      const list = await raw(
-        nodes[n].proxy.url,
-        `/api/v1/namespaces/${ns}/resourcequotas?labelSelector=tier%3D${run}`,
-        {
-          token: f.tokens.admin,
-        },
-      );
+      const list = await raw(nodes[n].proxy.url, `${quotasPath(ns)}?labelSelector=tier%3D${run}`, {
+        token: f.tokens.admin,
+      });
       assert.equal(list.status, 200, list.body);
       const names = (JSON.parse(list.body).items as { metadata: { name: string } }[]).map(
         (i) => i.metadata.name,
