@@ -219,6 +219,45 @@ describe('StoreEntry slabs (issue 12: bytes packed into shared slabs)', () => {
     assert.ok(storeOnly > all + 0.1, `store entries only: ${storeOnly.toFixed(2)}×`);
   });
 
+  it('two kept slots: the first packed in the entry, the second chained; kept and keptAt read both, before and after compaction', () => {
+    const s = new Store(cms);
+    const n = 2000;
+    let rv = 1;
+    const ref = { buf: Buffer.alloc(0), start: -1, end: -1 };
+    const read = (e: ReturnType<Store['entry']>, slot: number) =>
+      e.keptAt(slot, ref) ? Buffer.from(ref.buf.subarray(ref.start, ref.end)).toString() : undefined;
+    const zero = (i: number, gen: number) => `zero-${i}-${gen}-${'z'.repeat(900)}`;
+    const two = (i: number, gen: number) => `two-${i}-${gen}`;
+    const put = (i: number, gen: number) => {
+      const e = s.entry(cm(`c${i}`, rv++, gen));
+      e.keep(0, Buffer.from(zero(i, gen)));
+      e.keep(2, Buffer.from(two(i, gen)));
+      s.put(e)?.release();
+      return e;
+    };
+    for (let i = 0; i < n; i++) put(i, 0);
+    const e = s.get('ns/c7')!;
+    assert.equal(e.kept(0)?.toString(), zero(7, 0));
+    assert.equal(e.kept(2)?.toString(), two(7, 0));
+    assert.equal(read(e, 0), zero(7, 0));
+    assert.equal(read(e, 2), two(7, 0));
+    assert.equal(read(e, 1), undefined);
+    assert.equal(e.kept(1), undefined);
+    assert.equal(e.keep(2, Buffer.from('again')).toString(), two(7, 0), 'a slot is kept once');
+    // Replace two of three (the old versions released): compaction moves the live bytes of both slots.
+    for (let i = 0; i < n; i++) if (i % 3 !== 0) put(i, 5);
+    let live = 0;
+    for (const x of s.values()) live += x.listItem.length + x.kept(0)!.length + x.kept(2)!.length;
+    assert.ok(s.arena.used < 1.5 * live, `compacted: slabs hold ${s.arena.used} bytes for ${live} live`);
+    for (let i = 0; i < n; i += 37) {
+      const gen = i % 3 === 0 ? 0 : 5;
+      const x = s.get(`ns/c${i}`)!;
+      assert.equal(read(x, 0), zero(i, gen), `c${i} slot 0`);
+      assert.equal(read(x, 2), two(i, gen), `c${i} slot 2`);
+      assert.equal(x.kept(2)?.toString(), two(i, gen));
+    }
+  });
+
   it('kept bytes (protobuf messages) live in the slabs: read back, released and compacted with the entry', () => {
     const s = new Store(cms);
     const n = 2000;
