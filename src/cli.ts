@@ -7,7 +7,7 @@ const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 19)) {
   process.stderr.write(
     `kube-cache-proxy: needs Node.js >= 22.19 (24 LTS recommended); this is ${process.version}. ` +
-      'From a source checkout, `npx node dist/kube-cache-proxy.js` uses the node@24 devDependency.\n',
+      "From a source checkout, `MALLOC_MMAP_THRESHOLD_=131072 npx node --max-semi-space-size=2 dist/kube-cache-proxy.js` uses the node@24 devDependency with the bin's memory settings.\n",
   );
   process.exit(2);
 }

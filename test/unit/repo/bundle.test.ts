@@ -95,7 +95,7 @@ describe('scripts/bundle.ts', () => {
     assert.equal(out.code, 2);
     assert.match(
       out.stderr,
-      /^kube-cache-proxy: needs Node\.js >= 22\.19 \(24 LTS recommended\); this is v\d+\.\d+\.\d+\. From a source checkout, `npx node dist\/kube-cache-proxy\.js` uses the node@24 devDependency\.\n$/,
+      /^kube-cache-proxy: needs Node\.js >= 22\.19 \(24 LTS recommended\); this is v\d+\.\d+\.\d+\. From a source checkout, `MALLOC_MMAP_THRESHOLD_=131072 npx node --max-semi-space-size=2 dist\/kube-cache-proxy\.js` uses the node@24 devDependency with the bin's memory settings\.\n$/,
     );
   });
 

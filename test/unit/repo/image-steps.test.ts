@@ -102,6 +102,18 @@ describe('Dockerfile and scripts/image-build.sh', () => {
     assert.ok(run?.[1]?.split(' ').includes('MALLOC_MMAP_THRESHOLD_=131072'), run?.[1]);
   });
 
+  it("npm start runs the proxy (in scripts/start.ts's process) with the shebang's settings", () => {
+    // Regression: `npm start` ran `node scripts/start.ts`, the proxy in that process without the
+    // malloc setting and the V8 flag that docs/operations.md "Process memory" says it runs with.
+    const { env, flags } = shebang();
+    const start = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.start!;
+    const words = start.split(' ');
+    for (const [k, v] of Object.entries(env)) assert.ok(words.includes(`${k}=${v}`), start);
+    const node = words.indexOf('node');
+    assert.deepEqual(words.slice(node + 1, node + 1 + flags.length), flags, start);
+    assert.equal(words.at(-1), 'scripts/start.ts');
+  });
+
   it('the shebang, executed, gives node the malloc setting and the V8 flag', () => {
     // env -S splits the line and takes NAME=VALUE words as assignments (GNU coreutils, BSD).
     const dir = mkdtempSync(join(tmpdir(), 'kcp-shebang-'));
