@@ -3,7 +3,7 @@
  * Exports {@link createLogger}, its options, {@link REDACT_PATHS} (headers, token fields,
  * kubeconfig user objects) and {@link silentLogger} for tests, plus pino's `Logger` type.
  */
-import { type Logger, pino } from 'pino';
+import { type Logger, pino, stdSerializers } from 'pino';
 
 /**
  * Paths pino redacts everywhere: credentials must never reach logs (docs/design.md §4). Covers
@@ -59,6 +59,10 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       level: opts.level ?? 'info',
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
       base: { app: 'kube-cache-proxy' },
+      // An error's own message, its cause beside it (`err.cause`): pino's default joins every
+      // cause's message onto `err.message`, which repeated ours, which already name their cause
+      // ("discovery of /api failed: connect ECONNREFUSED …" three times over).
+      serializers: { err: stdSerializers.errWithCause },
     },
     opts.destination ?? process.stdout,
   );

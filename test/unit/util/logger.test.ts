@@ -45,4 +45,20 @@ describe('createLogger redaction', () => {
       ['pods', 'watch', { name: 'u' }, 'ok', 'kube-cache-proxy'],
     );
   });
+
+  it('an error whose message already names its cause is logged once, the cause beside it', () => {
+    // Regression (a new user's try): "discovery of /api failed: connect ECONNREFUSED 127.0.0.1:1"
+    // was logged with the cause chain's messages joined on: ECONNREFUSED three times over.
+    const { logger, text } = capture();
+    const refused = new Error('connect ECONNREFUSED 127.0.0.1:1');
+    const mid = new Error(refused.message, { cause: refused });
+    const err = new Error(`discovery of /api failed: ${mid.message}`, { cause: mid });
+    logger.warn({ err }, 'discovery failed');
+    const line = JSON.parse(text()) as {
+      err: { message: string; cause: { message: string; cause: { message: string } } };
+    };
+    assert.equal(line.err.message, 'discovery of /api failed: connect ECONNREFUSED 127.0.0.1:1');
+    assert.equal(line.err.cause.message, 'connect ECONNREFUSED 127.0.0.1:1');
+    assert.equal(line.err.cause.cause.message, 'connect ECONNREFUSED 127.0.0.1:1');
+  });
 });
