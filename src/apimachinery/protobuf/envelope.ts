@@ -107,6 +107,18 @@ export function objectAnswer(apiVersion: string, kind: string, message: Buffer):
 /** `k8s\0` + Unknown's TypeMeta field, per `apiVersion kind` (a handful per process). */
 const typeHeads = new Map<string, Buffer>();
 
+/** `k8s\0` + Unknown's TypeMeta field of `apiVersion kind`, built once per pair. */
+function typeHead(apiVersion: string, kind: string): Buffer {
+  const key = `${apiVersion} ${kind}`;
+  let head = typeHeads.get(key);
+  if (!head) {
+    const [magic, typeLen, av, k] = unknownEnvelope(apiVersion, kind, EMPTY);
+    head = Buffer.concat([magic!, typeLen!, av!, k!]);
+    typeHeads.set(key, head);
+  }
+  return head;
+}
+
 /**
  * A GET answer of a message `length` bytes long, in one new Buffer with the message's place
  * left for the caller: `[answer, at]`, the message going to `answer[at, at + length)` (the same
@@ -117,13 +129,7 @@ export function objectAnswerFrame(
   kind: string,
   length: number,
 ): [answer: Buffer, at: number] {
-  const key = `${apiVersion} ${kind}`;
-  let head = typeHeads.get(key);
-  if (!head) {
-    const [magic, typeLen, av, k] = unknownEnvelope(apiVersion, kind, EMPTY);
-    head = Buffer.concat([magic!, typeLen!, av!, k!]);
-    typeHeads.set(key, head);
-  }
+  const head = typeHead(apiVersion, kind);
   // raw's tag (field 2, length-delimited) and its length as a varint, written in place (no
   // writer or Buffer of their own per GET).
   let varint = 1;
@@ -170,13 +176,7 @@ export function watchFrameAround(
   kind: string,
   length: number,
 ): [frame: Buffer, at: number] {
-  const key = `${apiVersion} ${kind}`;
-  let head = typeHeads.get(key);
-  if (!head) {
-    const [magic, typeLen, av, k] = unknownEnvelope(apiVersion, kind, EMPTY);
-    head = Buffer.concat([magic!, typeLen!, av!, k!]);
-    typeHeads.set(key, head);
-  }
+  const head = typeHead(apiVersion, kind);
   let t = typeFields.get(type);
   if (!t) {
     t = stringField(1, type);
