@@ -10,6 +10,8 @@ export interface ProxyVariant {
   nodeArgs?: string[];
   /** Environment of the proxy process on top of the shebang's (glibc reads `MALLOC_*` at start). */
   env?: NodeJS.ProcessEnv;
+  /** The CLI to run instead of the tool's (another build's `dist/kube-cache-proxy.js`: before/after rows). */
+  cli?: string;
 }
 
 /** The V8 flag the CLI ships (`--max-semi-space-size=2`, issue 12) without any malloc setting. */
@@ -42,8 +44,20 @@ export const PROXY_VARIANTS: Record<string, ProxyVariant> = {
   },
 };
 
-/** The variant named `name`; throws an Error listing the names when there is none. */
+/**
+ * The variant named `name`; throws an Error listing the names when there is none. `before`: as
+ * shipped, but the built CLI at `KCP_BENCH_BEFORE_CLI` (another worktree's
+ * `dist/kube-cache-proxy.js`, e.g. the base branch's), for before/after rows in one run.
+ */
 export function proxyVariant(name: string): ProxyVariant {
+  if (name === 'before') {
+    const cli = process.env.KCP_BENCH_BEFORE_CLI;
+    if (!cli)
+      throw new Error(
+        "variant before: set KCP_BENCH_BEFORE_CLI to the other build's dist/kube-cache-proxy.js",
+      );
+    return { cli };
+  }
   const v = PROXY_VARIANTS[name];
   if (!v) throw new Error(`unknown variant ${name} (${Object.keys(PROXY_VARIANTS).join(', ')})`);
   return v;

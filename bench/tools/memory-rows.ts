@@ -8,7 +8,8 @@
  * `exerciseClients`: 10 protobuf-first + 10 JSON watchers left open, 3 LISTs of everything in each
  * format). Variants: bench/support/proxy-variants.ts (`default`: no V8 flags; `shipped`: the CLI's
  * shebang, flags and environment; `semi2`: the shipped V8 flag with glibc's malloc defaults;
- * `mmap128k`: `semi2` with `MALLOC_MMAP_THRESHOLD_=131072`; `arena2` …). Prints one JSON line per
+ * `mmap128k`: `semi2` with `MALLOC_MMAP_THRESHOLD_=131072`; `arena2` …; `before`: as shipped,
+ * the built CLI at `KCP_BENCH_BEFORE_CLI`, e.g. the base branch's, beside this one's). Prints one JSON line per
  * row and a Markdown table at the end.
  */
 import { request } from 'undici';

@@ -20,7 +20,8 @@
  *   [--variants shipped,semi2,mmap128k]
  * (POD_BYTES ≤ 2100: plain pods, no filler annotation, ~2 KB of JSON each). `--variants`: proxy
  * process settings side by side (bench/support/proxy-variants.ts; default `shipped`, the CLI's
- * shebang): a `cache` and a `json` proxy of each, every proxy row and memory row once per
+ * shebang; `before`: as shipped, the built CLI at `KCP_BENCH_BEFORE_CLI`, e.g. the base
+ * branch's, beside this one's): a `cache` and a `json` proxy of each, every proxy row and memory row once per
  * variant, interleaved, the rows' names suffixed ` [variant]` when there are several. After
  * each phase (ready, watchers open, first LISTs, each repetition) every proxy's smaps summary
  * (brk heap, anonymous, file-backed MiB) and CPU seconds since its start are printed.

@@ -16,7 +16,6 @@ import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import { CannotEncode, encodeFromText } from '../apimachinery/protobuf/encode-object.ts';
 import {
   encodeParsed,
-  itemMessage,
   keepListItem,
   listAnswer,
   listAnswerFrame,
@@ -25,6 +24,7 @@ import {
   PROTOBUF_CONTENT_TYPE,
   unknownEnvelope,
   watchFrame,
+  watchFrameAround,
 } from '../apimachinery/protobuf/envelope.ts';
 import { kindSpec, mayHoldRawJSON, schemaMatches } from '../apimachinery/protobuf/schema.ts';
 import {
@@ -194,11 +194,6 @@ function listItem(
   return [entry.keep(slot, item), json];
 }
 
-/** The message bytes of a kept item (its JSON: `json`). */
-function messageOf([item, json]: [Buffer, Buffer]): Buffer {
-  return itemMessage(keptMessage(item, json));
-}
-
 /**
  * A GET answer: `json` is the object's whole JSON (with kind and apiVersion). With `metadata`,
  * its PartialObjectMetadata in `meta.k8s.io/<metadata>`. `key`: the cache entry the JSON is
@@ -310,6 +305,16 @@ function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataV
         true,
         metadata ? undefined : b,
       );
+      if (entry?.keptAt?.(slot, ref) === true) {
+        // Kept now (the first protobuf LIST): addressed in the slab as above, so the view `k`
+        // dies young instead of living (and being promoted) until the whole LIST is written.
+        list.bufs[i] = ref.buf;
+        list.starts[i] = ref.start;
+        list.ends[i] = ref.end;
+        list.jsons[i] = json;
+        itemBytes += list.lengths[i] = keptLengthAt(ref.buf, ref.start, ref.end);
+        continue;
+      }
       list.bufs[i] = k;
       list.starts[i] = 0;
       list.ends[i] = k.length;
@@ -370,7 +375,12 @@ export function protobufWatchFrame(
     );
     const { apiVersion, kind } =
       m === undefined ? watched!.resource : { apiVersion: `meta.k8s.io/${m}`, kind: 'PartialObjectMetadata' };
-    const frame = watchFrame(type, unknownEnvelope(apiVersion, kind, messageOf(item)));
+    // The message is the kept item past its field prefix, copied straight into the frame.
+    const [k, itemJSON] = item;
+    const from = fieldPrefixLength(k);
+    const to = keptLength(k);
+    const [frame, at] = watchFrameAround(type, apiVersion, kind, to - from);
+    copyKept(k, itemJSON, from, to, frame, at);
     if (shared) {
       watchEncodes++;
       frames.set(line, frame);

@@ -107,6 +107,18 @@ export function objectAnswer(apiVersion: string, kind: string, message: Buffer):
 /** `k8s\0` + Unknown's TypeMeta field, per `apiVersion kind` (a handful per process). */
 const typeHeads = new Map<string, Buffer>();
 
+/** `k8s\0` + Unknown's TypeMeta field of `apiVersion kind`, built once per pair. */
+function typeHead(apiVersion: string, kind: string): Buffer {
+  const key = `${apiVersion} ${kind}`;
+  let head = typeHeads.get(key);
+  if (!head) {
+    const [magic, typeLen, av, k] = unknownEnvelope(apiVersion, kind, EMPTY);
+    head = Buffer.concat([magic!, typeLen!, av!, k!]);
+    typeHeads.set(key, head);
+  }
+  return head;
+}
+
 /**
  * A GET answer of a message `length` bytes long, in one new Buffer with the message's place
  * left for the caller: `[answer, at]`, the message going to `answer[at, at + length)` (the same
@@ -117,13 +129,7 @@ export function objectAnswerFrame(
   kind: string,
   length: number,
 ): [answer: Buffer, at: number] {
-  const key = `${apiVersion} ${kind}`;
-  let head = typeHeads.get(key);
-  if (!head) {
-    const [magic, typeLen, av, k] = unknownEnvelope(apiVersion, kind, EMPTY);
-    head = Buffer.concat([magic!, typeLen!, av!, k!]);
-    typeHeads.set(key, head);
-  }
+  const head = typeHead(apiVersion, kind);
   // raw's tag (field 2, length-delimited) and its length as a varint, written in place (no
   // writer or Buffer of their own per GET).
   let varint = 1;
@@ -135,6 +141,61 @@ export function objectAnswerFrame(
   let v = length;
   for (; v >= 0x80; v = Math.floor(v / 128)) out[at++] = (v % 128) | 0x80;
   out[at++] = v;
+  for (let i = 0; i < UNKNOWN_TAIL.length; i++) out[at + length + i] = UNKNOWN_TAIL[i]!;
+  return [out, at];
+}
+
+/** Bytes of `v` as a varint. */
+function varintLength(v: number): number {
+  let n = 1;
+  for (; v >= 0x80; v = Math.floor(v / 128)) n++;
+  return n;
+}
+
+/** Writes `v` as a varint at `out[at]`; returns the offset past it. */
+function putVarint(out: Buffer, at: number, v: number): number {
+  for (; v >= 0x80; v = Math.floor(v / 128)) out[at++] = (v % 128) | 0x80;
+  out[at++] = v;
+  return at;
+}
+
+/** WatchEvent's type field (`1: type`), per event type (a handful per process). */
+const typeFields = new Map<string, Buffer>();
+
+/**
+ * A protobuf watch frame of an object whose message is `length` bytes long, in one new Buffer
+ * with the message's place left for the caller: `[frame, at]`, the message going to
+ * `frame[at, at + length)`. The same bytes as {@link watchFrame} of `type` around
+ * {@link unknownEnvelope}`(apiVersion, kind, message)`, without building the message, the
+ * envelope's pieces and the frame's each in a Buffer of their own (one allocation per frame,
+ * not ~10: a watch-list frames every object once per watcher).
+ */
+export function watchFrameAround(
+  type: string,
+  apiVersion: string,
+  kind: string,
+  length: number,
+): [frame: Buffer, at: number] {
+  const head = typeHead(apiVersion, kind);
+  let t = typeFields.get(type);
+  if (!t) {
+    t = stringField(1, type);
+    if (typeFields.size < 16) typeFields.set(type, t);
+  }
+  const objLen = head.length + 1 + varintLength(length) + length + UNKNOWN_TAIL.length;
+  const innerLen = 1 + varintLength(objLen);
+  const extLen = innerLen + objLen;
+  const bodyLen = t.length + 1 + varintLength(extLen) + extLen;
+  const out = Buffer.allocUnsafe(4 + bodyLen);
+  out.writeUInt32BE(bodyLen, 0);
+  let at = 4 + t.copy(out, 4);
+  out[at++] = 0x12; // WatchEvent 2: RawExtension
+  at = putVarint(out, at, extLen);
+  out[at++] = 0x0a; // RawExtension 1: raw
+  at = putVarint(out, at, objLen);
+  at += head.copy(out, at);
+  out[at++] = 0x12; // Unknown 2: raw
+  at = putVarint(out, at, length);
   for (let i = 0; i < UNKNOWN_TAIL.length; i++) out[at + length + i] = UNKNOWN_TAIL[i]!;
   return [out, at];
 }
