@@ -8,6 +8,7 @@ import { type FieldSet, selectableFields } from '../apimachinery/field-sets.ts';
 import { topLevelValueSpan } from '../apimachinery/json-span.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
 import type { KubeObject, ObjectMeta, UpstreamObject } from '../apimachinery/object.ts';
+import type { KeptRef } from '../apimachinery/protobuf/spliced.ts';
 import { eventChunks, LINE_SOURCE, type SourcedChunks } from '../apimachinery/watch-event.ts';
 import { ResourceVersionError } from '../util/errors.ts';
 import { listItemBytes, listItemPrefix } from './encoding.ts';
@@ -49,13 +50,6 @@ type EntrySlab = Slab<EntryContext>;
 const KEPT_SLOTS = 8;
 const KEPT_INLINE_LENGTH = 2 ** 28;
 const KEPT_OFFSET = KEPT_INLINE_LENGTH * KEPT_SLOTS;
-
-/** Kept bytes' place, filled by {@link StoreEntry.keptAt}: `buf[start, end)`. */
-export interface KeptRef {
-  buf: Buffer;
-  start: number;
-  end: number;
-}
 
 /** Spans past these are not kept (found again on each use; not seen: metadata comes first). */
 const META_START_LIMIT = 256;

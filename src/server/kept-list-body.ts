@@ -9,13 +9,6 @@
 import { copyKept, copyWholeKeptAt } from '../apimachinery/protobuf/spliced.ts';
 import type { FilledBody } from './filled-body.ts';
 
-/** Kept bytes' place (`KeepingEntry.keptAt`): `buf[start, end)`. */
-export interface KeptRef {
-  buf: Buffer;
-  start: number;
-  end: number;
-}
-
 /**
  * A LIST's kept items: item `i`'s kept bytes are `bufs[i][starts[i], ends[i])` (a slab's buffer,
  * or a Buffer of their own), its JSON `jsons[i]`, its message `lengths[i]` bytes long.

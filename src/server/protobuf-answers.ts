@@ -30,6 +30,7 @@ import { kindSpec, mayHoldRawJSON, schemaMatches } from '../apimachinery/protobu
 import {
   copyKept,
   fieldPrefixLength,
+  type KeptRef,
   keptLength,
   keptLengthAt,
   keptMessage,
@@ -37,7 +38,7 @@ import {
 import { lineSource, type WireLine } from '../apimachinery/watch-event.ts';
 import type { ListPage } from './cache-api.ts';
 import { chunksBody, type FilledBody } from './filled-body.ts';
-import { type KeptList, type KeptRef, keptListBody } from './kept-list-body.ts';
+import { type KeptList, keptListBody } from './kept-list-body.ts';
 
 /** How a cache read is answered: its encoding, and the PartialObjectMetadata version asked for, if any. */
 export interface AnswerEncoding {

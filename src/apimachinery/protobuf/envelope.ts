@@ -132,15 +132,10 @@ export function objectAnswerFrame(
   const head = typeHead(apiVersion, kind);
   // raw's tag (field 2, length-delimited) and its length as a varint, written in place (no
   // writer or Buffer of their own per GET).
-  let varint = 1;
-  for (let v = length; v >= 0x80; v = Math.floor(v / 128)) varint++;
-  const size = head.length + 1 + varint + length + UNKNOWN_TAIL.length;
-  const out = Buffer.allocUnsafe(size);
+  const out = Buffer.allocUnsafe(head.length + 1 + varintLength(length) + length + UNKNOWN_TAIL.length);
   let at = head.copy(out, 0);
   out[at++] = 0x12;
-  let v = length;
-  for (; v >= 0x80; v = Math.floor(v / 128)) out[at++] = (v % 128) | 0x80;
-  out[at++] = v;
+  at = putVarint(out, at, length);
   for (let i = 0; i < UNKNOWN_TAIL.length; i++) out[at + length + i] = UNKNOWN_TAIL[i]!;
   return [out, at];
 }

@@ -16,6 +16,16 @@
  * whenever the message is read.
  */
 
+/**
+ * Where kept bytes are, without a view of them: `buf[start, end)` (a store slab's buffer, or a
+ * Buffer of their own). Filled by `StoreEntry.keptAt` and read by a LIST's body.
+ */
+export interface KeptRef {
+  buf: Buffer;
+  start: number;
+  end: number;
+}
+
 /** Strings shorter than this many UTF-8 bytes stay in the own bytes (a span costs 12 bytes and two copy calls). */
 export const MIN_SPAN_BYTES = 64;
 
