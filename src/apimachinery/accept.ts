@@ -6,8 +6,8 @@
  * (`NegotiateMediaTypeOptions`, `acceptMediaTypeOptions`: the first clause, in that order, that
  * a serializer accepts; `as`/`g`/`v` ask for a conversion, `stream` other than `watch` and
  * unknown conversions drop the clause). The clause the apiserver would pick must ask for no
- * conversion, or for PartialObjectMetadata(List) (issue 15), and no `pretty=1`; some clause
- * must allow the JSON form of that answer, which the cache then sends (issue 13:
+ * conversion, or for PartialObjectMetadata(List) (issue 15) (its `pretty=1` indents the JSON
+ * answer, {@link acceptAsksPretty}); some clause must allow the JSON form of that answer, which the cache then sends (issue 13:
  * protobuf-first clients). `as=Table` picked for the JSON serializer is the cache's Table form
  * (printed as the apiserver prints, when the resource has a ported printer); the apiserver
  * offers Table in JSON and YAML only (`AllowsMediaTypeTransform`), so a protobuf Table clause is
@@ -153,8 +153,9 @@ export type CacheForm =
  * answer's Content-Type (`rest/request.go` `transformResponse`, `newStreamWatcher` for watches),
  * not from what it asked first. `as=Table;g=meta.k8s.io;v=v1|v1beta1` picked for JSON → the
  * `table` form (kubectl sends `application/json;as=Table;v=v1;g=meta.k8s.io,
- * application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json`). `pretty=1` (indented
- * JSON), protobuf-, CBOR- or YAML-only Accepts and Accepts the apiserver answers 406
+ * application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json`). The chosen clause may
+ * ask `pretty=1` (the answer is then indented: {@link acceptAsksPretty}); a JSON clause the cache
+ * falls back on for a protobuf-first client may not. Protobuf-, CBOR- or YAML-only Accepts and Accepts the apiserver answers 406
  * (`application`, `*\/json`, `application/json;v=v1`, `…;stream=x`) go upstream. An absent or
  * empty header means plain JSON.
  */
@@ -163,7 +164,7 @@ export function cacheForm(accept: string | undefined): CacheForm | undefined {
   const clauses = parseAccept(accept);
   const chosen = choose(clauses);
   // None the apiserver serves: its 406 Not Acceptable, worded by it.
-  if (!chosen || chosen.c.params.get('pretty') === '1') return undefined;
+  if (!chosen) return undefined;
   // `application/*` picked: the apiserver takes it for custom resources but answers 406 for
   // built-in kinds (v1.37.2, side by side), which the cache cannot tell apart here: upstream.
   if (chosen.c.type !== '*' && chosen.c.subtype === '*') return undefined;
@@ -182,7 +183,9 @@ export function cacheForm(accept: string | undefined): CacheForm | undefined {
   const version = chosen.c.params.get('v') as MetadataVersion;
   const json = SERIALIZERS[0];
   const allowed = clauses.some((c) => {
-    if (c.q <= 0 || !matches(c, json) || c.params.get('pretty') === '1') return false;
+    // A JSON answer standing in for the apiserver's protobuf one is never indented: a clause
+    // asking `pretty=1` is not one it may stand on (the chosen clause is, see acceptAsksPretty).
+    if (c.q <= 0 || !matches(c, json) || (c !== chosen.c && c.params.get('pretty') === '1')) return false;
     const o = options(c, json);
     if (o === undefined) return false;
     if (kind === undefined) return !o.convert;
@@ -209,8 +212,8 @@ function choose(clauses: readonly Clause[]): { c: Clause; s: Serializer; convert
 /**
  * The form of a protobuf answer when the apiserver would answer `accept` in protobuf: the clause
  * it picks ({@link cacheForm}'s choice) takes the protobuf serializer, without conversion
- * (plain) or as PartialObjectMetadata(List) (the apiserver's protobuf metadata answers), with no
- * `pretty=1`. client-go's protobuf configs (`application/vnd.kubernetes.protobuf, *\/*`, or
+ * (plain) or as PartialObjectMetadata(List) (the apiserver's protobuf metadata answers); a
+ * `pretty=1` changes nothing (no pretty protobuf serializer). client-go's protobuf configs (`application/vnd.kubernetes.protobuf, *\/*`, or
  * `…,application/json`) and its metadata client pick protobuf; `as=Table` never does (the
  * apiserver's protobuf serializer drops that clause). Undefined otherwise, and for an absent
  * header (JSON).
@@ -218,12 +221,24 @@ function choose(clauses: readonly Clause[]): { c: Clause; s: Serializer; convert
 export function protobufForm(accept: string | undefined): CacheForm | undefined {
   if (!accept || accept.trim() === '') return undefined;
   const chosen = choose(parseAccept(accept));
-  if (chosen?.s.subtype !== 'vnd.kubernetes.protobuf' || chosen.c.params.get('pretty') === '1')
-    return undefined;
+  // `pretty=1` changes nothing: the protobuf serializer has no pretty form (`PrettySerializer`).
+  if (chosen?.s.subtype !== 'vnd.kubernetes.protobuf') return undefined;
   if (!chosen.convert) return PLAIN;
   const as = chosen.c.params.get('as');
   if (as !== 'PartialObjectMetadata' && as !== 'PartialObjectMetadataList') return undefined;
   return { form: 'metadata', kind: as, version: chosen.c.params.get('v') as MetadataVersion };
+}
+
+/**
+ * Whether the clause the apiserver picks for `accept` takes its JSON serializer with `pretty=1`
+ * (`acceptMediaTypeOptions`: `options.Pretty = v == "1"`): `NegotiateOutputMediaType` then
+ * writes with the JSON `PrettySerializer` (indented). A protobuf clause's `pretty=1` changes
+ * nothing (no pretty protobuf serializer); an absent header asks no indentation.
+ */
+export function acceptAsksPretty(accept: string | undefined): boolean {
+  if (!accept || accept.trim() === '') return false;
+  const chosen = choose(parseAccept(accept));
+  return chosen?.s.subtype === 'json' && chosen.c.params.get('pretty') === '1';
 }
 
 /**

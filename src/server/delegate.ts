@@ -16,7 +16,13 @@
  *    after the bounded waits for it.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { acceptParameterNames, type CacheForm, cacheForm, protobufForm } from '../apimachinery/accept.ts';
+import {
+  acceptAsksPretty,
+  acceptParameterNames,
+  type CacheForm,
+  cacheForm,
+  protobufForm,
+} from '../apimachinery/accept.ts';
 import { parseGoDuration } from '../apimachinery/go-query.ts';
 import { type ListOptions, parseResourceVersion } from '../apimachinery/list-options.ts';
 import { isWatchParam, parseResourcePath, type ResourceRequest } from '../apimachinery/request-info.ts';
@@ -115,8 +121,6 @@ export const UPSTREAM_REASONS = [
   'media-type',
   /** A Table of a kind the cache does not print (`printers/registry.ts`), or a bad `includeObject`. */
   'table-printer',
-  /** Indented JSON asked for (`pretty=true`, or a curl/Wget/browser User-Agent). */
-  'pretty',
   /** `?watch` on a single object's path. */
   'single-object-watch',
   /**
@@ -249,8 +253,8 @@ export function delegate(
 /**
  * The checks of {@link delegate} on who asks and in which form, whatever the cache: an
  * `Impersonate-*` header, an `Accept` the cache cannot answer (or a PartialObjectMetadata kind
- * the verb does not take), indented JSON, `?watch` on one object, a parameter the cache does not
- * implement. Undefined: a cache could.
+ * the verb does not take), `?watch` on one object, a parameter the cache does not implement.
+ * Undefined: a cache could. Indented JSON is answered too ({@link indentedJson}).
  */
 function formReason(
   info: ResourceRequest,
@@ -268,8 +272,6 @@ function formReason(
     const single = info.name !== undefined || watch;
     if ((form.kind === 'PartialObjectMetadata') !== single) return 'media-type';
   }
-  // The apiserver indents non-streaming JSON for `pretty=true` and for curl/Wget/browsers.
-  if (!watch && isPrettyPrint(query, headers['user-agent'])) return 'pretty';
   // A single object with ?watch is the apiserver's GET handler's business; keep it exact.
   if (info.name !== undefined && watch) return 'single-object-watch';
   const verb: CacheVerb = info.name !== undefined ? 'get' : watch ? 'watch' : 'list';
@@ -299,8 +301,8 @@ const LIST_OPTIONS = [
 ] as const;
 
 /**
- * What every verb takes besides its options: `pretty` (negotiation's `isPrettyPrint`; a true
- * value already went upstream as `pretty`, a watch ignores it) and `timeout` (the request
+ * What every verb takes besides its options: `pretty` (negotiation's `isPrettyPrint`: a LIST's
+ * or GET's JSON answer is indented, {@link indentedJson}; a watch ignores it) and `timeout` (the request
  * deadline filter; client-go sends it whenever its request has a timeout: `rest.Config.Timeout`,
  * kubectl `--request-timeout`, a typed client's `timeoutSeconds`).
  */
@@ -458,8 +460,23 @@ export function watchRead(opts: ListOptions): CacheRead | UpstreamReason {
 }
 
 /**
- * The apiserver's `isPrettyPrint` (`handlers/negotiation`… `responsewriters`): a `pretty` query
- * value parsed as a Go bool, else a User-Agent starting with `curl`, `Wget` or `Mozilla/5.0`.
+ * Whether the apiserver writes a LIST's or GET's JSON answer (object, list, PartialObjectMetadata
+ * or Table) indented: `NegotiateOutputMediaType` (k8s.io/apiserver v0.37.2
+ * `endpoints/handlers/negotiation/negotiate.go`) swaps in the JSON `PrettySerializer` for the
+ * chosen clause's `pretty=1` ({@link acceptAsksPretty}) or {@link isPrettyPrint}. Protobuf has no
+ * pretty serializer, and a watch negotiates its stream serializer
+ * (`NegotiateOutputMediaTypeStream`) without either: neither is ever indented, and the caller
+ * asks only for a JSON LIST or GET answer. The indented bytes: `apimachinery/go-indent.ts`.
+ */
+export function indentedJson(query: URLSearchParams, headers: IncomingHttpHeaders): boolean {
+  const accept = Array.isArray(headers.accept) ? headers.accept.join(',') : headers.accept;
+  return isPrettyPrint(query, headers['user-agent']) || acceptAsksPretty(accept);
+}
+
+/**
+ * The apiserver's `isPrettyPrint` (`handlers/negotiation/negotiate.go`): a `pretty` query
+ * value parsed as a Go bool (`strconv.ParseBool`: anything but 1, t, T, TRUE, true, True is
+ * false), else a User-Agent starting with `curl`, `Wget` or `Mozilla/5.0`.
  */
 export function isPrettyPrint(query: URLSearchParams, userAgent: string | undefined): boolean {
   const pp = query.get('pretty');

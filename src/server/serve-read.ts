@@ -11,8 +11,9 @@ import { isScoped } from '../apimachinery/resource-scope.ts';
 import { notFound, StatusError } from '../apimachinery/status.ts';
 import type { ListPage, ServedCache } from './cache-api.ts';
 import { acceptsGzip, GZIP_THRESHOLD_BYTES, writeGzip } from './compress.ts';
-import { getRead, listRead } from './delegate.ts';
+import { getRead, indentedJson, listRead } from './delegate.ts';
 import { chunksBody, type FilledBody, writeFilled } from './filled-body.ts';
+import { indentedBody } from './indented-body.ts';
 import {
   answerEncoding,
   jsonFallback,
@@ -123,7 +124,7 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
     ? printedTable(() => tableList(cache, result, table, ctx.clock.now()), res, cache.resource, ctx)
     : ctx.codec.encodeList(cache.resource, result, metadata);
   // No body: a printer failed and its error was answered.
-  if (body) await writeChunks(res, cache, body, ctx);
+  if (body) await writeChunks(res, cache, jsonBody(body, query, res), ctx);
   return undefined;
 };
 
@@ -160,9 +161,22 @@ export const serveGet: CacheHandler = async (cache, info, query, res, ctx, signa
     : m
       ? obj.metadataWire(m)
       : [...obj.wire, NEWLINE];
-  if (body) await writeChunks(res, cache, body, ctx);
+  if (body) await writeChunks(res, cache, jsonBody(body, query, res), ctx);
   return undefined;
 };
+
+/**
+ * A LIST's or GET's JSON answer (`compact`, as the compact serializer writes it), indented when
+ * the apiserver would indent it (`indentedJson`: `pretty=true`, a curl/Wget/browser User-Agent,
+ * the Accept clause's `pretty=1`).
+ */
+function jsonBody(
+  compact: readonly Buffer[],
+  query: URLSearchParams,
+  res: ServerResponse,
+): readonly Buffer[] | FilledBody {
+  return indentedJson(query, res.req.headers) ? indentedBody(compact) : compact;
+}
 
 /** `encode()`'s result, or undefined when the encoder cannot be exact (`CannotEncode`). */
 function inexact<T>(encode: () => T): T | undefined {

@@ -5,7 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { acceptsPlainJson, cacheForm, protobufForm, sortLikeGo } from '../../../src/apimachinery/accept.ts';
+import {
+  acceptAsksPretty,
+  acceptsPlainJson,
+  cacheForm,
+  protobufForm,
+  sortLikeGo,
+} from '../../../src/apimachinery/accept.ts';
 
 describe('acceptsPlainJson', () => {
   const cases: [string | undefined, boolean][] = [
@@ -79,9 +85,21 @@ describe('attack: clauses the apiserver answers 406 or otherwise (side by side o
     'application/json/x',
   ];
   for (const h of notAcceptable) it(`${h}: upstream`, () => assert.equal(acceptsPlainJson(h), false));
-  it('`pretty=1` on the chosen clause: the apiserver indents, so upstream', () => {
-    assert.equal(acceptsPlainJson('application/json;pretty=1'), false);
+  it('`pretty=1` on the chosen clause: the apiserver indents, and so does the cache (acceptAsksPretty)', () => {
+    assert.equal(acceptsPlainJson('application/json;pretty=1'), true);
+    assert.equal(acceptAsksPretty('application/json;pretty=1'), true);
+    // Only `1` (acceptMediaTypeOptions: `v == "1"`).
     assert.equal(acceptsPlainJson('application/json;pretty=true'), true);
+    assert.equal(acceptAsksPretty('application/json;pretty=true'), false);
+    assert.equal(acceptAsksPretty('application/json'), false);
+    assert.equal(acceptAsksPretty(undefined), false);
+    assert.equal(acceptAsksPretty('*/*;pretty=1'), true, 'the JSON serializer takes */*');
+    assert.equal(acceptAsksPretty('application/json;as=Table;g=meta.k8s.io;v=v1;pretty=1'), true);
+    // A clause not picked, or picked for protobuf (no pretty protobuf serializer): not indented.
+    assert.equal(acceptAsksPretty('application/json,application/json;pretty=1;q=0.5'), false);
+    assert.equal(acceptAsksPretty('application/vnd.kubernetes.protobuf;pretty=1,application/json'), false);
+    // A protobuf-first client's JSON clause with pretty=1 is no JSON stand-in for its protobuf answer.
+    assert.equal(acceptsPlainJson('application/vnd.kubernetes.protobuf,application/json;pretty=1'), false);
   });
   it('names are case-sensitive and q is a Go float: `V=v1`, `Q=0` are unknown parameters', () => {
     assert.equal(acceptsPlainJson('application/json;V=v1'), true);
@@ -161,9 +179,12 @@ describe('cacheForm (issue 15: PartialObjectMetadata from the cache)', () => {
       'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1',
       undefined,
     ],
-    // Indented, YAML, unknown group/version: upstream.
-    ['application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1;pretty=1', undefined],
-    // Table: JSON (kubectl get), v1 or v1beta1; YAML, protobuf-only and indented Tables upstream.
+    // Indented: the same form (acceptAsksPretty indents it); YAML, unknown group/version: upstream.
+    [
+      'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1;pretty=1',
+      { form: 'metadata', kind: 'PartialObjectMetadata', version: 'v1' },
+    ],
+    // Table: JSON (kubectl get), v1 or v1beta1, indented too; YAML and protobuf-only Tables upstream.
     ['application/json;as=Table;g=meta.k8s.io;v=v1,application/json', { form: 'table', version: 'v1' }],
     [
       'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json',
@@ -175,7 +196,7 @@ describe('cacheForm (issue 15: PartialObjectMetadata from the cache)', () => {
     ['application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1', undefined],
     // The apiserver skips a protobuf Table clause (Table is JSON/YAML only) and takes the next.
     ['application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json', { form: 'plain' }],
-    ['application/json;as=Table;g=meta.k8s.io;v=v1;pretty=1', undefined],
+    ['application/json;as=Table;g=meta.k8s.io;v=v1;pretty=1', { form: 'table', version: 'v1' }],
     ['application/json;as=Table;g=meta.k8s.io;v=v2', undefined],
     ['application/yaml;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', undefined],
     ['application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2,application/json', { form: 'plain' }],
@@ -203,7 +224,8 @@ describe('protobufForm (issue 32): the apiserver would answer protobuf', () => {
     ['application/vnd.kubernetes.protobuf,application/json', { form: 'plain' }],
     ['application/vnd.kubernetes.protobuf;q=0.5,application/json', undefined],
     ['application/vnd.kubernetes.protobuf;stream=watch', { form: 'plain' }],
-    ['application/vnd.kubernetes.protobuf;pretty=1', undefined],
+    // The protobuf serializer has no pretty form: the same bytes (test/e2e/pretty-answers.test.ts).
+    ['application/vnd.kubernetes.protobuf;pretty=1', { form: 'plain' }],
     // client-go's metadata client: protobuf PartialObjectMetadataList.
     [
       `application/vnd.kubernetes.protobuf;${META_LIST},application/json;${META_LIST},application/json`,

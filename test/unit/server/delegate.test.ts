@@ -72,7 +72,9 @@ describe('delegate', () => {
     assert.equal(r('GET', '/api/v1/pods', { accept: obj }), 'upstream');
     assert.equal(r('GET', '/api/v1/namespaces/a/pods/p', { accept: list }), 'upstream');
     assert.equal(r('GET', '/api/v1/pods?watch=1', { accept: list }), 'upstream');
-    assert.equal(r('GET', '/api/v1/pods?pretty=1', { accept: list }), 'upstream');
+    // Indented (`pretty`) JSON is answered too (delegate.ts indentedJson).
+    assert.equal(r('GET', '/api/v1/pods?pretty=1', { accept: list }), 'list');
+    assert.equal(r('GET', '/api/v1/pods', { accept: `${list};pretty=1` }), 'list');
   });
 
   it('--namespace: only that namespace is served', () => {
@@ -291,7 +293,7 @@ describe('issue 29: the parameters the cache implements, per verb', () => {
     assert.deepEqual(served.needs, crds);
   });
 
-  it('the reasons met first still win: a Table of an unported kind, pretty, a single-object watch', () => {
+  it('the reasons met first still win: a Table of an unported kind, a single-object watch', () => {
     const table = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
     assert.equal(d(`${LIST}?includeObject=Object`, { accept: table }), 'list', 'pods have a printer');
     assert.equal(d(`${LIST}?includeObject=Bad`, { accept: table }), 'table-printer', "the apiserver's 400");
@@ -300,7 +302,7 @@ describe('issue 29: the parameters the cache implements, per verb', () => {
       d(`${LIST}?includeObject=None`, { accept: 'application/yaml;as=Table;v=v1;g=meta.k8s.io' }),
       'media-type',
     );
-    assert.equal(d(`${LIST}?pretty=true&fooBar=1`), 'pretty');
+    assert.equal(d(`${LIST}?pretty=true&fooBar=1`), 'unknown-parameter');
     assert.equal(d(`${GET}?watch=1&fooBar=1`), 'single-object-watch');
     assert.equal(
       uncacheableRequest({ group: '', version: 'v1', resource: 'pods' }, new URLSearchParams('fooBar=1'), {}),
@@ -320,9 +322,11 @@ describe('uncacheableRequest (issue 15: what may start an on-demand cache)', () 
   const q = (s = '') => new URLSearchParams(s);
   const TABLE =
     'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
-  it("kubectl get's Table Accept, pretty, impersonation, a bad name: the reason no cache could answer", () => {
+  it("kubectl get's Table Accept, impersonation, a bad name: the reason no cache could answer", () => {
     assert.equal(uncacheableRequest(pods, q(), { accept: TABLE }), 'media-type');
-    assert.equal(uncacheableRequest(pods, q('pretty=true'), { accept: 'application/json' }), 'pretty');
+    // A curl LIST (indented JSON) is one a cache answers: it may start one.
+    assert.equal(uncacheableRequest(pods, q('pretty=true'), { accept: 'application/json' }), undefined);
+    assert.equal(uncacheableRequest(pods, q(), { 'user-agent': 'curl/8.5.0' }), undefined);
     assert.equal(uncacheableRequest(pods, q(), { 'impersonate-user': 'bob' }), 'impersonation');
     assert.equal(uncacheableRequest({ ...pods, namespace: '..' }, q(), {}), 'invalid-name');
     assert.equal(
@@ -494,7 +498,6 @@ const cases: Record<UpstreamReason, Case> = {
     headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
     over: { caches: [new FakeCache(resourceInfo('v1', 'podtemplates', 'PodTemplate'))] },
   },
-  pretty: { url: '/api/v1/pods?resourceVersion=0&pretty=true' },
   'single-object-watch': { url: '/api/v1/namespaces/a/pods/p1?watch=1' },
   'unknown-parameter': { url: '/api/v1/pods?resourceVersion=0&fooBar=1' },
   'verb-not-supported': {
