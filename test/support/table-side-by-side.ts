@@ -240,7 +240,7 @@ export function tableSuite(
       const r = await request(`${s.proxy.ops}/metrics`);
       const m = parsePrometheus(await r.body.text());
       let n = 0;
-      for (const reason of ['table-printer', 'media-type', 'unknown-parameter', 'pretty'])
+      for (const reason of ['table-printer', 'media-type', 'unknown-parameter'])
         n += sum(m, 'kube_cache_proxy_requests_total', { resource, served_from: 'upstream', reason });
       return n;
     };
