@@ -49,41 +49,74 @@ export class GoIndenter {
    * undefined; returns the offset after the written (counted) bytes. `out` must have room:
    * measure with a fresh indenter first.
    */
-  indent(src: Uint8Array, out: Uint8Array | undefined, at: number): number {
+  indent(src: Buffer, out: Buffer | undefined, at: number): number {
+    // The state in locals while the piece is scanned (V8 keeps them in registers).
+    let { depth, needIndent, inString, escaped } = this;
     let run = 0; // start of the bytes of src copied as they are, not yet written
+    let backslash = -2; // the next backslash at or after i (-1: none left; -2: not looked for)
     const n = src.length;
-    for (let i = 0; i < n; i++) {
-      const c = src[i]!;
-      if (this.inString) {
-        if (this.escaped) this.escaped = false;
-        else if (c === BACKSLASH) this.escaped = true;
-        else if (c === QUOTE) this.inString = false;
+    let i = 0;
+    while (i < n) {
+      if (inString) {
+        // A string's bytes are copied as they are: jump to its closing quote, stepping over
+        // escapes. Its first bytes are looked at here (most strings are short keys and values);
+        // a longer one's next quote and backslash are found natively (each found once per piece).
+        const near = Math.min(i + 32, n);
+        for (; i < near; i++) {
+          const c = src[i]!;
+          if (escaped) escaped = false;
+          else if (c === BACKSLASH) escaped = true;
+          else if (c === QUOTE) break;
+        }
+        if (i < near) {
+          inString = false;
+          i++;
+          continue;
+        }
+        if (i === n) break;
+        if (escaped) {
+          escaped = false;
+          i++;
+          continue;
+        }
+        if (backslash !== -1 && backslash < i) backslash = src.indexOf(BACKSLASH, i);
+        const quote = src.indexOf(QUOTE, i);
+        if (backslash !== -1 && (quote === -1 || backslash < quote)) {
+          escaped = true;
+          i = backslash + 1;
+          continue;
+        }
+        if (quote === -1) break; // the string goes on in the next piece
+        inString = false;
+        i = quote + 1;
         continue;
       }
+      const c = src[i]!;
       if (isSpace(c)) {
         at = copyRun(src, run, i, out, at);
         run = i + 1;
+        i++;
         continue;
       }
-      if (this.needIndent && c !== CLOSE_BRACE && c !== CLOSE_BRACKET) {
-        this.needIndent = false;
-        this.depth++;
+      if (needIndent && c !== CLOSE_BRACE && c !== CLOSE_BRACKET) {
+        needIndent = false;
+        depth++;
         at = copyRun(src, run, i, out, at);
         run = i;
-        at = newline(out, at, this.depth);
+        at = newline(out, at, depth);
       }
       switch (c) {
         case QUOTE:
-          this.inString = true;
+          inString = true;
           break;
         case OPEN_BRACE:
         case OPEN_BRACKET:
-          this.needIndent = true;
+          needIndent = true;
           break;
         case COMMA:
           at = copyRun(src, run, i + 1, out, at);
           run = i + 1;
-          at = newline(out, at, this.depth);
+          at = newline(out, at, depth);
           break;
         case COLON:
           at = copyRun(src, run, i + 1, out, at);
@@ -93,34 +126,46 @@ export class GoIndenter {
           break;
         case CLOSE_BRACE:
         case CLOSE_BRACKET:
-          if (this.needIndent) {
-            this.needIndent = false;
+          if (needIndent) {
+            needIndent = false;
           } else {
-            this.depth--;
+            depth--;
             at = copyRun(src, run, i, out, at);
             run = i;
-            at = newline(out, at, this.depth);
+            at = newline(out, at, depth);
           }
           break;
       }
+      i++;
     }
+    this.depth = depth;
+    this.needIndent = needIndent;
+    this.inString = inString;
+    this.escaped = escaped;
     return copyRun(src, run, n, out, at);
   }
 }
 
-/** Copies `src[from, to)` to `out` at `at` (counts only without `out`); the offset after it. */
-function copyRun(src: Uint8Array, from: number, to: number, out: Uint8Array | undefined, at: number): number {
-  if (to <= from) return at;
-  if (out) out.set(src.subarray(from, to), at);
-  return at + to - from;
+/**
+ * Copies `src[from, to)` to `out` at `at` (counts only without `out`); the offset after it.
+ * Most runs are a key or a short value: copied byte by byte, without a native call.
+ */
+function copyRun(src: Buffer, from: number, to: number, out: Buffer | undefined, at: number): number {
+  const len = to - from;
+  if (len <= 0 || !out) return at + Math.max(len, 0);
+  if (len < 32) {
+    for (let k = 0; k < len; k++) out[at + k] = src[from + k]!;
+    return at + len;
+  }
+  return at + src.copy(out, at, from, to);
 }
 
 /** Go's `appendNewline` with prefix "" and indent "  ": `\n` and `depth` indents. */
-function newline(out: Uint8Array | undefined, at: number, depth: number): number {
+function newline(out: Buffer | undefined, at: number, depth: number): number {
   const width = 1 + depth * INDENT;
   if (out) {
     out[at] = NEWLINE;
-    out.fill(SPACE, at + 1, at + width);
+    for (let k = 1; k < width; k++) out[at + k] = SPACE;
   }
   return at + width;
 }
@@ -131,7 +176,7 @@ function newline(out: Uint8Array | undefined, at: number, depth: number): number
  * exactly its indented length. Two passes: the lengths first (so the answer's length is known
  * before anything is written), then the bytes, piece by piece, only as `next` is called.
  */
-export function indentedPieces(pieces: readonly Uint8Array[]): {
+export function indentedPieces(pieces: readonly Buffer[]): {
   length: number;
   next(): Buffer | undefined;
 } {
@@ -155,7 +200,7 @@ export function indentedPieces(pieces: readonly Uint8Array[]): {
 }
 
 /** The indented form of one whole compact JSON text (tests, small answers). */
-export function goIndent(compact: Uint8Array): Buffer {
+export function goIndent(compact: Buffer): Buffer {
   const p = indentedPieces([compact]);
   return p.next() ?? Buffer.alloc(0);
 }

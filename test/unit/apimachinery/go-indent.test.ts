@@ -16,6 +16,11 @@ const GO: [string, string][] = [
     '{"e":"","p":"{[,:]}\\\\","q":"a\\"b\\\\c\\\\\\"d"}\n',
     '{\n  "e": "",\n  "p": "{[,:]}\\\\",\n  "q": "a\\"b\\\\c\\\\\\"d"\n}',
   ],
+  // Strings longer than the indenter's first look (32 bytes), escapes on either side of it.
+  [
+    `{"k":"${'a'.repeat(31)}\\\\${'b'.repeat(40)}\\"${'c'.repeat(33)}\\\\","l":["${'x'.repeat(70)}\\"",{}]}\n`,
+    `{\n  "k": "${'a'.repeat(31)}\\\\${'b'.repeat(40)}\\"${'c'.repeat(33)}\\\\",\n  "l": [\n    "${'x'.repeat(70)}\\"",\n    {}\n  ]\n}`,
+  ],
   // Empty objects and arrays, nested.
   [
     '{"a":{},"b":[],"c":[{},[],{"d":[[]]}]}\n',
@@ -47,7 +52,7 @@ describe('goIndent: Go json.MarshalIndent(v, "", "  ") of the compact JSON', () 
   it('the same bytes whatever the pieces: cut at every byte, inside escapes and UTF-8 sequences', () => {
     for (const [compact, want] of GO) {
       const bytes = Buffer.from(compact);
-      for (let size = 1; size <= 4; size++) {
+      for (const size of [1, 2, 3, 4, 31, 33]) {
         const pieces: Buffer[] = [];
         for (let at = 0; at < bytes.length; at += size) pieces.push(bytes.subarray(at, at + size));
         const p = indentedPieces(pieces);
