@@ -468,19 +468,25 @@ export function watchRead(opts: ListOptions): CacheRead | UpstreamReason {
  * (`NegotiateOutputMediaTypeStream`) without either: neither is ever indented, and the caller
  * asks only for a JSON LIST or GET answer. The indented bytes: `apimachinery/go-indent.ts`.
  */
-export function indentedJson(query: URLSearchParams, headers: IncomingHttpHeaders): boolean {
+export function indentedJson(url: string | undefined, headers: IncomingHttpHeaders): boolean {
   const accept = Array.isArray(headers.accept) ? headers.accept.join(',') : headers.accept;
-  return isPrettyPrint(query, headers['user-agent']) || acceptAsksPretty(accept);
+  return isPrettyPrint(url, headers['user-agent']) || acceptAsksPretty(accept);
 }
 
 /**
- * The apiserver's `isPrettyPrint` (`handlers/negotiation/negotiate.go`): a `pretty` query
- * value parsed as a Go bool (`strconv.ParseBool`: anything but 1, t, T, TRUE, true, True is
- * false), else a User-Agent starting with `curl`, `Wget` or `Mozilla/5.0`.
+ * The apiserver's `isPrettyPrint` (`handlers/negotiation/negotiate.go`) for a request's target
+ * `url` (path and query as sent): a non-empty `pretty` query value parsed as a Go bool
+ * (`strconv.ParseBool`: anything but 1, t, T, TRUE, true, True is false), else a User-Agent
+ * starting with `curl`, `Wget` or `Mozilla/5.0`. Go reads the query only when its raw text
+ * contains `pretty` (an allocation it avoids), so an encoded name (`%70retty=false`) is not read.
  */
-export function isPrettyPrint(query: URLSearchParams, userAgent: string | undefined): boolean {
-  const pp = query.get('pretty');
-  if (pp !== null && pp !== '') return ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(pp);
+export function isPrettyPrint(url: string | undefined, userAgent: string | undefined): boolean {
+  const at = url?.indexOf('?') ?? -1;
+  const raw = at < 0 ? '' : url!.slice(at + 1);
+  if (raw.includes('pretty')) {
+    const pp = new URLSearchParams(raw).get('pretty');
+    if (pp !== null && pp !== '') return ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(pp);
+  }
   const ua = userAgent ?? '';
   return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
 }

@@ -63,9 +63,8 @@ export function statusBody(
     const message = encodeParsed('apimachinery/pkg/apis/meta/v1.Status', status);
     return { body: objectAnswer('v1', 'Status', message), contentType: PROTOBUF_CONTENT_TYPE };
   }
-  const query = new URLSearchParams((url ?? '').split('?')[1] ?? '');
   const indented =
-    media === undefined || (media.subtype === 'json' && (media.pretty || isPrettyPrint(query, userAgent)));
+    media === undefined || (media.subtype === 'json' && (media.pretty || isPrettyPrint(url, userAgent)));
   // Go's encoding/json escapes `<`, `>`, `&` (e.g. every selector error's `<nil>`): byte-identical.
   // Its json.Encoder (the compact serializer) ends the body with a newline; MarshalIndent does not.
   const body = indented ? goJSON(status, 2) : `${goJSON(status)}\n`;

@@ -124,7 +124,7 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
     ? printedTable(() => tableList(cache, result, table, ctx.clock.now()), res, cache.resource, ctx)
     : ctx.codec.encodeList(cache.resource, result, metadata);
   // No body: a printer failed and its error was answered.
-  if (body) await writeChunks(res, cache, jsonBody(body, query, res), ctx);
+  if (body) await writeChunks(res, cache, jsonBody(body, res), ctx);
   return undefined;
 };
 
@@ -161,7 +161,7 @@ export const serveGet: CacheHandler = async (cache, info, query, res, ctx, signa
     : m
       ? obj.metadataWire(m)
       : [...obj.wire, NEWLINE];
-  if (body) await writeChunks(res, cache, jsonBody(body, query, res), ctx);
+  if (body) await writeChunks(res, cache, jsonBody(body, res), ctx);
   return undefined;
 };
 
@@ -170,12 +170,8 @@ export const serveGet: CacheHandler = async (cache, info, query, res, ctx, signa
  * the apiserver would indent it (`indentedJson`: `pretty=true`, a curl/Wget/browser User-Agent,
  * the Accept clause's `pretty=1`).
  */
-function jsonBody(
-  compact: readonly Buffer[],
-  query: URLSearchParams,
-  res: ServerResponse,
-): readonly Buffer[] | FilledBody {
-  return indentedJson(query, res.req.headers) ? indentedBody(compact) : compact;
+function jsonBody(compact: readonly Buffer[], res: ServerResponse): readonly Buffer[] | FilledBody {
+  return indentedJson(res.req.url, res.req.headers) ? indentedBody(compact) : compact;
 }
 
 /** `encode()`'s result, or undefined when the encoder cannot be exact (`CannotEncode`). */

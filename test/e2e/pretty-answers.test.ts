@@ -134,6 +134,9 @@ describe('indented JSON (curl, pretty) from the cache, byte for byte the apiserv
       [`${base}?pretty=yes`, { 'user-agent': CURL }, false],
       // Empty: the User-Agent decides.
       [`${base}?pretty=`, { 'user-agent': CURL }, true],
+      // Go reads the query only when its raw text contains `pretty`: an encoded name is not read.
+      [`${base}?%70retty=false`, { 'user-agent': CURL }, true],
+      [`${base}?%70retty=true`, {}, false],
       [base, { accept: `${JSON_};pretty=1` }, true],
       [base, { accept: `${JSON_};pretty=0`, 'user-agent': CURL }, true],
       [base, { accept: `${PB};q=0.5,${JSON_};pretty=1` }, true],

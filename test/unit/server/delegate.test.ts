@@ -21,6 +21,7 @@ import type { KubeServer, ServerOptions } from '../../../src/server/app.ts';
 import { CacheRegistry } from '../../../src/server/cache-registry.ts';
 import {
   delegate,
+  indentedJson,
   UPSTREAM_REASONS,
   type UpstreamReason,
   uncacheableRequest,
@@ -314,6 +315,34 @@ describe('issue 29: the parameters the cache implements, per verb', () => {
       uncacheableRequest({ group: '', version: 'v1', resource: 'pods' }, new URLSearchParams(SHARD), {}),
       undefined,
     );
+  });
+});
+
+describe('indentedJson: the apiserver indents a LIST or GET (negotiate.go isPrettyPrint, pretty=1)', () => {
+  const ind = (url: string, headers: Record<string, string> = {}) => indentedJson(url, headers);
+  it('a curl, Wget or browser User-Agent', () => {
+    for (const ua of ['curl/8.5.0', 'curl', 'Wget/1.21', 'Mozilla/5.0 (X11)'])
+      assert.equal(ind('/api/v1/pods', { 'user-agent': ua }), true, ua);
+    for (const ua of ['kubectl/v1.37.2', 'Mozilla/4.0', 'wget', ' curl'])
+      assert.equal(ind('/api/v1/pods', { 'user-agent': ua }), false, ua);
+    assert.equal(ind('/api/v1/pods'), false, 'none');
+  });
+  it('a non-empty pretty query is a Go bool and wins over the User-Agent', () => {
+    const curl = { 'user-agent': 'curl/8.5.0' };
+    for (const v of ['1', 't', 'T', 'true', 'TRUE', 'True'])
+      assert.equal(ind(`/api/v1/pods?pretty=${v}`), true, v);
+    for (const v of ['0', 'false', 'yes', 'tRUE', '2'])
+      assert.equal(ind(`/api/v1/pods?pretty=${v}`, curl), false, v);
+    assert.equal(ind('/api/v1/pods?pretty=', curl), true, 'empty: the User-Agent decides');
+    assert.equal(ind('/api/v1/pods?pretty=false&pretty=true', {}), false, 'the first value');
+    assert.equal(ind('/api/v1/pods?prettyx=false', curl), true, 'another name');
+    // Go looks at the query only when its raw text contains `pretty`.
+    assert.equal(ind('/api/v1/pods?%70retty=false', curl), true);
+    assert.equal(ind('/api/v1/pods?%70retty=true'), false);
+  });
+  it("the chosen Accept clause's pretty=1", () => {
+    assert.equal(ind('/api/v1/pods', { accept: 'application/json;pretty=1' }), true);
+    assert.equal(ind('/api/v1/pods', { accept: 'application/vnd.kubernetes.protobuf;pretty=1' }), false);
   });
 });
 
