@@ -35,6 +35,8 @@ describe('indented JSON (curl, pretty) from the cache, byte for byte the apiserv
   let token: Record<string, string>;
   let proxy: InProcessProxy;
   let base: string;
+  /** A custom resource's collection (unstructured JSON: the apiextensions apiserver's serializer). */
+  let crBase: string;
 
   const get = async (url: string, headers: Record<string, string>): Promise<Answer> => {
     const r = await request(url, { dispatcher: agent, headers: { ...token, ...headers } });
@@ -58,6 +60,53 @@ describe('indented JSON (curl, pretty) from the cache, byte for byte the apiserv
     token = { authorization: `Bearer ${f.tokens.admin}` };
     const ns = await f.newNamespace('pretty');
     base = `/api/v1/namespaces/${ns}/configmaps`;
+    const group = `${ns}.example.com`;
+    crBase = `/apis/${group}/v1/namespaces/${ns}/gizmos`;
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `gizmos.${group}` },
+      spec: {
+        group,
+        scope: 'Namespaced',
+        names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo', listKind: 'GizmoList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    };
+    let c = await f.kubectl(['apply', '-f', '-'], { input: JSON.stringify(crd) });
+    assert.equal(c.code, 0, c.stderr);
+    c = await f.kubectl(['wait', '--for=condition=Established', `crd/gizmos.${group}`, '--timeout=60s']);
+    assert.equal(c.code, 0, c.stderr);
+    // Numbers of every shape (unstructured keeps int64 and float64), empty and nested values,
+    // escapes: keys sorted as unstructured writes them.
+    // `i` is 2^53 + 1, an int64 no JavaScript number holds: written into the JSON text.
+    const spec = {
+      i: 'INT64',
+      f: 1.5,
+      e: 1e21,
+      neg: -0.000001,
+      s: 'a"b\\c ü',
+      o: {},
+      a: [],
+      n: [[{}]],
+      z: null,
+    };
+    c = await f.kubectl(['create', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: `${group}/v1`,
+        kind: 'Gizmo',
+        metadata: { name: 'g1' },
+        spec,
+      }).replace('"INT64"', '9007199254740993'),
+    });
+    assert.equal(c.code, 0, c.stderr);
     const objects = [
       // Escaped quotes and backslashes, the punctuation the indenter must leave inside strings,
       // HTML escapes, non-ASCII, an empty value.
@@ -80,7 +129,10 @@ describe('indented JSON (curl, pretty) from the cache, byte for byte the apiserv
       });
       assert.equal(r.statusCode, 201, await r.body.text());
     }
-    proxy = await startProxy(f, { resources: 'configmaps', args: ['--response-compression', 'gzip'] });
+    proxy = await startProxy(f, {
+      resources: `configmaps,gizmos.v1.${group}`,
+      args: ['--response-compression', 'gzip'],
+    });
   });
   after(async () => {
     await proxy?.stop();
@@ -120,6 +172,21 @@ describe('indented JSON (curl, pretty) from the cache, byte for byte the apiserv
     assert.match(
       (await via(`${base}/empty-map`, { 'user-agent': CURL })).body.toString(),
       /\n {14}"\.": \{\},\n/,
+    );
+  });
+
+  test('a custom resource (unstructured JSON): indented LIST and GET, from the cache', async () => {
+    for (const path of [crBase, `${crBase}/g1`]) {
+      const a = await via(path, { 'user-agent': CURL });
+      assert.equal(a.status, 200, a.body.toString());
+      assert.ok(fromCache(a), `${path}: from the cache`);
+      const d = await direct(path === crBase ? atRV(path, jsonRV(a)) : path, { 'user-agent': CURL });
+      assert.equal(a.body.toString(), d.body.toString(), path);
+      assert.ok(a.body.toString().startsWith('{\n  "apiVersion": '), `${path}: indented`);
+    }
+    assert.match(
+      (await via(`${crBase}/g1`, { 'user-agent': CURL })).body.toString(),
+      /"i": 9007199254740993,/,
     );
   });
 
