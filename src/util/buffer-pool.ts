@@ -11,7 +11,10 @@
  * Buffer carved from it is collected.
  *
  * Only for Buffers that die soon (written to a socket and dropped): one kept Buffer pins its whole
- * block.
+ * block. A caller that knows when a Buffer is done with (a socket write's callback) hands it
+ * back ({@link releaseTransient}): a block whose Buffers all came back is freed at once (its
+ * ArrayBuffer detached), not at the next full GC. Left to the GC, a watch-list's dead frames
+ * (their blocks promoted while they were being written) held ~7 MiB until then.
  */
 
 /** Bytes of one block (256 KiB: twice the CLI's fixed mmap threshold). */
@@ -19,7 +22,15 @@ export const POOL_BYTES = 256 * 1024;
 /** Larger Buffers are allocated on their own (an eighth of a block: a block holds at least 8). */
 export const POOLED_MAX = POOL_BYTES / 8;
 
+/** A block's Buffers not handed back yet; `retired` once a newer block is carved from. */
+interface BlockState {
+  out: number;
+  retired: boolean;
+}
+
+const states = new WeakMap<ArrayBufferLike, BlockState>();
 let block: Buffer | undefined;
+let state: BlockState | undefined;
 let used = 0;
 
 /**
@@ -29,11 +40,42 @@ let used = 0;
  */
 export function allocTransient(size: number): Buffer {
   if (size > POOLED_MAX) return Buffer.allocUnsafe(size);
-  if (!block || POOL_BYTES - used < size) {
+  if (!block || !state || POOL_BYTES - used < size) {
+    if (block && state) {
+      state.retired = true;
+      if (state.out === 0) free(block.buffer);
+    }
     block = Buffer.allocUnsafeSlow(POOL_BYTES);
+    state = { out: 0, retired: false };
+    states.set(block.buffer, state);
     used = 0;
   }
   const out = block.subarray(used, used + size);
   used += (size + 7) & ~7;
+  state.out++;
   return out;
+}
+
+/** Whether `buf` came from {@link allocTransient}'s blocks (and may be handed back). */
+export function isTransient(buf: Buffer): boolean {
+  return states.has(buf.buffer);
+}
+
+/**
+ * Hands back a Buffer of {@link allocTransient} nothing reads any more (a write's callback
+ * fired: the socket is done with it): when it was its retired block's last, the block is freed
+ * now. Every view of that block is then empty (length 0): hand back only what no one still
+ * holds. Anything else is ignored.
+ */
+export function releaseTransient(buf: Buffer): void {
+  const st = states.get(buf.buffer);
+  if (!st || st.out === 0) return;
+  st.out--;
+  if (st.out === 0 && st.retired) free(buf.buffer);
+}
+
+/** Frees a block's memory now: detaching its ArrayBuffer releases the backing store. */
+function free(ab: ArrayBufferLike): void {
+  states.delete(ab);
+  if (ab instanceof ArrayBuffer && !ab.detached) ab.transfer(0);
 }
