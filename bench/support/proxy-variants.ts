@@ -45,6 +45,11 @@ export const PROXY_VARIANTS: Record<string, ProxyVariant> = {
     nodeArgs: [...SEMI2, '--single-threaded-gc'],
     env: { MALLOC_MMAP_THRESHOLD_: '131072' },
   },
+  /**
+   * As shipped, with one malloc arena for every thread (`MALLOC_ARENA_MAX=1`): V8's compiler
+   * threads' zones in the brk heap instead of arenas of their own (issue 32).
+   */
+  arena1: { nodeArgs: SEMI2, env: { MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_ARENA_MAX: '1' } },
   /** As shipped, with every V8 background task off (`--single-threaded`: GC and compilers). */
   singleThreaded: {
     nodeArgs: [...SEMI2, '--single-threaded'],
