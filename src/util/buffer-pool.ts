@@ -74,8 +74,18 @@ export function releaseTransient(buf: Buffer): void {
   if (st.out === 0 && st.retired) free(buf.buffer);
 }
 
+let freed = 0;
+
+/** Blocks freed at once so far, all of their Buffers handed back (a count for tests, not a metric). */
+export function transientBlocksFreed(): number {
+  return freed;
+}
+
 /** Frees a block's memory now: detaching its ArrayBuffer releases the backing store. */
 function free(ab: ArrayBufferLike): void {
   states.delete(ab);
-  if (ab instanceof ArrayBuffer && !ab.detached) ab.transfer(0);
+  if (ab instanceof ArrayBuffer && !ab.detached) {
+    ab.transfer(0);
+    freed++;
+  }
 }
