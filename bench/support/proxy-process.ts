@@ -40,6 +40,8 @@ export interface MemoryUsage {
   heapUsed: number;
   external: number;
   arrayBuffers: number;
+  /** Each V8 heap space's `[used, committed]` bytes (`v8.getHeapSpaceStatistics()`). */
+  spaces?: Record<string, [number, number]>;
 }
 
 /** A running proxy process. */

@@ -37,6 +37,24 @@ export const PROXY_VARIANTS: Record<string, ProxyVariant> = {
   mmap128k: { nodeArgs: SEMI2, env: { MALLOC_MMAP_THRESHOLD_: '131072' } },
   /** {@link mmap128k} at 64 KiB. */
   mmap64k: { nodeArgs: SEMI2, env: { MALLOC_MMAP_THRESHOLD_: '65536' } },
+  /**
+   * As shipped, with V8's background GC tasks off (`--single-threaded-gc`): whether the thread
+   * arenas' growth is the GC helpers' (diagnosis, issue 32).
+   */
+  singleGc: {
+    nodeArgs: [...SEMI2, '--single-threaded-gc'],
+    env: { MALLOC_MMAP_THRESHOLD_: '131072' },
+  },
+  /**
+   * As shipped, with one malloc arena for every thread (`MALLOC_ARENA_MAX=1`): V8's compiler
+   * threads' zones in the brk heap instead of arenas of their own (issue 32).
+   */
+  arena1: { nodeArgs: SEMI2, env: { MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_ARENA_MAX: '1' } },
+  /** As shipped, with every V8 background task off (`--single-threaded`: GC and compilers). */
+  singleThreaded: {
+    nodeArgs: [...SEMI2, '--single-threaded'],
+    env: { MALLOC_MMAP_THRESHOLD_: '131072' },
+  },
   /** {@link mmap128k} and a fixed trim threshold of 1 MiB (a fixed mmap threshold fixes it at 128 KiB). */
   mmap128kTrim1m: {
     nodeArgs: SEMI2,

@@ -44,6 +44,8 @@ import { nsName, podName, seedPods } from '../support/seed.ts';
 const args = toolArgs({ strings: { variants: 'shipped' } });
 const [PODS = 10_000, REPS = 5, GETS = 200, POD_BYTES = 5000] = args.positionals.map(Number);
 const VARIANTS = (args.variants ?? 'shipped').split(',');
+/** How long the proxies sit idle after the rows before the settled sample (V8's memory reducer: 8 s). */
+const SETTLE_MS = 12_000;
 /** A row's name for variant `v`: unchanged with one variant, ` [v]` appended with several. */
 const tag = (name: string, v: string) => (VARIANTS.length > 1 ? `${name} [${v}]` : name);
 const PB = 'application/vnd.kubernetes.protobuf';
@@ -61,32 +63,62 @@ const watchers: Array<{ destroy(): void }> = [];
 
 /**
  * Where the process's resident memory is (/proc/PID/smaps, MiB): the brk heap (malloc's main
- * arena), anonymous mappings under 1 MiB (V8's heap pages are 256 KiB each) and of 1 MiB or
- * more (other malloc arenas, mmapped ArrayBuffers), and file-backed.
+ * arena), glibc's thread arenas (an rw anonymous mapping at a 64 MiB-aligned address followed by
+ * its PROT_NONE reserve), other anonymous mappings under 1 MiB (V8's heap pages are 256 KiB each;
+ * malloc's mmapped blocks of 128 KiB or more) and of 1 MiB or more (V8's large objects, big
+ * mmapped blocks and ArrayBuffers), and file-backed.
  */
 function smapsSummary(pid: number): Record<string, number> {
-  const out = { brkHeap: 0, anonUnder1M: 0, anon1MOrMore: 0, file: 0 };
-  let kind: keyof typeof out = 'file';
+  const out = { brkHeap: 0, arenas: 0, anonUnder1M: 0, anon1MOrMore: 0, file: 0 };
+  type Map = { start: number; end: number; perms: string; kind: keyof typeof out; rss: number };
+  const maps: Map[] = [];
   for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
-    const m = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ (\d+)\s*(.*)$/.exec(line);
     if (m) {
-      const size = (Number.parseInt(m[2]!, 16) - Number.parseInt(m[1]!, 16)) / 2 ** 20;
-      const name = m[4] ?? '';
-      kind =
+      const start = Number.parseInt(m[1]!, 16);
+      const end = Number.parseInt(m[2]!, 16);
+      const name = m[5] ?? '';
+      const kind =
         name === '[heap]'
           ? 'brkHeap'
-          : name === '' && m[3] === '0'
-            ? size >= 1
+          : name === '' && m[4] === '0'
+            ? (end - start) / 2 ** 20 >= 1
               ? 'anon1MOrMore'
               : 'anonUnder1M'
             : 'file';
+      maps.push({ start, end, perms: m[3]!, kind, rss: 0 });
       continue;
     }
     const r = /^Rss:\s+(\d+) kB/.exec(line);
-    if (r) out[kind] += Number(r[1]) / 1024;
+    if (r && maps.length > 0) maps[maps.length - 1]!.rss = Number(r[1]) / 1024;
+  }
+  for (let i = 0; i < maps.length; i++) {
+    const mp = maps[i]!;
+    const next = maps[i + 1];
+    const arena =
+      mp.kind.startsWith('anon') &&
+      mp.perms.startsWith('rw') &&
+      mp.start % 2 ** 26 === 0 &&
+      next !== undefined &&
+      next.start === mp.end &&
+      next.perms.startsWith('---');
+    out[arena ? 'arenas' : mp.kind] += mp.rss;
   }
   for (const k of Object.keys(out) as Array<keyof typeof out>) out[k] = Math.round(out[k] * 10) / 10;
   return out;
+}
+
+/** V8's committed MiB: old space, large objects (old and code), code, new space, and the total. */
+function v8Summary(spaces: Record<string, [number, number]> | undefined): Record<string, number> {
+  const mib = (n: string) => r1((spaces?.[n]?.[1] ?? 0) / 2 ** 20);
+  const total = r1(Object.values(spaces ?? {}).reduce((a, [, phys]) => a + phys, 0) / 2 ** 20);
+  return {
+    old: mib('old_space'),
+    lo: r1(mib('lo_space') + mib('code_lo_space')),
+    code: mib('code_space'),
+    newS: r1(mib('new_space') + mib('new_lo_space')),
+    total,
+  };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -139,20 +171,33 @@ try {
   const memRows: ReturnType<typeof memoryRow>[] = [];
   // Where each proxy's RSS is after each phase (the brk heap's growth names the phase).
   const smapsRows: string[] = [];
-  const phase = (name: string) => {
+  const phase = async (name: string) => {
     for (const { variant, cache, json } of pairs)
       for (const [mode, p] of [
         ['cache', cache],
         ['json', json],
       ] as const) {
         const sm = smapsSummary(p.pid);
-        log({ phase: name, variant, mode, smaps: sm, cpuS: r1(cpuSeconds(p.pid)) });
+        const mem = await p.memory('sample');
+        const v8s = v8Summary(mem.spaces);
+        const ab = r1(mem.arrayBuffers / 2 ** 20);
+        const rss = r1(mem.rss / 2 ** 20);
+        log({
+          phase: name,
+          variant,
+          mode,
+          rss,
+          smaps: sm,
+          v8: v8s,
+          arrayBuffers: ab,
+          cpuS: r1(cpuSeconds(p.pid)),
+        });
         smapsRows.push(
-          `| ${name} | ${variant} | ${mode} | ${sm.brkHeap} | ${sm.anonUnder1M} | ${sm.anon1MOrMore} | ${sm.file} | ${r1(cpuSeconds(p.pid))} |`,
+          `| ${name} | ${variant} | ${mode} | ${rss} | ${sm.brkHeap} | ${sm.arenas} | ${sm.anonUnder1M} | ${sm.anon1MOrMore} | ${sm.file} | ${v8s.old} | ${v8s.lo} | ${v8s.total} | ${ab} | ${r1(cpuSeconds(p.pid))} |`,
         );
       }
   };
-  phase('ready');
+  await phase('ready');
   for (const { variant, cache, json, emptyMem } of pairs) {
     for (const [mode, p] of [
       ['cache', cache],
@@ -184,7 +229,7 @@ try {
     }
   }
 
-  phase('watchers open');
+  await phase('watchers open');
   type Form = { name: string; base: string; accept: string; pid: number; dispatcher?: Dispatcher };
   const forms: Form[] = [
     ...pairs.map(({ variant, cache }) => ({
@@ -237,7 +282,7 @@ try {
     log({ key: `first LIST all pods, ${fm.name}`, wallMs: r1(wall), cpuMs: r1(cpu), bytes });
     firstRows.push(`| first LIST all pods, ${fm.name} | ${r1(wall)} | ${r1(cpu)} | ${bytes} |`);
   }
-  phase('first LISTs');
+  await phase('first LISTs');
   for (let rep = 0; rep < REPS; rep++) {
     for (const fm of forms) {
       for (const [what, path, n] of [
@@ -258,7 +303,7 @@ try {
         log({ rep, key, wallMs: r1(wall), cpuMs: r1(cpu), bytes });
       }
     }
-    phase(`LIST/GET rep ${rep + 1}`);
+    await phase(`LIST/GET rep ${rep + 1}`);
   }
 
   // Informer cold sync, typed client-go with protobuf,json: protobuf from the cache proxy, JSON
@@ -329,9 +374,19 @@ try {
         items: res.store.length,
       });
     }
-    phase(`informer rep ${rep + 1}`);
+    await phase(`informer rep ${rep + 1}`);
   }
 
+  // Where each proxy settles with nothing asked of it (watchers still open, no GC forced): V8's
+  // memory reducer starts 8 s after the allocation rate drops (--gc-memory-reducer-start-delay-ms)
+  // and frees what the last GC left (dead Buffers' memory, emptied pages). Sampled first: the
+  // rows below force GCs.
+  const ended = new Map<ProxyProcess, Awaited<ReturnType<ProxyProcess['memory']>>>();
+  for (const p of proxies) ended.set(p, await p.memory('sample'));
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
+  const settled = new Map<ProxyProcess, Awaited<ReturnType<ProxyProcess['memory']>>>();
+  for (const p of proxies) settled.set(p, await p.memory('sample'));
+  await phase(`${SETTLE_MS / 1000} s idle after the rows`);
   for (const { variant, cache, json, emptyMem } of pairs) {
     for (const [mode, p] of [
       ['cache', cache],
@@ -341,7 +396,18 @@ try {
         `proxy pods, --protobuf-answers=${mode}, after the rows, 10 protobuf-first + 10 JSON watchers open`,
         variant,
       );
-      memRows.push(memoryRow(what, 'pods', size, await memoryOf(p), emptyMem));
+      const m = await memoryOf(p);
+      memRows.push(memoryRow(what, 'pods', size, { ...m, at2s: ended.get(p)! }, emptyMem));
+      log(memRows.at(-1));
+      memRows.push(
+        memoryRow(
+          `${what}, ${SETTLE_MS / 1000} s idle`,
+          'pods',
+          size,
+          { ...m, at2s: settled.get(p)! },
+          emptyMem,
+        ),
+      );
       log(memRows.at(-1));
     }
   }
@@ -381,9 +447,9 @@ try {
       `| ${m.what} | ${m.rssMiB} | ${m.rssGcMiB} | ${m.heapUsedGcMiB} | ${m.arrayBuffersGcMiB} | ${m.rssPerJsonByte} | ${m.rssPerJsonByteGc} | ${m.livePerJsonByte} |`,
     );
   console.log(
-    '\n| after | variant | proxy | brk heap MiB | anon < 1 MiB | anon ≥ 1 MiB | file | proxy CPU s since start |',
+    '\n| after | variant | proxy | RSS MiB | brk heap | thread arenas | anon < 1 MiB | anon ≥ 1 MiB | file | V8 old space | V8 large objects | V8 total | ArrayBuffers | proxy CPU s since start |',
   );
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const row of smapsRows) console.log(row);
 } finally {
   for (const w of watchers) w.destroy();

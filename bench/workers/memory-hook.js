@@ -5,11 +5,13 @@
  * - `sample`: as it is now;
  * - `gc`: after two forced full collections (`--expose-gc`);
  * - `snapshot PATH`: after the collections, also writes a V8 heap snapshot to PATH.
+ * Every answer also carries `spaces`: each V8 heap space's used and committed (physical) bytes,
+ * `{ old_space: [used, physical], … }` (`v8.getHeapSpaceStatistics()`).
  * Bench-only: nothing under src/ knows about it. Plain JavaScript, not TypeScript: a `.ts`
  * preload makes Node load its type stripper (amaro) into the proxy, +18 MiB of RSS measured
  * with the built CLI (issue 12), which the memory rows would count as the proxy's.
  */
-import { writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 
 /** @type {(() => void) | undefined} */
 const gc = /** @type {{ gc?: () => void }} */ (globalThis).gc;
@@ -26,8 +28,12 @@ process.stdin.on('data', (/** @type {string} */ d) => {
     }
     if (cmd.startsWith('snapshot ')) writeHeapSnapshot(cmd.slice('snapshot '.length));
     const m = process.memoryUsage();
+    /** @type {Record<string, [number, number]>} */
+    const spaces = {};
+    for (const sp of getHeapSpaceStatistics())
+      spaces[sp.space_name] = [sp.space_used_size, sp.physical_space_size];
     process.stderr.write(
-      `KCP_MEMORY ${JSON.stringify({ cmd, gc: Boolean(gc) && cmd !== 'sample', ...m })}\n`,
+      `KCP_MEMORY ${JSON.stringify({ cmd, gc: Boolean(gc) && cmd !== 'sample', ...m, spaces })}\n`,
     );
   }
 });

@@ -36,6 +36,7 @@ import {
   keptMessage,
 } from '../apimachinery/protobuf/spliced.ts';
 import { lineSource, type WireLine } from '../apimachinery/watch-event.ts';
+import { allocTransient } from '../util/buffer-pool.ts';
 import type { ListPage } from './cache-api.ts';
 import { chunksBody, type FilledBody } from './filled-body.ts';
 import { type KeptList, keptListBody } from './kept-list-body.ts';
@@ -380,7 +381,15 @@ export function protobufWatchFrame(
     const [k, itemJSON] = item;
     const from = fieldPrefixLength(k);
     const to = keptLength(k);
-    const [frame, at] = watchFrameAround(type, apiVersion, kind, to - from);
+    // A frame of its own line (an initial event) dies once written: carved from a shared block,
+    // not malloc'd one by one (util/buffer-pool.ts). A shared line's frame is kept with the line.
+    const [frame, at] = watchFrameAround(
+      type,
+      apiVersion,
+      kind,
+      to - from,
+      shared ? undefined : allocTransient,
+    );
     copyKept(k, itemJSON, from, to, frame, at);
     if (shared) {
       watchEncodes++;

@@ -13,6 +13,7 @@ import type { ServerResponse } from 'node:http';
 import type { ListOptions } from '../apimachinery/list-options.ts';
 import { PROTOBUF_WATCH_CONTENT_TYPE } from '../apimachinery/protobuf/envelope.ts';
 import { tooManyRequests } from '../apimachinery/status.ts';
+import { isTransient, releaseTransient } from '../util/buffer-pool.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import type { ServedCache } from './cache-api.ts';
 import { watchRead } from './delegate.ts';
@@ -42,9 +43,18 @@ import { shardRead } from './shard-support.ts';
  */
 export const STALLED_CHECK_MS = 1000;
 
-/** Writes one watch event (a Buffer, or the chunks of one line, corked: one writev); false = backpressure. */
+/**
+ * Writes one watch event (a Buffer, or the chunks of one line, corked: one writev); false =
+ * backpressure. A Buffer of util/buffer-pool.ts's blocks (an initial event's protobuf frame) is
+ * handed back once the socket wrote it, so its block is freed without waiting for a full GC.
+ */
 function writeLine(res: ServerResponse, line: Buffer | readonly Buffer[]): boolean {
-  if (Buffer.isBuffer(line)) return res.write(line);
+  if (Buffer.isBuffer(line))
+    return isTransient(line)
+      ? res.write(line, (err) => {
+          if (!err) releaseTransient(line);
+        })
+      : res.write(line);
   res.cork();
   let ok = true;
   for (const c of line) ok = res.write(c);

@@ -163,13 +163,15 @@ const typeFields = new Map<string, Buffer>();
  * `frame[at, at + length)`. The same bytes as {@link watchFrame} of `type` around
  * {@link unknownEnvelope}`(apiVersion, kind, message)`, without building the message, the
  * envelope's pieces and the frame's each in a Buffer of their own (one allocation per frame,
- * not ~10: a watch-list frames every object once per watcher).
+ * not ~10: a watch-list frames every object once per watcher). `alloc` gives the frame's Buffer
+ * (default `Buffer.allocUnsafe`; a pool for frames that die once written, `util/buffer-pool.ts`).
  */
 export function watchFrameAround(
   type: string,
   apiVersion: string,
   kind: string,
   length: number,
+  alloc: (size: number) => Buffer = Buffer.allocUnsafe,
 ): [frame: Buffer, at: number] {
   const head = typeHead(apiVersion, kind);
   let t = typeFields.get(type);
@@ -181,7 +183,7 @@ export function watchFrameAround(
   const innerLen = 1 + varintLength(objLen);
   const extLen = innerLen + objLen;
   const bodyLen = t.length + 1 + varintLength(extLen) + extLen;
-  const out = Buffer.allocUnsafe(4 + bodyLen);
+  const out = alloc(4 + bodyLen);
   out.writeUInt32BE(bodyLen, 0);
   let at = 4 + t.copy(out, 4);
   out[at++] = 0x12; // WatchEvent 2: RawExtension
