@@ -6,13 +6,14 @@
  * (nothing has been written to the response then), undefined when it answered.
  */
 import type { ServerResponse } from 'node:http';
+import { type ItemsBody, itemsBodyChunks } from '../apimachinery/list-items.ts';
 import { CannotEncode } from '../apimachinery/protobuf/encode-object.ts';
 import { isScoped } from '../apimachinery/resource-scope.ts';
 import { notFound, StatusError } from '../apimachinery/status.ts';
 import type { ListPage, ServedCache } from './cache-api.ts';
 import { acceptsGzip, GZIP_THRESHOLD_BYTES, writeGzip } from './compress.ts';
 import { getRead, listRead } from './delegate.ts';
-import { chunksBody, type FilledBody, writeFilled } from './filled-body.ts';
+import { chunksBody, type FilledBody, itemsBody, writeFilled } from './filled-body.ts';
 import {
   answerEncoding,
   jsonFallback,
@@ -69,6 +70,14 @@ function writeChunks(
 }
 
 /**
+ * A LIST body to write: a few items as chunks (views of them, written corked by
+ * {@link writeChunks}), more copied from where they are stored (`itemsBody`: no view per item).
+ */
+function listBody(body: ItemsBody): readonly Buffer[] | FilledBody {
+  return body.items.length <= CORKED_CHUNKS ? itemsBodyChunks(body) : itemsBody(body);
+}
+
+/**
  * LIST from the cache; the reason when it must go upstream instead. For a scoped cache
  * `delegate` already checked that the request's selectors contain the scope's requirements; the
  * request's full selectors are applied as for any cache.
@@ -121,7 +130,7 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
   if (table === 'table-printer') return table;
   const body = table
     ? printedTable(() => tableList(cache, result, table, ctx.clock.now()), res, cache.resource, ctx)
-    : ctx.codec.encodeList(cache.resource, result, metadata);
+    : listBody(ctx.codec.encodeList(cache.resource, result, metadata));
   // No body: a printer failed and its error was answered.
   if (body) await writeChunks(res, cache, body, ctx);
   return undefined;

@@ -3,8 +3,10 @@
  * JSON (src/server/protobuf-answers.ts). Byte-for-byte against the apiserver:
  * test/e2e/protobuf-answers.test.ts.
  */
+
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { bufferItems } from '../../../src/apimachinery/list-items.ts';
 import { CannotEncode } from '../../../src/apimachinery/protobuf/encode-object.ts';
 import { SCHEMA_MINOR } from '../../../src/apimachinery/protobuf/schema.ts';
 import { decodeProtobufMeta } from '../../../src/apimachinery/protobuf-meta.ts';
@@ -93,7 +95,9 @@ describe('protobuf answers', () => {
     const item = Buffer.from(
       '{"metadata":{"name":"a","namespace":"n","resourceVersion":"7"},"data":{"k":"v"}}',
     );
-    const body = bodyBytes(protobufList(cms, { resourceVersion: '9', items: [item, item], continue: 'tok' }));
+    const body = bodyBytes(
+      protobufList(cms, { resourceVersion: '9', items: bufferItems([item, item]), continue: 'tok' }),
+    );
     const d = decodeProtobufMeta(body);
     assert.equal(d?.kind, 'ConfigMapList');
     assert.equal(d?.metadata?.resourceVersion, '9');
@@ -405,6 +409,9 @@ describe('attack: objects nested deeper than the encoder’s stack', () => {
   it('GET, metadata GET and LIST decline it', () => {
     assert.throws(() => protobufGet(crds, [crd]), CannotEncode);
     assert.throws(() => protobufGet(crds, [crd], 'v1'), CannotEncode);
-    assert.throws(() => protobufList(crds, { resourceVersion: '7', items: [crd] }), CannotEncode);
+    assert.throws(
+      () => protobufList(crds, { resourceVersion: '7', items: bufferItems([crd]) }),
+      CannotEncode,
+    );
   });
 });
