@@ -61,8 +61,8 @@ export interface ListRequest {
    */
   continueFrom?: ContinueToken;
   /**
-   * A PartialObjectMetadataList read (issue 15): `items` then hold each object's `metadata`
-   * value (views of the stored bytes) for `encodeMetadataList`, not the objects.
+   * A PartialObjectMetadataList read (issue 15): `items` then address each object's `metadata`
+   * value in the stored bytes for `encodeMetadataList`, not the objects.
    */
   metadata?: MetadataVersion;
 }

@@ -64,15 +64,16 @@ const META_END_LIMIT = 1 << 20;
  * besides its contents). For a built-in kind whose upstream bytes start with
  * `{"kind":K,"apiVersion":V,` (what the apiserver writes) the stored bytes are the object as a
  * LIST item, `{` + the rest, and the TypeMeta prefix is shared per resource; a GET answer and a
- * watch event are written from that prefix plus a view of the stored bytes, a LIST writes views
- * of the stored bytes (no copy per item, none built on first use). Custom resources keep their
+ * watch event are written from that prefix plus a view of the stored bytes, a LIST copies the
+ * stored bytes from where they are ({@link listItemAt}: no view or copy per item, none built on
+ * first use). Custom resources keep their
  * bytes whole (their list items carry kind and apiVersion). What the cache reads of the parsed
  * object is kept as fields (name, namespace, RV, labels and the selectable fields besides name
  * and namespace — both shared with equal recent sets); the uid is read from the bytes when
  * asked. Immutable once created, except that the store may move its bytes to another slab
  * (compaction: same bytes, views already handed out stay valid). Satisfies
  * {@link UpstreamObject} for the reflector's `compact` (its `raw` then is a copy: the hot paths
- * use {@link wire} and {@link listItem}).
+ * use {@link wire} and {@link listItemAt}).
  */
 export class StoreEntry implements UpstreamObject, FieldReader {
   /** "" for cluster-scoped objects. */

@@ -18,8 +18,9 @@ import { encodeList, listItemBytes } from '../../../src/cache/encoding.ts';
 import { EntryItems } from '../../../src/cache/entry-items.ts';
 import { encodeMetadataList } from '../../../src/cache/metadata-view.ts';
 import { Store, type StoreEntry } from '../../../src/cache/store.ts';
-import { bodyBytes, type FilledBody, itemsBody } from '../../../src/server/filled-body.ts';
+import { bodyBytes, itemsBody } from '../../../src/server/filled-body.ts';
 import { protobufList } from '../../../src/server/protobuf-answers.ts';
+import { filledIn } from '../../support/filled-in.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
 const cms = resourceInfo('v1', 'configmaps', 'ConfigMap');
@@ -39,19 +40,6 @@ function cm(i: number, rv: number, gen: number) {
     data: { a: `${i}-${gen}-${'a'.repeat(2000 + (i % 7))}`, b: `b-${i}-${'b'.repeat(1800)}` },
   };
   return { object, raw: Buffer.from(JSON.stringify(object)) };
-}
-
-/** `body` filled in buffers of sizes from `sizes`, concatenated. */
-function filled(body: FilledBody, sizes: (n: number) => number): Buffer {
-  const parts: Buffer[] = [];
-  for (let n = 1; ; n = sizes(n)) {
-    const b = Buffer.alloc(n);
-    const got = body.fill(b);
-    if (got === 0) break;
-    parts.push(b.subarray(0, got));
-  }
-  assert.equal(body.fill(Buffer.alloc(8)), 0, 'ended');
-  return Buffer.concat(parts);
 }
 
 /** The same body with each item a copy of its own (no slab, offset 0). */
@@ -85,12 +73,12 @@ describe('EntryItems: LIST bodies from the store slabs', () => {
     );
     const json = encodeList(cms, p);
     assert.deepEqual(
-      filled(itemsBody(json), (k) => (k * 7) % 1009),
+      filledIn(itemsBody(json), (k) => (k * 7) % 1009),
       want,
       `JSON ${what}`,
     );
     assert.deepEqual(
-      filled(itemsBody(json), () => 64 * 1024),
+      filledIn(itemsBody(json), () => 64 * 1024),
       want,
       `JSON ${what}, big buffers`,
     );
@@ -105,14 +93,14 @@ describe('EntryItems: LIST bodies from the store slabs', () => {
       }),
     );
     assert.deepEqual(
-      filled(itemsBody(encodeMetadataList('v1', meta)), (k) => (k * 13) % 2003),
+      filledIn(itemsBody(encodeMetadataList('v1', meta)), (k) => (k * 13) % 2003),
       metaWant,
     );
     // Protobuf: kept messages whose spans point into each item's JSON in its slab, against a
     // fresh encode of copies (no entries: nothing kept, no spans).
     const fresh = bodyBytes(protobufList(cms, { ...p, items: copied(json).items, entries: undefined }));
     assert.deepEqual(
-      filled(protobufList(cms, p), (k) => (k * 7) % 1009),
+      filledIn(protobufList(cms, p), (k) => (k * 7) % 1009),
       fresh,
       `protobuf ${what}`,
     );

@@ -23,6 +23,7 @@ import {
   protobufWatchFrame,
   watchableInProtobuf,
 } from '../../../src/server/protobuf-answers.ts';
+import { filledIn } from '../../support/filled-in.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 import { ALL, PODS, pod, seeded } from '../../support/watch-cache-fixtures.ts';
 
@@ -313,17 +314,7 @@ describe('kept messages share their long strings with the stored JSON', () => {
     // Filled in odd sizes: pieces of kept items are cut anywhere. The first LIST keeps the
     // items (copied from their new views); the later ones read them in the slabs (`keptAt`),
     // whole when an item fits the rest of the buffer, else by its range.
-    const filled = (body: { length: number; fill(into: Buffer): number }, sizes: (n: number) => number) => {
-      const parts: Buffer[] = [];
-      for (let n = 1; ; n = sizes(n)) {
-        const b = Buffer.alloc(n);
-        const got = body.fill(b);
-        if (got === 0) break;
-        parts.push(b.subarray(0, got));
-      }
-      assert.equal(Buffer.concat(parts).length, body.length);
-      return Buffer.concat(parts);
-    };
+    const filled = filledIn;
     assert.deepEqual(
       filled(protobufList(PODS, cache.list(ALL)), (n) => (n * 7) % 1009),
       uncached,
