@@ -5,7 +5,8 @@
  * corked write per piece costs more CPU than copying them (Node's http write path is ~1–2 µs a
  * chunk; a memcpy of 46 MB a few ms). Two buffers of {@link BATCH_BYTES} per answer are filled
  * and refilled as the socket (or zlib) takes them, so a big answer allocates nothing per batch
- * and holds at most two batches besides what the kernel buffers.
+ * and holds at most two batches besides what the kernel buffers. A JSON LIST's items are read
+ * where the store keeps them as each batch is filled ({@link itemsBody}): nothing per item.
  */
 import type { ServerResponse } from 'node:http';
 import type { ByteRef, ItemsBody } from '../apimachinery/list-items.ts';
@@ -54,7 +55,9 @@ const COMMA = Buffer.from(',');
 /**
  * A {@link FilledBody} of a LIST's `body` (`apimachinery/list-items.ts`): its head, each item
  * (`open`, its bytes, `close`, commas between) and its tail, each item's bytes copied from where
- * they are stored (`ListItems.locate`: no view per item; the total length is summed the same way).
+ * they are stored (`ListItems.locate`: no view per item; the total length is summed the same way)
+ * when its batch is filled: a store entry's bytes stay the same for as long as the entry is held
+ * (compaction copies them elsewhere; no slab space is reused).
  */
 export function itemsBody(body: ItemsBody): FilledBody {
   const { head, items, open, close, tail } = body;
