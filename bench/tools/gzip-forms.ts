@@ -18,6 +18,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { bufferItems } from '../../src/apimachinery/list-items.ts';
 import type { UpstreamObject } from '../../src/apimachinery/object.ts';
 import { encodeList } from '../../src/cache/encoding.ts';
 import { Store, type StoreEntry } from '../../src/cache/store.ts';
@@ -113,9 +114,14 @@ const member = (e: StoreEntry): Buffer => {
   return m;
 };
 
+/** The JSON LIST of `entries` as chunks: its head, each item's view with commas between, its tail. */
 function body(entries: StoreEntry[]): Buffer[] {
-  return encodeList(PODS, { resourceVersion: '99999', items: entries.map((e) => e.listItem) });
+  const items = entries.map((e) => e.listItem);
+  const { head, tail } = encodeList(PODS, { resourceVersion: '99999', items: bufferItems(items) });
+  return [head, ...items.flatMap((b, i) => (i > 0 ? [COMMA, b] : [b])), tail];
 }
+
+const COMMA = Buffer.from(',');
 
 function writeIdentity(res: ServerResponse, chunks: Buffer[]): void {
   let len = 0;

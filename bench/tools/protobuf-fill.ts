@@ -22,7 +22,7 @@ import type { UpstreamObject } from '../../src/apimachinery/object.ts';
 import { everythingFields, everythingLabels } from '../../src/apimachinery/selectors.ts';
 import { cacheCodec } from '../../src/cache/codec.ts';
 import { WatchCache } from '../../src/cache/watch-cache.ts';
-import { BATCH_BYTES, chunksBody, type FilledBody } from '../../src/server/filled-body.ts';
+import { BATCH_BYTES, type FilledBody, itemsBody } from '../../src/server/filled-body.ts';
 import { answerEncoding, protobufGet, protobufList } from '../../src/server/protobuf-answers.ts';
 import { FakeClock } from '../../test/support/fake-clock.ts';
 import { resourceInfo } from '../../test/support/resource-info.ts';
@@ -68,7 +68,7 @@ if (existsSync(pbFile)) {
   if (!Buffer.concat(kept).equals(want)) throw new Error(`protobuf LIST differs from ${pbFile}`);
   console.log(`protobuf LIST equals ${pbFile} (${want.length} bytes)`);
 }
-const jsonBytes = drain(chunksBody(cacheCodec.encodeList(PODS, page())));
+const jsonBytes = drain(itemsBody(cacheCodec.encodeList(PODS, page())));
 
 const entry =
   cache.get('bench-001', 'pod-000001') ??
@@ -85,7 +85,7 @@ const forms: Record<string, () => void> = {
     sink += drain(protobufList(PODS, page()));
   },
   'LIST JSON': () => {
-    sink += drain(chunksBody(cacheCodec.encodeList(PODS, page())));
+    sink += drain(itemsBody(cacheCodec.encodeList(PODS, page())));
   },
   'GET protobuf': () => {
     for (let i = 0; i < GETS; i++) {

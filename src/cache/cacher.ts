@@ -26,6 +26,7 @@ import {
   Watcher,
 } from './cache-watcher.ts';
 import type { BookmarkLines, ListResult } from './encoding.ts';
+import { EntryItems } from './entry-items.ts';
 import type { History, HistoryEvent } from './history.ts';
 import type { ParkedWatchers } from './parked-watchers.ts';
 import type { Ready } from './ready.ts';
@@ -60,8 +61,8 @@ export interface ListRequest {
    */
   continueFrom?: ContinueToken;
   /**
-   * A PartialObjectMetadataList read (issue 15): `items` then hold each object's `metadata`
-   * value (views of the stored bytes) for `encodeMetadataList`, not the objects.
+   * A PartialObjectMetadataList read (issue 15): `items` then address each object's `metadata`
+   * value in the stored bytes for `encodeMetadataList`, not the objects.
    */
   metadata?: MetadataVersion;
 }
@@ -263,7 +264,7 @@ export class Cacher {
       picked = snapshotAt(window, rv, { namespace: ns, fieldSelector: q.fieldSelector, wanted });
     }
     const from = start !== undefined ? firstFrom(picked, rel, start) : 0;
-    const result: ListResult = { resourceVersion: String(rv), items: [] };
+    const result: ListResult = { resourceVersion: String(rv), items: new EntryItems([], false) };
     let end = picked.length;
     if (limit > 0 && end - from === limit && shard !== undefined) {
       // A page filled exactly by a sharded read: the apiserver's cacher continues when objects it
@@ -293,7 +294,7 @@ export class Cacher {
     }
     const entries = picked.slice(from, end);
     result.entries = entries;
-    result.items = entries.map(q.metadata ? (e) => e.metadata : (e) => e.listItem);
+    result.items = new EntryItems(entries, q.metadata !== undefined);
     if (shard) result.shardInfo = shard.string;
     return result;
   }

@@ -6,6 +6,7 @@
 import type { MetadataVersion } from '../apimachinery/accept.ts';
 import { decodeContinue } from '../apimachinery/continue-token.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import type { ItemsBody } from '../apimachinery/list-items.ts';
 import { parseFieldSelector, parseLabelSelector } from '../apimachinery/selectors.ts';
 import { encodeList, type ListResult } from './encoding.ts';
 import { encodeMetadataList } from './metadata-view.ts';
@@ -14,7 +15,7 @@ export const cacheCodec = {
   parseLabelSelector,
   parseFieldSelector,
   /** Objects (`encodeList`), or with `metadata` the PartialObjectMetadataList (`encodeMetadataList`). */
-  encodeList: (resource: ResourceInfo, r: ListResult, metadata?: MetadataVersion): Buffer[] =>
+  encodeList: (resource: ResourceInfo, r: ListResult, metadata?: MetadataVersion): ItemsBody =>
     metadata === undefined ? encodeList(resource, r) : encodeMetadataList(metadata, r),
   decodeContinue,
 };

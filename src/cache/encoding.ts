@@ -10,6 +10,7 @@
 import type { MetadataVersion } from '../apimachinery/accept.ts';
 import { goJSON } from '../apimachinery/go-json.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import type { ItemsBody, ListItems } from '../apimachinery/list-items.ts';
 import { eventLine } from '../apimachinery/watch-event.ts';
 import { metadataLine } from './metadata-view.ts';
 
@@ -262,8 +263,11 @@ export function typeMetaPrefix(resource: ResourceInfo): Buffer {
 export interface ListResult {
   /** The list's `metadata.resourceVersion` (decimal). */
   resourceVersion: string;
-  /** Items as {@link listItemBytes} shapes them, in key order (`namespace/name`) like etcd and the btree cache. */
-  items: Buffer[];
+  /**
+   * Items as {@link listItemBytes} shapes them (or a metadata read's `metadata` values), in key
+   * order (`namespace/name`) like etcd and the btree cache, addressed where they are stored.
+   */
+  items: ListItems;
   /**
    * The stored entries the items were read from, in the same order: identity keys for caches of
    * what is derived from one object version (the Table rows of `server/serve-table.ts`).
@@ -280,39 +284,34 @@ export interface ListResult {
   shardInfo?: string;
 }
 
-const COMMA = Buffer.from(',');
+const EMPTY = Buffer.alloc(0);
 
 /**
- * The LIST response body as chunks: `{"kind":"PodList","apiVersion":"v1","metadata":
+ * The LIST response body: `{"kind":"PodList","apiVersion":"v1","metadata":
  * {"resourceVersion":"N"},"items":[…]}\n` for built-in kinds; custom resources (unstructured)
  * as `{"apiVersion":…,"items":[…],"kind":"WidgetList","metadata":{"continue":"","resourceVersion":"N"}}\n`.
- * Chunks share the item Buffers (no copy); write them in order.
+ * The items are written from where they are (`ItemsBody`: no copy or view made here).
  */
-export function encodeList(resource: ResourceInfo, r: ListResult): Buffer[] {
-  const chunks: Buffer[] = [];
+export function encodeList(resource: ResourceInfo, r: ListResult): ItemsBody {
   const rv = JSON.stringify(r.resourceVersion);
   const cont = JSON.stringify(r.continue ?? '');
   const remaining = r.remainingItemCount !== undefined ? `,"remainingItemCount":${r.remainingItemCount}` : '';
+  let head: Buffer;
+  let tail: Buffer;
   if (resource.builtIn) {
     const shard = r.shardInfo !== undefined ? `,"shardInfo":{"selector":${goJSON(r.shardInfo)}}` : '';
     const meta = `"resourceVersion":${rv}${r.continue ? `,"continue":${cont}` : ''}${remaining}${shard}`;
-    chunks.push(
-      Buffer.from(
-        `{"kind":${JSON.stringify(resource.listKind)},"apiVersion":${JSON.stringify(resource.apiVersion)},"metadata":{${meta}},"items":[`,
-      ),
+    head = Buffer.from(
+      `{"kind":${JSON.stringify(resource.listKind)},"apiVersion":${JSON.stringify(resource.apiVersion)},"metadata":{${meta}},"items":[`,
     );
+    tail = LIST_END;
   } else {
-    chunks.push(Buffer.from(`{"apiVersion":${JSON.stringify(resource.apiVersion)},"items":[`));
-  }
-  r.items.forEach((item, i) => {
-    if (i > 0) chunks.push(COMMA);
-    chunks.push(item);
-  });
-  if (resource.builtIn) chunks.push(Buffer.from(']}\n'));
-  else {
+    head = Buffer.from(`{"apiVersion":${JSON.stringify(resource.apiVersion)},"items":[`);
     // Unstructured lists: keys sorted, `continue` always present.
     const meta = `"continue":${cont}${remaining},"resourceVersion":${rv}`;
-    chunks.push(Buffer.from(`],"kind":${JSON.stringify(resource.listKind)},"metadata":{${meta}}}\n`));
+    tail = Buffer.from(`],"kind":${JSON.stringify(resource.listKind)},"metadata":{${meta}}}\n`);
   }
-  return chunks;
+  return { head, items: r.items, open: EMPTY, close: EMPTY, tail };
 }
+
+const LIST_END = Buffer.from(']}\n');

@@ -10,6 +10,7 @@
  */
 import type { MetadataVersion } from '../apimachinery/accept.ts';
 import { topLevelValueSpan } from '../apimachinery/json-span.ts';
+import type { ItemsBody, ListItems } from '../apimachinery/list-items.ts';
 import { eventLine, type WatchEventType } from '../apimachinery/watch-event.ts';
 
 const HEADS: Record<MetadataVersion, Buffer> = {
@@ -21,7 +22,6 @@ export const OBJECT_END = Buffer.from('}');
 /** Closes it as a GET answer (Go `json.Encoder.Encode` ends with a newline). */
 export const GET_END = Buffer.from('}\n');
 const EMPTY_META = Buffer.from('{}');
-const COMMA = Buffer.from(',');
 
 /** `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/<v>","metadata":` (one Buffer per version). */
 export function metadataHead(version: MetadataVersion): Buffer {
@@ -56,28 +56,23 @@ export function metadataLine(type: WatchEventType, version: MetadataVersion, obj
 }
 
 /**
- * The PartialObjectMetadataList body as chunks: `{"kind":"PartialObjectMetadataList",
+ * The PartialObjectMetadataList body: `{"kind":"PartialObjectMetadataList",
  * "apiVersion":"meta.k8s.io/<v>","metadata":{"resourceVersion":N[,"continue":…]
  * [,"remainingItemCount":…]},"items":[…]}\n` (typed ListMeta order, for built-in and custom
- * resources alike). `r.items` are the items' `metadata` values (views of the stored bytes).
+ * resources alike). `r.items` are the items' `metadata` values, each written wrapped as a
+ * PartialObjectMetadata from where it is stored (`ItemsBody`).
  */
 export function encodeMetadataList(
   version: MetadataVersion,
-  r: { resourceVersion: string; items: readonly Buffer[]; continue?: string; remainingItemCount?: number },
-): Buffer[] {
+  r: { resourceVersion: string; items: ListItems; continue?: string; remainingItemCount?: number },
+): ItemsBody {
   const rv = JSON.stringify(r.resourceVersion);
   const cont = r.continue ? `,"continue":${JSON.stringify(r.continue)}` : '';
   const remaining = r.remainingItemCount !== undefined ? `,"remainingItemCount":${r.remainingItemCount}` : '';
-  const chunks: Buffer[] = [
-    Buffer.from(
-      `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/${version}","metadata":{"resourceVersion":${rv}${cont}${remaining}},"items":[`,
-    ),
-  ];
-  const head = HEADS[version];
-  r.items.forEach((metadata, i) => {
-    if (i > 0) chunks.push(COMMA);
-    chunks.push(head, metadata, OBJECT_END);
-  });
-  chunks.push(Buffer.from(']}\n'));
-  return chunks;
+  const head = Buffer.from(
+    `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/${version}","metadata":{"resourceVersion":${rv}${cont}${remaining}},"items":[`,
+  );
+  return { head, items: r.items, open: HEADS[version], close: OBJECT_END, tail: LIST_END };
 }
+
+const LIST_END = Buffer.from(']}\n');

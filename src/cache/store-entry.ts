@@ -7,8 +7,8 @@ import type { FieldReader, FieldSelector } from '../apimachinery/field-selector.
 import { type FieldSet, selectableFields } from '../apimachinery/field-sets.ts';
 import { topLevelValueSpan } from '../apimachinery/json-span.ts';
 import type { LabelSelector } from '../apimachinery/label-selector.ts';
+import type { ByteRef } from '../apimachinery/list-items.ts';
 import type { KubeObject, ObjectMeta, UpstreamObject } from '../apimachinery/object.ts';
-import type { KeptRef } from '../apimachinery/protobuf/spliced.ts';
 import { eventChunks, LINE_SOURCE, type SourcedChunks } from '../apimachinery/watch-event.ts';
 import { ResourceVersionError } from '../util/errors.ts';
 import { listItemBytes, listItemPrefix } from './encoding.ts';
@@ -51,6 +51,9 @@ const KEPT_SLOTS = 8;
 const KEPT_INLINE_LENGTH = 2 ** 28;
 const KEPT_OFFSET = KEPT_INLINE_LENGTH * KEPT_SLOTS;
 
+/** The `metadata` of an object without one (read, never written). */
+const NO_METADATA = Buffer.from('{}');
+
 /** Spans past these are not kept (found again on each use; not seen: metadata comes first). */
 const META_START_LIMIT = 256;
 const META_END_LIMIT = 1 << 20;
@@ -61,15 +64,16 @@ const META_END_LIMIT = 1 << 20;
  * besides its contents). For a built-in kind whose upstream bytes start with
  * `{"kind":K,"apiVersion":V,` (what the apiserver writes) the stored bytes are the object as a
  * LIST item, `{` + the rest, and the TypeMeta prefix is shared per resource; a GET answer and a
- * watch event are written from that prefix plus a view of the stored bytes, a LIST writes views
- * of the stored bytes (no copy per item, none built on first use). Custom resources keep their
+ * watch event are written from that prefix plus a view of the stored bytes, a LIST copies the
+ * stored bytes from where they are ({@link listItemAt}: no view or copy per item, none built on
+ * first use). Custom resources keep their
  * bytes whole (their list items carry kind and apiVersion). What the cache reads of the parsed
  * object is kept as fields (name, namespace, RV, labels and the selectable fields besides name
  * and namespace — both shared with equal recent sets); the uid is read from the bytes when
  * asked. Immutable once created, except that the store may move its bytes to another slab
  * (compaction: same bytes, views already handed out stay valid). Satisfies
  * {@link UpstreamObject} for the reflector's `compact` (its `raw` then is a copy: the hot paths
- * use {@link wire} and {@link listItem}).
+ * use {@link wire} and {@link listItemAt}).
  */
 export class StoreEntry implements UpstreamObject, FieldReader {
   /** "" for cluster-scoped objects. */
@@ -207,11 +211,31 @@ export class StoreEntry implements UpstreamObject, FieldReader {
   /**
    * Bytes as an item of a LIST answer (see `listItemBytes`): a view of the stored bytes (for a
    * built-in object whose bytes did not start with the TypeMeta prefix, not seen with real
-   * apiservers, re-encoded on each call and not kept).
+   * apiservers, re-encoded on each call and not kept). A LIST reads {@link listItemAt}.
    */
   get listItem(): Buffer {
-    if (this.#meta & STRIPPED || !this.#ctx.resource.builtIn) return this.#bytes;
-    return listItemBytes(this.#ctx.resource, this.#bytes);
+    const ref: ByteRef = { buf: this.#slab.buf, start: 0, end: 0 };
+    this.listItemAt(ref);
+    return ref.buf.subarray(ref.start, ref.end);
+  }
+
+  /**
+   * Where {@link listItem}'s bytes are, without a view (a LIST reads 100,000s: a view each was
+   * ~15 MiB of old-space garbage per LIST of 100,000, issue 32): sets `ref` to the slab's buffer
+   * and the item's `[start, end)` in it (a re-encoded item: its own Buffer). Valid as a view's
+   * would be (compaction copies the bytes elsewhere; no slab space is reused).
+   */
+  listItemAt(ref: ByteRef): void {
+    if (this.#meta & STRIPPED || !this.#ctx.resource.builtIn) {
+      ref.buf = this.#slab.buf;
+      ref.start = this.#offset;
+      ref.end = this.#offset + this.#length;
+      return;
+    }
+    const b = listItemBytes(this.#ctx.resource, this.#bytes);
+    ref.buf = b;
+    ref.start = 0;
+    ref.end = b.length;
   }
 
   /**
@@ -230,9 +254,17 @@ export class StoreEntry implements UpstreamObject, FieldReader {
 
   /**
    * The object's top-level `metadata` value: a view of the stored bytes (its span found by a
-   * JSON scan on first use and kept packed in one number; `{}` when absent).
+   * JSON scan on first use and kept packed in one number; `{}` when absent). A metadata LIST
+   * reads {@link metadataAt}.
    */
   get metadata(): Buffer {
+    const ref: ByteRef = { buf: this.#slab.buf, start: 0, end: 0 };
+    this.metadataAt(ref);
+    return ref.buf.subarray(ref.start, ref.end);
+  }
+
+  /** Where {@link metadata}'s bytes are, without a view (as {@link listItemAt}). */
+  metadataAt(ref: ByteRef): void {
     let start: number;
     let end: number;
     const m = this.#meta;
@@ -244,9 +276,15 @@ export class StoreEntry implements UpstreamObject, FieldReader {
       if (start < META_START_LIMIT && end < META_END_LIMIT)
         this.#meta = (m % META_KNOWN) + META_KNOWN + start * META_START + end * META_END;
     }
-    return end > start
-      ? this.#slab.buf.subarray(this.#offset + start, this.#offset + end)
-      : Buffer.from('{}');
+    if (end > start) {
+      ref.buf = this.#slab.buf;
+      ref.start = this.#offset + start;
+      ref.end = this.#offset + end;
+    } else {
+      ref.buf = NO_METADATA;
+      ref.start = 0;
+      ref.end = NO_METADATA.length;
+    }
   }
 
   /** The object as a PartialObjectMetadata GET answer (`meta.k8s.io/<version>`), as chunks. */
@@ -286,7 +324,7 @@ export class StoreEntry implements UpstreamObject, FieldReader {
    * The bytes stay valid as a view's would (compaction copies them elsewhere, the old slab
    * keeps them while referenced).
    */
-  keptAt(slot: number, ref: KeptRef): boolean {
+  keptAt(slot: number, ref: ByteRef): boolean {
     const kept = this.#kept;
     if (kept instanceof Slab) {
       const at = this.#keptAt;

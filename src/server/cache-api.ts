@@ -8,6 +8,7 @@
 import type { Readable } from 'node:stream';
 import type { MetadataVersion } from '../apimachinery/accept.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import type { ItemsBody, ListItems } from '../apimachinery/list-items.ts';
 import type { ShardSelector } from '../apimachinery/shard-selector.ts';
 
 /** A parsed label selector; opaque to the server. */
@@ -33,7 +34,8 @@ export interface ContinueFrom {
 /** One LIST answer: items, and for a page the token continuing it. */
 export interface ListPage {
   resourceVersion: string;
-  items: Buffer[];
+  /** Its items, addressed where they are stored (no Buffer per item: `ListItems.locate`). */
+  items: ListItems;
   /** Optional: the cached objects the items were read from (same order): identity keys for per-object caches. */
   entries?: readonly object[];
   continue?: string;
@@ -123,10 +125,10 @@ export interface CacheCodec {
   /** undefined = the cache cannot evaluate it (unknown field): pass upstream. @throws StatusError 400 */
   parseFieldSelector(s: string, resource: ResourceInfo): FieldSelector | undefined;
   /**
-   * LIST body chunks (`{"kind":"PodList",…,"items":[…]}`); with `metadata`, the
+   * The LIST body (`{"kind":"PodList",…,"items":[…]}`) around its items; with `metadata`, the
    * PartialObjectMetadataList of a `metadata` read's page (its items: `metadata` values).
    */
-  encodeList(resource: ResourceInfo, r: ListPage, metadata?: MetadataVersion): Buffer[];
+  encodeList(resource: ResourceInfo, r: ListPage, metadata?: MetadataVersion): ItemsBody;
   /**
    * Decodes a `continue` token as the apiserver does (tokens are interchangeable with its own).
    * undefined = malformed in a way only the apiserver words exactly: pass upstream.

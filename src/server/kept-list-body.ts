@@ -11,14 +11,29 @@ import type { FilledBody } from './filled-body.ts';
 
 /**
  * A LIST's kept items: item `i`'s kept bytes are `bufs[i][starts[i], ends[i])` (a slab's buffer,
- * or a Buffer of their own), its JSON `jsons[i]`, its message `lengths[i]` bytes long.
+ * or a Buffer of their own), the JSON its spans point into starts at `jsonStarts[i]` of
+ * `jsonBufs[i]` (the entry's stored LIST item in its slab), its message is `lengths[i]` bytes
+ * long. Offsets in typed arrays, buffers shared: no object per item.
  */
 export interface KeptList {
   bufs: Buffer[];
-  starts: number[];
-  ends: number[];
-  jsons: Buffer[];
-  lengths: number[];
+  starts: Uint32Array;
+  ends: Uint32Array;
+  jsonBufs: Buffer[];
+  jsonStarts: Uint32Array;
+  lengths: Uint32Array;
+}
+
+/** A {@link KeptList} of `n` items, to be filled in. */
+export function keptList(n: number): KeptList {
+  return {
+    bufs: new Array<Buffer>(n),
+    starts: new Uint32Array(n),
+    ends: new Uint32Array(n),
+    jsonBufs: new Array<Buffer>(n),
+    jsonStarts: new Uint32Array(n),
+    lengths: new Uint32Array(n),
+  };
 }
 
 /**
@@ -27,7 +42,7 @@ export interface KeptList {
  * end by its range (`copyKept`).
  */
 export function keptListBody(head: Buffer, list: KeptList, tail: Buffer): FilledBody {
-  const { bufs, starts, ends, jsons, lengths } = list;
+  const { bufs, starts, ends, jsonBufs, jsonStarts, lengths } = list;
   const count = bufs.length;
   let length = head.length + tail.length;
   for (let i = 0; i < count; i++) length += lengths[i]!;
@@ -54,12 +69,20 @@ export function keptListBody(head: Buffer, list: KeptList, tail: Buffer): Filled
         }
         const len = lengths[i]!;
         if (off === 0 && room - at >= len) {
-          at = copyWholeKeptAt(bufs[i]!, starts[i]!, ends[i]!, jsons[i]!, into, at);
+          at = copyWholeKeptAt(bufs[i]!, starts[i]!, ends[i]!, jsonBufs[i]!, into, at, jsonStarts[i]!);
           i++;
           continue;
         }
         const end = Math.min(len, off + room - at);
-        at = copyKept(bufs[i]!.subarray(starts[i]!, ends[i]!), jsons[i]!, off, end, into, at);
+        at = copyKept(
+          bufs[i]!.subarray(starts[i]!, ends[i]!),
+          jsonBufs[i]!,
+          off,
+          end,
+          into,
+          at,
+          jsonStarts[i]!,
+        );
         off = end;
         if (off === len) {
           i++;

@@ -13,6 +13,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { cacheForm, type MetadataVersion, protobufForm } from '../apimachinery/accept.ts';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
+import { type ByteRef, itemView, itemViews } from '../apimachinery/list-items.ts';
 import { CannotEncode, encodeFromText } from '../apimachinery/protobuf/encode-object.ts';
 import {
   encodeParsed,
@@ -30,7 +31,6 @@ import { kindSpec, mayHoldRawJSON, schemaMatches } from '../apimachinery/protobu
 import {
   copyKept,
   fieldPrefixLength,
-  type KeptRef,
   keptLength,
   keptLengthAt,
   keptMessage,
@@ -39,7 +39,7 @@ import { lineSource, type WireLine } from '../apimachinery/watch-event.ts';
 import { allocTransient } from '../util/buffer-pool.ts';
 import type { ListPage } from './cache-api.ts';
 import { chunksBody, type FilledBody } from './filled-body.ts';
-import { type KeptList, keptListBody } from './kept-list-body.ts';
+import { keptList, keptListBody } from './kept-list-body.ts';
 
 /** How a cache read is answered: its encoding, and the PartialObjectMetadata version asked for, if any. */
 export interface AnswerEncoding {
@@ -117,8 +117,10 @@ function typeOf(resource: ResourceInfo): string {
 export interface KeepingEntry {
   readonly listItem: Buffer;
   kept(slot: number): Buffer | undefined;
+  /** Where {@link listItem}'s bytes are, without a view (`StoreEntry.listItemAt`). */
+  listItemAt?(ref: ByteRef): void;
   /** Where the slot's kept bytes are, without a view (`StoreEntry.keptAt`); false when none. */
-  keptAt?(slot: number, ref: KeptRef): boolean;
+  keptAt?(slot: number, ref: ByteRef): boolean;
   keep(slot: number, bytes: Uint8Array): Buffer;
 }
 
@@ -135,8 +137,16 @@ function keeping(key: object | undefined): KeepingEntry | undefined {
 
 const NO_JSON = Buffer.alloc(0);
 
-/** Scratch for `keptAt` (one LIST is set up at a time: synchronously). */
-const keptRef: KeptRef = { buf: NO_JSON, start: 0, end: 0 };
+/** Scratch for `keptAt` and for the JSON of a LIST's item (one LIST is set up at a time: synchronously). */
+const keptRef: ByteRef = { buf: NO_JSON, start: 0, end: 0 };
+const jsonRef: ByteRef = { buf: NO_JSON, start: 0, end: 0 };
+
+/** Sets `ref` to the whole of `b`. */
+function setRef(ref: ByteRef, b: Buffer): void {
+  ref.buf = b;
+  ref.start = 0;
+  ref.end = b.length;
+}
 
 let messageEncodes = 0;
 
@@ -261,13 +271,14 @@ function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataV
   const apiVersion = metadata === undefined ? resource.apiVersion : `meta.k8s.io/${metadata}`;
   const kind = metadata === undefined ? `${resource.kind}List` : 'PartialObjectMetadataList';
   const { items, entries } = page;
+  const n = items.length;
   if (metadata === 'v1beta1') {
     // v1beta1's PartialObjectMetadataList numbers its fields the other way round (items 1,
     // metadata 2): the kept item fields, renumbered (`listAnswerItemsFirst`). Metadata items
     // are small: each is copied whole.
-    const fields = new Array<Buffer>(items.length);
-    for (let i = 0; i < items.length; i++) {
-      const b = items[i]!;
+    const fields = new Array<Buffer>(n);
+    for (let i = 0; i < n; i++) {
+      const b = itemView(items, i);
       fields[i] = keptMessage(
         ...listItem(entries?.[i], type, metadata, () => b.utf8Slice(0, b.length), true),
       );
@@ -275,61 +286,52 @@ function encodeList(resource: ResourceInfo, page: ListPage, metadata?: MetadataV
     return chunksBody(listAnswerItemsFirst(apiVersion, kind, meta, fields));
   }
   if (entries) {
-    const n = items.length;
-    const list: KeptList = {
-      bufs: new Array<Buffer>(n),
-      starts: new Array<number>(n),
-      ends: new Array<number>(n),
-      jsons: new Array<Buffer>(n),
-      lengths: new Array<number>(n),
-    };
+    const list = keptList(n);
     let itemBytes = 0;
     const slot = metadata === undefined ? OBJECT_SLOT : PARTIAL_SLOT;
     const ref = keptRef;
+    const json = jsonRef;
     for (let i = 0; i < n; i++) {
-      const b = items[i]!;
       const entry = entries[i] as Partial<KeepingEntry> | undefined;
-      // An object LIST's items are the entries' list items: the JSON the spans point into.
-      if (entry?.keptAt?.(slot, ref) === true) {
-        // Kept already (every LIST after the first): where it is, no view, closure or tuple.
-        list.bufs[i] = ref.buf;
-        list.starts[i] = ref.start;
-        list.ends[i] = ref.end;
-        list.jsons[i] = metadata ? entry.listItem! : b;
-        itemBytes += list.lengths[i] = keptLengthAt(ref.buf, ref.start, ref.end);
-        continue;
+      // The JSON the spans point into, where it is: an object LIST's item, or (a metadata
+      // LIST's items are `metadata` values) the entry's LIST item.
+      if (!metadata) items.locate(i, json);
+      else if (entry?.listItemAt) entry.listItemAt(json);
+      else setRef(json, entry?.listItem ?? NO_JSON);
+      // Kept already (every LIST after the first): where it is, no view, closure or tuple.
+      if (entry?.keptAt?.(slot, ref) !== true) {
+        // Not yet (the first protobuf LIST): encoded and kept, then addressed in the slab as
+        // above, so the view `k` dies young instead of living until the LIST is written.
+        const b = itemView(items, i);
+        const [k, j] = listItem(
+          entry,
+          type,
+          metadata,
+          () => b.utf8Slice(0, b.length),
+          true,
+          metadata ? undefined : b,
+        );
+        if (entry?.keptAt?.(slot, ref) !== true) {
+          // Not kept (not a store entry, or a released one): its own bytes and JSON.
+          setRef(ref, k);
+          setRef(json, j);
+        }
       }
-      const [k, json] = listItem(
-        entry,
-        type,
-        metadata,
-        () => b.utf8Slice(0, b.length),
-        true,
-        metadata ? undefined : b,
-      );
-      if (entry?.keptAt?.(slot, ref) === true) {
-        // Kept now (the first protobuf LIST): addressed in the slab as above, so the view `k`
-        // dies young instead of living (and being promoted) until the whole LIST is written.
-        list.bufs[i] = ref.buf;
-        list.starts[i] = ref.start;
-        list.ends[i] = ref.end;
-        list.jsons[i] = json;
-        itemBytes += list.lengths[i] = keptLengthAt(ref.buf, ref.start, ref.end);
-        continue;
-      }
-      list.bufs[i] = k;
-      list.starts[i] = 0;
-      list.ends[i] = k.length;
-      list.jsons[i] = json;
-      itemBytes += list.lengths[i] = keptLength(k);
+      list.bufs[i] = ref.buf;
+      list.starts[i] = ref.start;
+      list.ends[i] = ref.end;
+      list.jsonBufs[i] = json.buf;
+      list.jsonStarts[i] = json.start;
+      itemBytes += list.lengths[i] = keptLengthAt(ref.buf, ref.start, ref.end);
     }
     const [head, tail] = listAnswerFrame(apiVersion, kind, meta, itemBytes);
     return keptListBody(head, list, tail);
   }
+  const bufs = itemViews(items);
   return chunksBody(
     metadata === undefined
-      ? [listAnswer(apiVersion, kind, meta, type, items)]
-      : [listAnswer(apiVersion, kind, meta, PARTIAL, items, partialOf)],
+      ? [listAnswer(apiVersion, kind, meta, type, bufs)]
+      : [listAnswer(apiVersion, kind, meta, PARTIAL, bufs, partialOf)],
   );
 }
 

@@ -6,13 +6,14 @@
  * (nothing has been written to the response then), undefined when it answered.
  */
 import type { ServerResponse } from 'node:http';
+import { type ItemsBody, itemsBodyChunks } from '../apimachinery/list-items.ts';
 import { CannotEncode } from '../apimachinery/protobuf/encode-object.ts';
 import { isScoped } from '../apimachinery/resource-scope.ts';
 import { notFound, StatusError } from '../apimachinery/status.ts';
 import type { ListPage, ServedCache } from './cache-api.ts';
 import { acceptsGzip, GZIP_THRESHOLD_BYTES, writeGzip } from './compress.ts';
 import { getRead, indentedJson, listRead } from './delegate.ts';
-import { chunksBody, type FilledBody, writeFilled } from './filled-body.ts';
+import { chunksBody, type FilledBody, itemsBody, writeFilled } from './filled-body.ts';
 import { indentedBody } from './indented-body.ts';
 import {
   answerEncoding,
@@ -31,14 +32,16 @@ import { shardRead } from './shard-support.ts';
 const CORKED_CHUNKS = 16;
 
 /**
- * A 200 answer of `chunks` (or a {@link FilledBody}: a protobuf LIST copied from its kept
- * pieces): gzip-compressed like the apiserver's (`compress.ts`) when `--response-compression=gzip`,
+ * A 200 answer of `chunks` (or a {@link FilledBody}: a LIST copied from its items where the store
+ * keeps them, a protobuf LIST from its kept pieces): gzip-compressed like the apiserver's (`compress.ts`) when `--response-compression=gzip`,
  * the client accepts gzip and the body exceeds 128 KiB; else identity with its length, a few
  * chunks as one corked writev, more (a LIST's items) copied into two reused batch buffers
  * (`filled-body.ts`). A corked writev of 20,000 item views cost more CPU than copying the bytes
  * (Node's write path per chunk) and more RSS (a loopback test of eight 54 MB LISTs: 444 against
  * 317 ms of CPU, 141 against 126 MiB of RSS after a GC; the buffered write requests and views are
- * promoted to V8's old space): issue 32's memory goal.
+ * promoted to V8's old space): issue 32's memory goal. A LIST of more than a few items has no
+ * view per item at all (`listBody`): the views, ~15 MiB of old space per 100,000 items and LIST
+ * until a major GC, were most of the RSS a LIST left behind.
  */
 function writeChunks(
   res: ServerResponse,
@@ -67,6 +70,16 @@ function writeChunks(
   res.uncork();
   res.end();
   return undefined;
+}
+
+/**
+ * A LIST body to write: a few items as chunks (views of them, written corked by
+ * {@link writeChunks}), more copied from where they are stored (`itemsBody`: no view per item);
+ * indented ({@link jsonBody}) from views of its items, the rare case that takes them.
+ */
+function listBody(body: ItemsBody, res: ServerResponse): readonly Buffer[] | FilledBody {
+  if (indentedJson(res.req.url, res.req.headers)) return indentedBody(itemsBodyChunks(body));
+  return body.items.length <= CORKED_CHUNKS ? itemsBodyChunks(body) : itemsBody(body);
 }
 
 /**
@@ -122,9 +135,13 @@ export const serveList: CacheHandler = async (cache, info, query, res, ctx, sign
   if (table === 'table-printer') return table;
   const body = table
     ? printedTable(() => tableList(cache, result, table, ctx.clock.now()), res, cache.resource, ctx)
-    : ctx.codec.encodeList(cache.resource, result, metadata);
+    : undefined;
   // No body: a printer failed and its error was answered.
-  if (body) await writeChunks(res, cache, jsonBody(body, res), ctx);
+  if (table && !body) return undefined;
+  const items = body
+    ? jsonBody(body, res)
+    : listBody(ctx.codec.encodeList(cache.resource, result, metadata), res);
+  await writeChunks(res, cache, items, ctx);
   return undefined;
 };
 

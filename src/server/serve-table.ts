@@ -9,6 +9,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ResourceInfo } from '../apimachinery/gvr.ts';
 import { topLevelValueSpan } from '../apimachinery/json-span.ts';
+import { itemView } from '../apimachinery/list-items.ts';
 import { StatusError, unknownError } from '../apimachinery/status.ts';
 import type { WireLine } from '../apimachinery/watch-event.ts';
 import { tablePrinter } from '../printers/registry.ts';
@@ -97,13 +98,18 @@ export function tableList(cache: ServedCache, page: ListPage, t: TableAsk, nowMs
   chunks.push(OPEN);
   // A printer that looks at the whole list (storage classes' effective default) sees the page's
   // items decoded; its rows are kept per what it took from the page.
-  const decoded = t.printer.page ? page.items.map((item) => decode(t.printer, item)) : undefined;
+  const items = page.items;
+  const decoded = t.printer.page
+    ? Array.from({ length: items.length }, (_, i) => decode(t.printer, itemView(items, i)))
+    : undefined;
   const pagePrinter = decoded ? t.printer.page?.(decoded) : undefined;
   const variant = pagePrinter ? `${t.include}/${t.version}/${pagePrinter.key}` : `${t.include}/${t.version}`;
-  page.items.forEach((item, i) => {
+  for (let i = 0; i < items.length; i++) {
     if (i > 0) chunks.push(COMMA);
-    const row = listRows.get(page.entries?.[i], t.printer, variant, nowMs, () =>
-      tableRow(
+    // The item's bytes are read (a view made) only for a row not printed this second.
+    const row = listRows.get(page.entries?.[i], t.printer, variant, nowMs, () => {
+      const item = itemView(items, i);
+      return tableRow(
         t.printer,
         item,
         typeMeta,
@@ -112,10 +118,10 @@ export function tableList(cache: ServedCache, page: ListPage, t: TableAsk, nowMs
         t.version,
         nowMs,
         pagePrinter?.row,
-      ),
-    );
+      );
+    });
     chunks.push(...row);
-  });
+  }
   chunks.push(END);
   return chunks;
 }

@@ -4,11 +4,13 @@
  * BOOKMARK) and resumed watches (including selector transitions) with exactly the bytes the
  * apiserver sends for the same request; and selector errors must carry the same messages.
  */
+
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { decodeContinue } from '../../src/apimachinery/continue-token.ts';
 import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
+import { itemsBodyChunks } from '../../src/apimachinery/list-items.ts';
 import type { KubeObject, UpstreamObject } from '../../src/apimachinery/object.ts';
 import {
   everythingFields,
@@ -196,9 +198,11 @@ describe('watch cache bytes equal the apiserver', () => {
     const list = await get(`${base}?resourceVersion=${rv}&resourceVersionMatch=Exact`);
     assert.equal(list.status, 200);
     const mine = Buffer.concat(
-      encodeList(
-        CONFIGMAPS,
-        cache.list({ namespace: ns, labelSelector: everythingLabels, fieldSelector: everythingFields }),
+      itemsBodyChunks(
+        encodeList(
+          CONFIGMAPS,
+          cache.list({ namespace: ns, labelSelector: everythingLabels, fieldSelector: everythingFields }),
+        ),
       ),
     );
     assert.equal(String(mine), String(list.body));
@@ -208,9 +212,11 @@ describe('watch cache bytes equal the apiserver', () => {
     );
     const web = parseLabelSelector('app=web');
     const mineWeb = Buffer.concat(
-      encodeList(
-        CONFIGMAPS,
-        cache.list({ namespace: ns, labelSelector: web, fieldSelector: everythingFields }),
+      itemsBodyChunks(
+        encodeList(
+          CONFIGMAPS,
+          cache.list({ namespace: ns, labelSelector: web, fieldSelector: everythingFields }),
+        ),
       ),
     );
     assert.equal(String(mineWeb), String(webList.body));
@@ -225,7 +231,7 @@ describe('watch cache bytes equal the apiserver', () => {
     });
     for (let i = 0; ; i++) {
       assert.equal(
-        String(Buffer.concat(encodeList(CONFIGMAPS, myPage))),
+        String(Buffer.concat(itemsBodyChunks(encodeList(CONFIGMAPS, myPage)))),
         String(directPage.body),
         `page ${i}`,
       );
@@ -294,7 +300,7 @@ describe('watch cache bytes equal the apiserver', () => {
         PODS,
         cache.list({ namespace: ns, labelSelector: everythingLabels, fieldSelector }),
       );
-      assert.equal(String(Buffer.concat(mine)), String(direct.body), sel);
+      assert.equal(String(Buffer.concat(itemsBodyChunks(mine))), String(direct.body), sel);
     }
   });
 
@@ -361,7 +367,7 @@ describe('watch cache bytes equal the apiserver', () => {
       WIDGETS,
       cache.list({ namespace: ns, labelSelector: everythingLabels, fieldSelector: everythingFields }),
     );
-    assert.equal(String(Buffer.concat(mine)), String(direct.body));
+    assert.equal(String(Buffer.concat(itemsBodyChunks(mine))), String(direct.body));
 
     // The CRD's watch cache starts at its creation: RV 1 is below its window. The apiserver
     // answers HTTP 200, one ERROR event, end; a cache whose window starts at the same RV must

@@ -3,9 +3,11 @@
  * LIST at its RV and a watch resumed from that RV with the apiserver's exact bytes, and a
  * watch started before the changes sees each of them once, in RV order.
  */
+
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
+import { itemsBodyChunks } from '../../src/apimachinery/list-items.ts';
 import { everythingFields, everythingLabels } from '../../src/apimachinery/selectors.ts';
 import { encodeList } from '../../src/cache/encoding.ts';
 import { WatchCache } from '../../src/cache/watch-cache.ts';
@@ -111,9 +113,11 @@ describe('reflector → watch cache against the real apiserver', () => {
     const base = `/api/v1/namespaces/${ns}/configmaps`;
     const at = c.resourceVersion();
     const mine = Buffer.concat(
-      encodeList(
-        c.resource,
-        c.list({ namespace: ns, labelSelector: everythingLabels, fieldSelector: everythingFields }),
+      itemsBodyChunks(
+        encodeList(
+          c.resource,
+          c.list({ namespace: ns, labelSelector: everythingLabels, fieldSelector: everythingFields }),
+        ),
       ),
     ).toString();
     assert.equal(mine, await get(`${base}?resourceVersion=${at}&resourceVersionMatch=Exact`));

@@ -3,10 +3,12 @@
  * so routes can be tested with `fastify.inject()` before/independently of `src/cache/`.
  * Label selectors: `k=v` terms joined by commas; field selectors: `metadata.name=x` only.
  */
+
 import { PassThrough, type Readable } from 'node:stream';
 import { MockAgent } from 'undici';
 import { decodeContinue } from '../../src/apimachinery/continue-token.ts';
 import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
+import { bufferItems } from '../../src/apimachinery/list-items.ts';
 import type { UpstreamObject } from '../../src/apimachinery/object.ts';
 import { badRequest, expired } from '../../src/apimachinery/status.ts';
 import { encodeMetadataList, GET_END, metadataHead, metadataOf } from '../../src/cache/metadata-view.ts';
@@ -94,7 +96,7 @@ export class FakeCache implements ServedCache {
         (o) => field['metadata.name'] === undefined || o.object.metadata.name === field['metadata.name'],
       )
       .map((o) => (q.metadata ? metadataOf(o.raw) : o.raw));
-    return { resourceVersion: String(q.exactRV ?? this.rv), items };
+    return { resourceVersion: String(q.exactRV ?? this.rv), items: bufferItems(items) };
   }
   get(namespace: string | undefined, name: string) {
     const o = this.objects.find(
@@ -142,13 +144,15 @@ export const fakeCodec: CacheCodec = {
   encodeList: (r, page, metadata) => {
     if (metadata) return encodeMetadataList(metadata, page);
     const { resourceVersion, items } = page;
-    return [
-      Buffer.from(
+    return {
+      head: Buffer.from(
         `{"kind":"${r.listKind}","apiVersion":"${r.apiVersion}","metadata":{"resourceVersion":"${resourceVersion}"},"items":[`,
       ),
-      Buffer.from(items.map((b) => b.toString()).join(',')),
-      Buffer.from(']}'),
-    ];
+      items,
+      open: Buffer.alloc(0),
+      close: Buffer.alloc(0),
+      tail: Buffer.from(']}'),
+    };
   },
   decodeContinue,
 };

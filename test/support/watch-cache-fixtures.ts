@@ -2,6 +2,7 @@
 
 import assert from 'node:assert/strict';
 import type { ResourceInfo } from '../../src/apimachinery/gvr.ts';
+import { itemViews, type ListItems } from '../../src/apimachinery/list-items.ts';
 import type { KubeObject, UpstreamObject } from '../../src/apimachinery/object.ts';
 import { everythingFields, everythingLabels } from '../../src/apimachinery/selectors.ts';
 import { StatusError } from '../../src/apimachinery/status.ts';
@@ -68,8 +69,8 @@ export function seeded(opts: Partial<WatchCacheOptions> = {}): { clock: FakeCloc
 }
 
 /** `namespace/name` of each LIST item. */
-export function names(items: Buffer[]): string[] {
-  return items.map((b) => {
+export function names(items: ListItems): string[] {
+  return itemViews(items).map((b) => {
     const o = JSON.parse(String(b)) as { metadata: { namespace: string; name: string } };
     return `${o.metadata.namespace}/${o.metadata.name}`;
   });

@@ -16,16 +16,6 @@
  * whenever the message is read.
  */
 
-/**
- * Where kept bytes are, without a view of them: `buf[start, end)` (a store slab's buffer, or a
- * Buffer of their own). Filled by `StoreEntry.keptAt` and read by a LIST's body.
- */
-export interface KeptRef {
-  buf: Buffer;
-  start: number;
-  end: number;
-}
-
 /** Strings shorter than this many UTF-8 bytes stay in the own bytes (a span costs 12 bytes and two copy calls). */
 export const MIN_SPAN_BYTES = 64;
 
@@ -101,8 +91,8 @@ export function keptLengthAt(buf: Buffer, start: number, end: number): number {
 }
 
 /**
- * Copies bytes `[from, to)` of the message kept as `k` (its JSON: `json`) into `target` at `at`;
- * returns `at` plus the bytes copied. `to` ≤ its {@link keptLength}.
+ * Copies bytes `[from, to)` of the message kept as `k` (its JSON: `json` from `jsonAt`) into
+ * `target` at `at`; returns `at` plus the bytes copied. `to` ≤ its {@link keptLength}.
  */
 export function copyKept(
   k: Buffer,
@@ -111,12 +101,13 @@ export function copyKept(
   to: number,
   target: Buffer,
   at: number,
+  jsonAt = 0,
 ): number {
   const n = spanCount(k);
   const ownLen = k.length - 4 - n * SPAN;
   if (n === 0) return at + k.copy(target, at, from, Math.min(to, ownLen));
   if (from === 0 && to === ownLen + keptSpanBytes(k, ownLen, n))
-    return copyWhole(k, json, n, ownLen, target, at);
+    return copyWhole(k, json, jsonAt, n, ownLen, target, at);
   // Walk the pieces: own[o, span.at) then the span's JSON bytes, …, then own's tail; `pos` is
   // the position in the message where the current piece starts.
   let pos = 0;
@@ -131,7 +122,7 @@ export function copyKept(
     pos += ownPiece;
     o = ownEnd;
     if (s === n) break;
-    const js = u32(k, rec + 4);
+    const js = jsonAt + u32(k, rec + 4);
     const len = u32(k, rec + 8);
     if (to <= pos) return at;
     if (from < pos + len)
@@ -149,13 +140,21 @@ function keptSpanBytes(k: Buffer, ownLen: number, n: number): number {
 }
 
 /** {@link copyKept} of the whole message: the pieces in turn, no range arithmetic. */
-function copyWhole(k: Buffer, json: Buffer, n: number, ownLen: number, target: Buffer, at: number): number {
+function copyWhole(
+  k: Buffer,
+  json: Buffer,
+  jsonAt: number,
+  n: number,
+  ownLen: number,
+  target: Buffer,
+  at: number,
+): number {
   let o = 0;
   for (let s = 0, rec = ownLen; s < n; s++, rec += SPAN) {
     const ownEnd = u32(k, rec);
     if (ownEnd > o) at += k.copy(target, at, o, ownEnd);
     o = ownEnd;
-    const js = u32(k, rec + 4);
+    const js = jsonAt + u32(k, rec + 4);
     at += json.copy(target, at, js, js + u32(k, rec + 8));
   }
   if (ownLen > o) at += k.copy(target, at, o, ownLen);
@@ -172,7 +171,10 @@ export function copyWholeKept(k: Buffer, json: Buffer, target: Buffer, at: numbe
   return copyWholeKeptAt(k, 0, k.length, json, target, at);
 }
 
-/** {@link copyWholeKept} of kept bytes `buf[start, end)` (no view of them needed). */
+/**
+ * {@link copyWholeKept} of kept bytes `buf[start, end)` and the JSON at `json[jsonAt, …)` (no
+ * view of either needed).
+ */
 export function copyWholeKeptAt(
   buf: Buffer,
   start: number,
@@ -180,6 +182,7 @@ export function copyWholeKeptAt(
   json: Buffer,
   target: Buffer,
   at: number,
+  jsonAt = 0,
 ): number {
   const last = end - 4;
   const ownEnd = last - u32(buf, last) * SPAN;
@@ -188,7 +191,7 @@ export function copyWholeKeptAt(
     const pieceEnd = start + u32(buf, rec);
     if (pieceEnd > o) at += buf.copy(target, at, o, pieceEnd);
     o = pieceEnd;
-    const js = u32(buf, rec + 4);
+    const js = jsonAt + u32(buf, rec + 4);
     at += json.copy(target, at, js, js + u32(buf, rec + 8));
   }
   return ownEnd > o ? at + buf.copy(target, at, o, ownEnd) : at;

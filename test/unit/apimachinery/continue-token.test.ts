@@ -2,6 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeContinue, encodeContinue } from '../../../src/apimachinery/continue-token.ts';
 import {
+  bufferItems,
+  itemsBodyChunks,
+  itemViews,
+  type ListItems,
+} from '../../../src/apimachinery/list-items.ts';
+import {
   everythingFields,
   everythingLabels,
   parseLabelSelector,
@@ -74,7 +80,8 @@ describe('paginated lists', () => {
     return c;
   }
   const ALL = { labelSelector: everythingLabels, fieldSelector: everythingFields };
-  const names = (items: Buffer[]) => items.map((b) => JSON.parse(String(b)).metadata.name as string);
+  const names = (items: ListItems) =>
+    itemViews(items).map((b) => JSON.parse(String(b)).metadata.name as string);
 
   it('pages across namespaces from the snapshot pinned at the first page', () => {
     const c = cache();
@@ -101,7 +108,7 @@ describe('paginated lists', () => {
     assert.equal(p1.remainingItemCount, undefined);
     assert.deepEqual(decodeContinue(p1.continue!), { rv: 10n, start: 'p1\u0000' });
     assert.equal(
-      Buffer.concat(encodeList(PODS, { ...p1, items: [] })).toString(),
+      Buffer.concat(itemsBodyChunks(encodeList(PODS, { ...p1, items: bufferItems([]) }))).toString(),
       `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"10","continue":"${p1.continue}"},"items":[]}\n`,
     );
     const p2 = c.list({ ...sel, namespace: 'a', limit: 1, continueFrom: decodeContinue(p1.continue!)! });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeContinue } from '../../../src/apimachinery/continue-token.ts';
+import { itemsBodyChunks, itemView } from '../../../src/apimachinery/list-items.ts';
 import {
   everythingFields,
   everythingLabels,
@@ -28,13 +29,13 @@ describe('WatchCache list/get', () => {
     assert.equal(all.resourceVersion, '10');
     assert.deepEqual(names(all.items), ['a/p1', 'a/p2', 'b/p3']);
     assert.equal(
-      String(all.items[0]),
+      String(itemView(all.items, 0)),
       '{"metadata":{"name":"p1","namespace":"a","resourceVersion":"5","labels":{"app":"web"}},"spec":{"nodeName":"n1"},"status":{}}',
     );
-    // never copied: every LIST writes a view of the same stored memory
-    const again = cache.list(ALL).items[0]!;
-    assert.equal(again.buffer, all.items[0]!.buffer);
-    assert.equal(again.byteOffset, all.items[0]!.byteOffset);
+    // never copied: every LIST addresses the same stored memory
+    const again = itemView(cache.list(ALL).items, 0);
+    assert.equal(again.buffer, itemView(all.items, 0).buffer);
+    assert.equal(again.byteOffset, itemView(all.items, 0).byteOffset);
     assert.deepEqual(names(cache.list({ ...ALL, namespace: 'a' }).items), ['a/p1', 'a/p2']);
     assert.deepEqual(names(cache.list({ ...ALL, namespace: 'zz' }).items), []);
     const web = { labelSelector: parseLabelSelector('app=web'), fieldSelector: everythingFields };
@@ -65,12 +66,16 @@ describe('WatchCache list/get', () => {
 
   it('encodes a LIST body like the apiserver', () => {
     const { cache } = seeded();
-    const body = Buffer.concat(encodeList(PODS, cache.list({ ...ALL, namespace: 'b' }))).toString();
+    const body = Buffer.concat(
+      itemsBodyChunks(encodeList(PODS, cache.list({ ...ALL, namespace: 'b' }))),
+    ).toString();
     assert.equal(
       body,
       '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"10"},"items":[{"metadata":{"name":"p3","namespace":"b","resourceVersion":"8","labels":{"app":"web"}},"spec":{"nodeName":"n2"},"status":{}}]}\n',
     );
-    const empty = Buffer.concat(encodeList(PODS, cache.list({ ...ALL, namespace: 'zz' }))).toString();
+    const empty = Buffer.concat(
+      itemsBodyChunks(encodeList(PODS, cache.list({ ...ALL, namespace: 'zz' }))),
+    ).toString();
     assert.equal(
       empty,
       '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"10"},"items":[]}\n',
@@ -288,7 +293,7 @@ describe('WatchCache sharded list (shardSelector)', () => {
     assert.ok(page.continue);
     assert.equal(page.remainingItemCount, undefined);
     assert.match(
-      Buffer.concat(encodeList(PODS, all)).toString(),
+      Buffer.concat(itemsBodyChunks(encodeList(PODS, all))).toString(),
       /"metadata":\{"resourceVersion":"10","shardInfo":\{"selector":"shardRange\(object.metadata.namespace, '0xaf63dc4c8601ec8c', '0xaf63dc4c8601ec8d'\)"\}\}/,
     );
   });

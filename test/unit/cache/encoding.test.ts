@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ResourceInfo } from '../../../src/apimachinery/gvr.ts';
+import { bufferItems, itemsBodyChunks } from '../../../src/apimachinery/list-items.ts';
 import { everythingFields, everythingLabels } from '../../../src/apimachinery/selectors.ts';
 import {
   bookmarkObject,
@@ -67,11 +68,15 @@ describe('encoding', () => {
   it('list bodies for built-in kinds and custom resources', () => {
     const items = [Buffer.from('{"metadata":{"name":"a"}}'), Buffer.from('{"metadata":{"name":"b"}}')];
     assert.equal(
-      String(Buffer.concat(encodeList(PODS, { resourceVersion: '9', items }))),
+      String(
+        Buffer.concat(itemsBodyChunks(encodeList(PODS, { resourceVersion: '9', items: bufferItems(items) }))),
+      ),
       '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}\n',
     );
     assert.equal(
-      String(Buffer.concat(encodeList(WIDGETS, { resourceVersion: '9', items: [] }))),
+      String(
+        Buffer.concat(itemsBodyChunks(encodeList(WIDGETS, { resourceVersion: '9', items: bufferItems([]) }))),
+      ),
       '{"apiVersion":"example.com/v1","items":[],"kind":"WidgetList","metadata":{"continue":"","resourceVersion":"9"}}\n',
     );
   });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { bufferItems, itemsBodyChunks } from '../../../src/apimachinery/list-items.ts';
 import { HistoryEvent } from '../../../src/cache/history.ts';
 import { encodeMetadataList, metadataLine, metadataOf } from '../../../src/cache/metadata-view.ts';
 import { Store, type StoreEntry } from '../../../src/cache/store.ts';
@@ -28,12 +29,14 @@ describe('metadata view (issue 15)', () => {
       `{"type":"ADDED","object":${head}${meta}}}\n`,
     );
     const list = Buffer.concat(
-      encodeMetadataList('v1beta1', {
-        resourceVersion: '7',
-        items: [e.metadata],
-        continue: 'tok',
-        remainingItemCount: 2,
-      }),
+      itemsBodyChunks(
+        encodeMetadataList('v1beta1', {
+          resourceVersion: '7',
+          items: bufferItems([e.metadata]),
+          continue: 'tok',
+          remainingItemCount: 2,
+        }),
+      ),
     );
     assert.equal(
       list.toString(),

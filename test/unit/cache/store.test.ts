@@ -258,6 +258,56 @@ describe('StoreEntry slabs (issue 12: bytes packed into shared slabs)', () => {
     }
   });
 
+  it('listItemAt and metadataAt address the stored item in its slab: after other bytes, in several slabs, after compaction', () => {
+    const s = new Store(cms);
+    const n = 2000;
+    let rv = 1;
+    const raws = new Map<string, Buffer>();
+    const put = (i: number, gen: number) => {
+      // Replacing two of three wastes past COMPACT_MIN_WASTE_BYTES: compaction runs.
+      const o = cm(`c${i}`, rv++, gen, 4000 + (i % 5));
+      raws.set(`ns/c${i}`, o.raw);
+      s.put(s.entry(o))?.release();
+    };
+    const ref = { buf: Buffer.alloc(0), start: -1, end: -1 };
+    const check = (what: string) => {
+      const bufs = new Set<Buffer>();
+      let inside = 0;
+      for (const e of s.values()) {
+        const raw = raws.get(e.key)!;
+        // The item as the upstream's bytes make it (its TypeMeta prefix stripped: `{` + the rest).
+        const item = listItemBytes(cms, raw);
+        e.listItemAt(ref);
+        assert.equal(ref.buf.subarray(ref.start, ref.end).toString(), item.toString(), `${e.key} ${what}`);
+        bufs.add(ref.buf);
+        if (ref.start > 0) inside++;
+        const metadata = JSON.stringify((JSON.parse(raw.toString()) as { metadata: unknown }).metadata);
+        e.metadataAt(ref);
+        assert.equal(ref.buf.subarray(ref.start, ref.end).toString(), metadata, `${e.key} metadata ${what}`);
+        assert.ok(ref.start > 0, `${e.key}: metadata starts inside the stored bytes`);
+      }
+      assert.ok(bufs.size >= 3, `${what}: items in ${bufs.size} slabs`);
+      assert.ok(inside > n / 2, `${what}: ${inside} items after other bytes in their slab`);
+    };
+    for (let i = 0; i < n; i++) put(i, 0);
+    check('as stored');
+    const where = new Map<string, [Buffer, number]>();
+    for (const e of s.values()) {
+      e.listItemAt(ref);
+      where.set(e.key, [ref.buf, ref.start]);
+    }
+    // Replace two of three (the old versions released): compaction moves the live bytes.
+    for (let i = 0; i < n; i++) if (i % 3 !== 0) put(i, 5);
+    check('after compaction');
+    let moved = 0;
+    for (let i = 0; i < n; i += 3) {
+      s.get(`ns/c${i}`)!.listItemAt(ref);
+      const [buf, start] = where.get(`ns/c${i}`)!;
+      if (ref.buf !== buf || ref.start !== start) moved++;
+    }
+    assert.ok(moved > 0, `${moved} of the entries never replaced were moved`);
+  });
+
   it('kept bytes (protobuf messages) live in the slabs: read back, released and compacted with the entry', () => {
     const s = new Store(cms);
     const n = 2000;

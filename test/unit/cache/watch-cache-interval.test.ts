@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { itemViews } from '../../../src/apimachinery/list-items.ts';
 import { everythingFields, parseLabelSelector } from '../../../src/apimachinery/selectors.ts';
 import { ALL, drain, names, pod, seeded, statusCode, summary } from '../../support/watch-cache-fixtures.ts';
 
@@ -12,7 +13,7 @@ describe('WatchCache intervals', () => {
     cache.update(pod('a', 'p1', 14, { labels: { app: 'x' } }));
     const at = (rv: bigint) => {
       const r = cache.list({ ...ALL, exactRV: rv });
-      return `${r.resourceVersion}: ${r.items
+      return `${r.resourceVersion}: ${itemViews(r.items)
         .map((b) => JSON.parse(String(b)).metadata)
         .map((m: { name: string; resourceVersion: string }) => `${m.name}@${m.resourceVersion}`)
         .join(' ')}`;

@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BATCH_BYTES, bodyBytes, chunksBody, pumpBody } from '../../../src/server/filled-body.ts';
+import { bufferItems, itemsBodyChunks } from '../../../src/apimachinery/list-items.ts';
+import { BATCH_BYTES, bodyBytes, chunksBody, itemsBody, pumpBody } from '../../../src/server/filled-body.ts';
+import { filledIn } from '../../support/filled-in.ts';
 
 const chunks = [Buffer.from('abc'), Buffer.alloc(0), Buffer.from('defghij'), Buffer.from('k')];
 
@@ -19,6 +21,44 @@ describe('chunksBody', () => {
     }
     assert.deepEqual(out, ['ab', 'cdefg', 'h', 'ijk', '']);
     assert.equal(bodyBytes(chunksBody(chunks)).toString(), 'abcdefghijk');
+  });
+});
+
+describe('itemsBody', () => {
+  it('head, items wrapped and separated by commas, tail: in every buffer size, 0, 1 and 3 items', () => {
+    // Items inside a bigger buffer, as in the store's slabs: only their range is written.
+    const slab = Buffer.from('..first..second-item..3..');
+    const at = (s: string) => slab.subarray(slab.indexOf(s), slab.indexOf(s) + s.length);
+    const all = [at('first'), at('second-item'), at('3')];
+    for (const [open, close] of [
+      ['', ''],
+      ['<', '>'],
+    ]) {
+      for (const count of [0, 1, 3]) {
+        const body = {
+          head: Buffer.from('{"items":['),
+          items: bufferItems(all.slice(0, count)),
+          open: Buffer.from(open!),
+          close: Buffer.from(close!),
+          tail: Buffer.from(']}\n'),
+        };
+        const want = Buffer.concat(itemsBodyChunks(body)).toString();
+        assert.equal(
+          want,
+          `{"items":[${all
+            .slice(0, count)
+            .map((b) => `${open}${b}${close}`)
+            .join(',')}]}\n`,
+        );
+        assert.equal(itemsBody(body).length, want.length);
+        for (let size = 1; size <= want.length + 1; size++)
+          assert.equal(
+            filledIn(itemsBody(body), () => size).toString(),
+            want,
+            `${count} items, buffers of ${size}`,
+          );
+      }
+    }
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * A protobuf LIST's body of kept items (src/server/kept-list-body.ts): the head, each item's
  * message put back together from its kept pieces where they lie (inside a bigger buffer, as in
- * the store's slabs), and the tail, however the writer's buffers cut it.
+ * the store's slabs, the JSON its spans point into too: after other bytes), and the tail,
+ * however the writer's buffers cut it.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -20,12 +21,16 @@ describe('keptListBody', () => {
   const slab = Buffer.concat([Buffer.from('xxxx'), kept1, Buffer.from('yy'), kept2]);
   const s1 = 4;
   const s2 = 4 + kept1.length + 2;
+  // Item 1's JSON lies in its own "slab" after other bytes (span offsets are relative to it).
+  const jsonSlab = Buffer.concat([Buffer.from(`{"other":"${'q'.repeat(long.length - 1)}r"}`), json1]);
+  const j1 = jsonSlab.length - json1.length;
   const list = () => ({
     bufs: [slab, slab, kept2],
-    starts: [s1, s2, 0],
-    ends: [s1 + kept1.length, s2 + kept2.length, kept2.length],
-    jsons: [json1, Buffer.alloc(0), Buffer.alloc(0)],
-    lengths: [message1.length, message2.length, message2.length],
+    starts: Uint32Array.of(s1, s2, 0),
+    ends: Uint32Array.of(s1 + kept1.length, s2 + kept2.length, kept2.length),
+    jsonBufs: [jsonSlab, Buffer.alloc(0), Buffer.alloc(0)],
+    jsonStarts: Uint32Array.of(j1, 0, 0),
+    lengths: Uint32Array.of(message1.length, message2.length, message2.length),
   });
   const head = Buffer.from('HEAD');
   const tail = Buffer.from('TAIL');

@@ -3,8 +3,10 @@
  * JSON (src/server/protobuf-answers.ts). Byte-for-byte against the apiserver:
  * test/e2e/protobuf-answers.test.ts.
  */
+
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { bufferItems } from '../../../src/apimachinery/list-items.ts';
 import { CannotEncode } from '../../../src/apimachinery/protobuf/encode-object.ts';
 import { SCHEMA_MINOR } from '../../../src/apimachinery/protobuf/schema.ts';
 import { decodeProtobufMeta } from '../../../src/apimachinery/protobuf-meta.ts';
@@ -22,6 +24,7 @@ import {
   watchableInProtobuf,
 } from '../../../src/server/protobuf-answers.ts';
 import { POOL_BYTES } from '../../../src/util/buffer-pool.ts';
+import { filledIn } from '../../support/filled-in.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 import { ALL, PODS, pod, seeded } from '../../support/watch-cache-fixtures.ts';
 
@@ -94,7 +97,9 @@ describe('protobuf answers', () => {
     const item = Buffer.from(
       '{"metadata":{"name":"a","namespace":"n","resourceVersion":"7"},"data":{"k":"v"}}',
     );
-    const body = bodyBytes(protobufList(cms, { resourceVersion: '9', items: [item, item], continue: 'tok' }));
+    const body = bodyBytes(
+      protobufList(cms, { resourceVersion: '9', items: bufferItems([item, item]), continue: 'tok' }),
+    );
     const d = decodeProtobufMeta(body);
     assert.equal(d?.kind, 'ConfigMapList');
     assert.equal(d?.metadata?.resourceVersion, '9');
@@ -323,17 +328,7 @@ describe('kept messages share their long strings with the stored JSON', () => {
     // Filled in odd sizes: pieces of kept items are cut anywhere. The first LIST keeps the
     // items (copied from their new views); the later ones read them in the slabs (`keptAt`),
     // whole when an item fits the rest of the buffer, else by its range.
-    const filled = (body: { length: number; fill(into: Buffer): number }, sizes: (n: number) => number) => {
-      const parts: Buffer[] = [];
-      for (let n = 1; ; n = sizes(n)) {
-        const b = Buffer.alloc(n);
-        const got = body.fill(b);
-        if (got === 0) break;
-        parts.push(b.subarray(0, got));
-      }
-      assert.equal(Buffer.concat(parts).length, body.length);
-      return Buffer.concat(parts);
-    };
+    const filled = filledIn;
     assert.deepEqual(
       filled(protobufList(PODS, cache.list(ALL)), (n) => (n * 7) % 1009),
       uncached,
@@ -419,6 +414,9 @@ describe('attack: objects nested deeper than the encoder’s stack', () => {
   it('GET, metadata GET and LIST decline it', () => {
     assert.throws(() => protobufGet(crds, [crd]), CannotEncode);
     assert.throws(() => protobufGet(crds, [crd], 'v1'), CannotEncode);
-    assert.throws(() => protobufList(crds, { resourceVersion: '7', items: [crd] }), CannotEncode);
+    assert.throws(
+      () => protobufList(crds, { resourceVersion: '7', items: bufferItems([crd]) }),
+      CannotEncode,
+    );
   });
 });

@@ -5,8 +5,10 @@
  * bookmarks printed as rows, the initial-events-end bookmark keeping its metadata, an ERROR event
  * passed as is).
  */
+
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { bufferItems } from '../../../src/apimachinery/list-items.ts';
 import { customResourcePrinter } from '../../../src/printers/custom-resource.ts';
 import { tablePrinter } from '../../../src/printers/registry.ts';
 import type { ServedCache } from '../../../src/server/cache-api.ts';
@@ -29,7 +31,7 @@ describe('Table bodies', () => {
     const t = parse(
       tableList(
         cache,
-        { resourceVersion: '227', items: [ITEM], continue: 'tok', remainingItemCount: 1 },
+        { resourceVersion: '227', items: bufferItems([ITEM]), continue: 'tok', remainingItemCount: 1 },
         { printer: cm, version: 'v1', include: 'Metadata' },
         NOW,
       ),
@@ -50,7 +52,7 @@ describe('Table bodies', () => {
     const obj = parse(
       tableList(
         cache,
-        { resourceVersion: '1', items: [ITEM] },
+        { resourceVersion: '1', items: bufferItems([ITEM]) },
         { printer: cm, version: 'v1', include: 'Object' },
         NOW,
       ),
@@ -59,7 +61,7 @@ describe('Table bodies', () => {
     const none = text(
       tableList(
         cache,
-        { resourceVersion: '1', items: [ITEM] },
+        { resourceVersion: '1', items: bufferItems([ITEM]) },
         { printer: cm, version: 'v1beta1', include: 'None' },
         NOW,
       ),
@@ -76,7 +78,7 @@ describe('Table bodies', () => {
       text(
         tableList(
           cache,
-          { resourceVersion: '1', items: [] },
+          { resourceVersion: '1', items: bufferItems([]) },
           { printer: cm, version: 'v1', include: 'Metadata' },
           NOW,
         ),
@@ -86,7 +88,7 @@ describe('Table bodies', () => {
       text(
         tableList(
           cache,
-          { resourceVersion: '1', items: [] },
+          { resourceVersion: '1', items: bufferItems([]) },
           { printer: roles, version: 'v1', include: 'Metadata' },
           NOW,
         ),
@@ -170,7 +172,7 @@ describe('Table rows printed once per cached object and second', () => {
   };
   const entryA = {};
   const entryB = {};
-  const page = { resourceVersion: '9', items: [ITEM, ITEM], entries: [entryA, entryB] };
+  const page = { resourceVersion: '9', items: bufferItems([ITEM, ITEM]), entries: [entryA, entryB] };
 
   it('a LIST: each entry printed once within a second, the same bytes; again the next second', () => {
     const { printer, calls } = counted();
@@ -193,7 +195,7 @@ describe('Table rows printed once per cached object and second', () => {
     const other = counted();
     tableList(cache, page, { printer: other.printer, version: 'v1', include: 'Metadata' }, NOW);
     assert.equal(other.calls(), 2, 'a changed printer (a CRD update) prints again');
-    const bare = { resourceVersion: '9', items: [ITEM, ITEM] };
+    const bare = { resourceVersion: '9', items: bufferItems([ITEM, ITEM]) };
     tableList(cache, bare, { printer, version: 'v1', include: 'Metadata' }, NOW);
     tableList(cache, bare, { printer, version: 'v1', include: 'Metadata' }, NOW);
     assert.equal(calls(), 10);
@@ -222,14 +224,15 @@ describe('Table rows printed once per cached object and second', () => {
     // (the 500 "Cannot read properties of undefined (reading 'replace')" of goJSON(undefined)).
     const t = { printer: cm, version: 'v1', include: 'Metadata' } as const;
     const entry = { object: { metadata: {} }, wire: [OBJ], metadataWire: () => [] };
-    tableList(cache, { resourceVersion: '300', items: [ITEM], entries: [entry] }, t, NOW);
+    tableList(cache, { resourceVersion: '300', items: bufferItems([ITEM]), entries: [entry] }, t, NOW);
     const got = parse(tableGet(entry, t, NOW));
     assert.equal(got.metadata.resourceVersion, '226');
     assert.deepEqual(got.rows[0].cells, ['a', 1, '2s']);
-    tableList(cache, { resourceVersion: '300', items: [ITEM], entries: [entry] }, t, NOW);
+    tableList(cache, { resourceVersion: '300', items: bufferItems([ITEM]), entries: [entry] }, t, NOW);
     assert.equal(
-      parse(tableList(cache, { resourceVersion: '300', items: [ITEM], entries: [entry] }, t, NOW)).rows
-        .length,
+      parse(
+        tableList(cache, { resourceVersion: '300', items: bufferItems([ITEM]), entries: [entry] }, t, NOW),
+      ).rows.length,
       1,
     );
   });
@@ -257,17 +260,27 @@ describe('storage classes: the default marked on a LIST page only (printStorageC
     const eb = {};
     const ec = {};
     assert.deepEqual(
-      names(tableList(scCache, { resourceVersion: '9', items: [a, b, c], entries: [ea, eb, ec] }, t, NOW)),
+      names(
+        tableList(
+          scCache,
+          { resourceVersion: '9', items: bufferItems([a, b, c]), entries: [ea, eb, ec] },
+          t,
+          NOW,
+        ),
+      ),
       ['a', 'b (default)', 'c'],
     );
     // The page without b (limit=1, or a label selector): a is that page's default, in the same second.
-    assert.deepEqual(names(tableList(scCache, { resourceVersion: '9', items: [a], entries: [ea] }, t, NOW)), [
-      'a (default)',
-    ]);
-    assert.deepEqual(names(tableList(scCache, { resourceVersion: '9', items: [c], entries: [ec] }, t, NOW)), [
-      'c',
-    ]);
-    const row = parse(tableList(scCache, { resourceVersion: '9', items: [c] }, t, NOW)).rows[0].cells;
+    assert.deepEqual(
+      names(tableList(scCache, { resourceVersion: '9', items: bufferItems([a]), entries: [ea] }, t, NOW)),
+      ['a (default)'],
+    );
+    assert.deepEqual(
+      names(tableList(scCache, { resourceVersion: '9', items: bufferItems([c]), entries: [ec] }, t, NOW)),
+      ['c'],
+    );
+    const row = parse(tableList(scCache, { resourceVersion: '9', items: bufferItems([c]) }, t, NOW)).rows[0]
+      .cells;
     assert.deepEqual(row, ['c', 'p', 'Delete', 'Immediate', false, '37m']);
   });
 
@@ -322,7 +335,9 @@ describe('attack: custom resource integers beyond 2^53', () => {
     '{"cells":["a",9007199254740993,"9007199254740993","{\\"arr\\":[{\\"n\\":\\"small\\",\\"v\\":9007199254740992},{\\"n\\":\\"big\\",\\"v\\":9007199254740993}],\\"i\\":9007199254740993,\\"neg\\":-9223372036854775808}",9007199254740992,-9223372036854775808,"big","big"]';
   const t = { printer: crPrinter, version: 'v1' as const, include: 'None' as const };
   it('LIST, GET and watch rows print them exactly', () => {
-    assert.ok(text(tableList(crCache, { resourceVersion: '5', items: [CR] }, t, NOW)).includes(want));
+    assert.ok(
+      text(tableList(crCache, { resourceVersion: '5', items: bufferItems([CR]) }, t, NOW)).includes(want),
+    );
     const obj = { object: JSON.parse(CR.toString()), wire: [CR] } as unknown as Parameters<
       typeof tableGet
     >[0];
