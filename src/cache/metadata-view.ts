@@ -59,7 +59,7 @@ export function metadataLine(type: WatchEventType, version: MetadataVersion, obj
  * The PartialObjectMetadataList body as chunks: `{"kind":"PartialObjectMetadataList",
  * "apiVersion":"meta.k8s.io/<v>","metadata":{"resourceVersion":N[,"continue":…]
  * [,"remainingItemCount":…]},"items":[…]}\n` (typed ListMeta order, for built-in and custom
- * resources alike). `r.items` are the items' `metadata` values (views of the stored bytes).
+ * resources alike; `"items":null` when there is none, as the apiserver's nil slice). `r.items` are the items' `metadata` values (views of the stored bytes).
  */
 export function encodeMetadataList(
   version: MetadataVersion,
@@ -68,11 +68,11 @@ export function encodeMetadataList(
   const rv = JSON.stringify(r.resourceVersion);
   const cont = r.continue ? `,"continue":${JSON.stringify(r.continue)}` : '';
   const remaining = r.remainingItemCount !== undefined ? `,"remainingItemCount":${r.remainingItemCount}` : '';
-  const chunks: Buffer[] = [
-    Buffer.from(
-      `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/${version}","metadata":{"resourceVersion":${rv}${cont}${remaining}},"items":[`,
-    ),
-  ];
+  const head0 = `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/${version}","metadata":{"resourceVersion":${rv}${cont}${remaining}},"items":`;
+  // `asPartialObjectMetadataList` appends to a nil slice: no item is `"items":null` (v1.37.2,
+  // side by side; `[]` before).
+  if (r.items.length === 0) return [Buffer.from(`${head0}null}\n`)];
+  const chunks: Buffer[] = [Buffer.from(`${head0}[`)];
   const head = HEADS[version];
   r.items.forEach((metadata, i) => {
     if (i > 0) chunks.push(COMMA);

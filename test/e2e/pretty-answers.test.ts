@@ -236,6 +236,8 @@ describe('indented JSON (curl, pretty) from the cache, byte for byte the apiserv
       [`${base}?includeObject=Object`, TABLE],
       [`${base}/tricky`, TABLE],
       [base, META_LIST],
+      // No item: `"items": null` (the apiserver's nil slice; the cache wrote `[]`, compact too).
+      [`${base}?labelSelector=k%3Dnone`, META_LIST],
       [`${base}/tricky`, META],
     ] as const) {
       const headers = { 'user-agent': CURL, accept };

@@ -41,6 +41,12 @@ describe('metadata view (issue 15)', () => {
     );
     assert.equal(metadataOf(Buffer.from('{"kind":"X"}')).toString(), '{}');
   });
+  it('an empty list is `"items":null`, as the apiserver writes its nil slice (was `[]`)', () => {
+    assert.equal(
+      Buffer.concat(encodeMetadataList('v1', { resourceVersion: '7', items: [] })).toString(),
+      '{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"items":null}\n',
+    );
+  });
   it('a watch event: the metadata line built once and shared; a selector exit is DELETED of the previous metadata at the event RV', () => {
     const prev = pod(5, { t: 'x' });
     const cur = pod(6, { t: 'y' });
