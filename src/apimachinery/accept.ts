@@ -60,23 +60,36 @@ function parseAccept(header: string): readonly Clause[] {
   return lastClauses;
 }
 
+/**
+ * goautoneg's `strings.Trim(s, " ")`: spaces only. A tab stays part of the type, subtype,
+ * parameter name or value (`application/json;pretty=1\t;q=1` is no `pretty=1` to the apiserver,
+ * checked on v1.37.2: its answer is compact; `String.prototype.trim` made it indented).
+ */
+function trimSpaces(s: string): string {
+  let a = 0;
+  let b = s.length;
+  while (a < b && s.charCodeAt(a) === 32) a++;
+  while (b > a && s.charCodeAt(b - 1) === 32) b--;
+  return s.slice(a, b);
+}
+
 function parseAcceptOnce(header: string): Clause[] {
   const out: Clause[] = [];
   for (const raw of header.split(',')) {
-    const [range = '', ...ps] = raw.trim().split(';');
+    const [range = '', ...ps] = raw.split(';');
     const sp = range.split('/');
-    const type = sp[0]!.trim();
+    const type = trimSpaces(sp[0]!);
     // goautoneg keeps a bare `*`, but the apiserver answers it 406 (checked on v1.37.2): dropped.
     if (sp.length !== 2) continue;
-    const subtype = sp[1]!.trim();
+    const subtype = trimSpaces(sp[1]!);
     const params = new Map<string, string>();
     let q = 1;
     for (const p of ps) {
       const eq = p.indexOf('=');
       if (eq < 0) continue;
-      const k = p.slice(0, eq).trim();
+      const k = trimSpaces(p.slice(0, eq));
       if (k === 'q') q = goParseFloat(p.slice(eq + 1));
-      else params.set(k, p.slice(eq + 1).trim());
+      else params.set(k, trimSpaces(p.slice(eq + 1)));
     }
     out.push({ type, subtype, q, params });
   }

@@ -59,8 +59,9 @@ export function metadataLine(type: WatchEventType, version: MetadataVersion, obj
  * The PartialObjectMetadataList body: `{"kind":"PartialObjectMetadataList",
  * "apiVersion":"meta.k8s.io/<v>","metadata":{"resourceVersion":N[,"continue":…]
  * [,"remainingItemCount":…]},"items":[…]}\n` (typed ListMeta order, for built-in and custom
- * resources alike). `r.items` are the items' `metadata` values, each written wrapped as a
- * PartialObjectMetadata from where it is stored (`ItemsBody`).
+ * resources alike; `"items":null` when there is none, as the apiserver's nil slice). `r.items`
+ * are the items' `metadata` values, each written wrapped as a PartialObjectMetadata from where it
+ * is stored (`ItemsBody`).
  */
 export function encodeMetadataList(
   version: MetadataVersion,
@@ -69,10 +70,14 @@ export function encodeMetadataList(
   const rv = JSON.stringify(r.resourceVersion);
   const cont = r.continue ? `,"continue":${JSON.stringify(r.continue)}` : '';
   const remaining = r.remainingItemCount !== undefined ? `,"remainingItemCount":${r.remainingItemCount}` : '';
-  const head = Buffer.from(
-    `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/${version}","metadata":{"resourceVersion":${rv}${cont}${remaining}},"items":[`,
-  );
+  const head0 = `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/${version}","metadata":{"resourceVersion":${rv}${cont}${remaining}},"items":`;
+  // `asPartialObjectMetadataList` appends to a nil slice: no item is `"items":null` (v1.37.2,
+  // side by side; `[]` before).
+  if (r.items.length === 0)
+    return { head: Buffer.from(`${head0}null}\n`), items: r.items, open: EMPTY, close: EMPTY, tail: EMPTY };
+  const head = Buffer.from(`${head0}[`);
   return { head, items: r.items, open: HEADS[version], close: OBJECT_END, tail: LIST_END };
 }
 
 const LIST_END = Buffer.from(']}\n');
+const EMPTY = Buffer.alloc(0);

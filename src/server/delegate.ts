@@ -23,7 +23,7 @@ import {
   cacheForm,
   protobufForm,
 } from '../apimachinery/accept.ts';
-import { parseGoDuration } from '../apimachinery/go-query.ts';
+import { parseGoDuration, parseGoQuery } from '../apimachinery/go-query.ts';
 import { type ListOptions, parseResourceVersion } from '../apimachinery/list-options.ts';
 import { isWatchParam, parseResourcePath, type ResourceRequest } from '../apimachinery/request-info.ts';
 import { withinScope } from '../apimachinery/resource-scope.ts';
@@ -478,13 +478,15 @@ export function indentedJson(url: string | undefined, headers: IncomingHttpHeade
  * `url` (path and query as sent): a non-empty `pretty` query value parsed as a Go bool
  * (`strconv.ParseBool`: anything but 1, t, T, TRUE, true, True is false), else a User-Agent
  * starting with `curl`, `Wget` or `Mozilla/5.0`. Go reads the query only when its raw text
- * contains `pretty` (an allocation it avoids), so an encoded name (`%70retty=false`) is not read.
+ * contains `pretty` (an allocation it avoids), so an encoded name (`%70retty=false`) is not read;
+ * it reads it with `url.ParseQuery` ({@link parseGoQuery}), which skips a pair with a `;` or a
+ * bad `%` escape: `pretty=%zz&pretty=1` is true, `pretty=1;` leaves the User-Agent to decide.
  */
 export function isPrettyPrint(url: string | undefined, userAgent: string | undefined): boolean {
   const at = url?.indexOf('?') ?? -1;
   const raw = at < 0 ? '' : url!.slice(at + 1);
   if (raw.includes('pretty')) {
-    const pp = new URLSearchParams(raw).get('pretty');
+    const pp = parseGoQuery(raw).get('pretty');
     if (pp !== null && pp !== '') return ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(pp);
   }
   const ua = userAgent ?? '';

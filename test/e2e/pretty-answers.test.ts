@@ -207,6 +207,14 @@ describe('indented JSON (curl, pretty) from the cache, byte for byte the apiserv
       [base, { accept: `${JSON_};pretty=1` }, true],
       [base, { accept: `${JSON_};pretty=0`, 'user-agent': CURL }, true],
       [base, { accept: `${PB};q=0.5,${JSON_};pretty=1` }, true],
+      // Go's url.ParseQuery skips a pair with a bad `%` escape or a `;` (the cache read them
+      // verbatim): the next `pretty` value, or the User-Agent, decides.
+      [`${base}?pretty=%zz&pretty=1`, {}, true],
+      [`${base}?pretty=%zz`, { 'user-agent': CURL }, true],
+      [`${base}?pretty=1;`, { 'user-agent': 'Mozilla/5.0' }, true],
+      [`${base}?pretty=true;x=1`, {}, false],
+      // goautoneg trims spaces only: `1<TAB>` is no `1` (the cache's trim() made it indented).
+      [base, { accept: `${JSON_};pretty=1\t;q=1` }, false],
     ];
     for (const [path, headers, indented] of cases) {
       const a = await via(path, headers);
@@ -228,6 +236,8 @@ describe('indented JSON (curl, pretty) from the cache, byte for byte the apiserv
       [`${base}?includeObject=Object`, TABLE],
       [`${base}/tricky`, TABLE],
       [base, META_LIST],
+      // No item: `"items": null` (the apiserver's nil slice; the cache wrote `[]`, compact too).
+      [`${base}?labelSelector=k%3Dnone`, META_LIST],
       [`${base}/tricky`, META],
     ] as const) {
       const headers = { 'user-agent': CURL, accept };

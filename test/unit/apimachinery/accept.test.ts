@@ -100,6 +100,10 @@ describe('attack: clauses the apiserver answers 406 or otherwise (side by side o
     assert.equal(acceptAsksPretty('application/vnd.kubernetes.protobuf;pretty=1,application/json'), false);
     // A protobuf-first client's JSON clause with pretty=1 is no JSON stand-in for its protobuf answer.
     assert.equal(acceptsPlainJson('application/vnd.kubernetes.protobuf,application/json;pretty=1'), false);
+    // goautoneg's `strings.Trim(v, " ")` keeps a tab: `1\t` is no `1` (compact on v1.37.2).
+    assert.equal(acceptAsksPretty('application/json;pretty=1\t;q=1'), false);
+    assert.equal(acceptAsksPretty('application/json;pretty=\t1'), false);
+    assert.equal(acceptAsksPretty('application/json;  pretty=1  '), true);
   });
   it('names are case-sensitive and q is a Go float: `V=v1`, `Q=0` are unknown parameters', () => {
     assert.equal(acceptsPlainJson('application/json;V=v1'), true);

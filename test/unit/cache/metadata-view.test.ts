@@ -4,6 +4,7 @@ import { bufferItems, itemsBodyChunks } from '../../../src/apimachinery/list-ite
 import { HistoryEvent } from '../../../src/cache/history.ts';
 import { encodeMetadataList, metadataLine, metadataOf } from '../../../src/cache/metadata-view.ts';
 import { Store, type StoreEntry } from '../../../src/cache/store.ts';
+import { bodyBytes, itemsBody } from '../../../src/server/filled-body.ts';
 import { resourceInfo } from '../../support/resource-info.ts';
 
 const pods = resourceInfo('v1', 'pods', 'Pod');
@@ -43,6 +44,13 @@ describe('metadata view (issue 15)', () => {
       `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1beta1","metadata":{"resourceVersion":"7","continue":"tok","remainingItemCount":2},"items":[${head.replace('v1"', 'v1beta1"')}${meta}}]}\n`,
     );
     assert.equal(metadataOf(Buffer.from('{"kind":"X"}')).toString(), '{}');
+  });
+  it('an empty list is `"items":null`, as the apiserver writes its nil slice (was `[]`)', () => {
+    const body = encodeMetadataList('v1', { resourceVersion: '7', items: bufferItems([]) });
+    const want =
+      '{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"items":null}\n';
+    assert.equal(Buffer.concat(itemsBodyChunks(body)).toString(), want);
+    assert.equal(bodyBytes(itemsBody(body)).toString(), want);
   });
   it('a watch event: the metadata line built once and shared; a selector exit is DELETED of the previous metadata at the event RV', () => {
     const prev = pod(5, { t: 'x' });

@@ -340,9 +340,26 @@ describe('indentedJson: the apiserver indents a LIST or GET (negotiate.go isPret
     assert.equal(ind('/api/v1/pods?%70retty=false', curl), true);
     assert.equal(ind('/api/v1/pods?%70retty=true'), false);
   });
+  it('the query as Go parses it: a pair with `;` or a bad `%` escape is skipped (seen side by side on v1.37.2)', () => {
+    const curl = { 'user-agent': 'curl/8.5.0' };
+    const mozilla = { 'user-agent': 'Mozilla/5.0' };
+    // The skipped first pair leaves `pretty=1` the first value: indented (was compact).
+    assert.equal(ind('/api/v1/pods?pretty=%zz&pretty=1'), true);
+    // `pretty=%zz` alone is skipped: the User-Agent decides (was compact for curl).
+    assert.equal(ind('/api/v1/pods?pretty=%zz', curl), true);
+    // `pretty=1;` and `pretty=true;x=1` are skipped: the User-Agent decides.
+    assert.equal(ind('/api/v1/pods?pretty=1;', mozilla), true);
+    assert.equal(ind('/api/v1/pods?pretty=true;x=1', mozilla), true);
+    assert.equal(ind('/api/v1/pods?pretty=true;x=1'), false);
+    assert.equal(ind('/api/v1/pods?pretty=0;pretty=1', curl), true);
+    assert.equal(ind('/api/v1/pods?pretty=%74rue'), true, 'a good escape is decoded');
+  });
   it("the chosen Accept clause's pretty=1", () => {
     assert.equal(ind('/api/v1/pods', { accept: 'application/json;pretty=1' }), true);
     assert.equal(ind('/api/v1/pods', { accept: 'application/vnd.kubernetes.protobuf;pretty=1' }), false);
+    // goautoneg trims spaces only: a tab stays in the value, which is then no `1`.
+    assert.equal(ind('/api/v1/pods', { accept: 'application/json;pretty=1\t;q=1' }), false);
+    assert.equal(ind('/api/v1/pods', { accept: 'application/json; pretty = 1 ' }), true);
   });
 });
 
