@@ -216,4 +216,51 @@ describe('splice', () => {
     const ownWithout = whole2.length - stringBytes + 2 * 12 + 4; // the kept form without a dictionary
     assert.ok(kept2.length < ownWithout / 2, `${kept2.length} against ${ownWithout}`);
   });
+  it('seeded fuzz: messages with strings from the JSON and runs from the dictionary put back together exactly', () => {
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const template = Buffer.from(Array.from({ length: 300 }, () => rnd(256)));
+    for (let round = 0; round < 200; round++) {
+      // A list item field: tag, a one-byte length, then pieces of the template (the type's
+      // common bytes), random bytes and long strings that are in the JSON.
+      const parts: Buffer[] = [];
+      const strings: number[] = [];
+      const jsonParts: string[] = ['{"x":"'];
+      let len = 0;
+      for (let k = 0; k < 8; k++) {
+        const what = rnd(3);
+        let piece: Buffer;
+        if (what === 0) {
+          const from = rnd(200);
+          piece = template.subarray(from, from + 20 + rnd(80));
+        } else if (what === 1) piece = Buffer.from(Array.from({ length: 1 + rnd(30) }, () => rnd(256)));
+        else {
+          const str = `s${round}-${k}-${'abcdefgh'.repeat(8 + rnd(10))}`;
+          piece = Buffer.from(str);
+          strings.push(2 + len, piece.length);
+          jsonParts.push(str, '","y":"');
+        }
+        parts.push(piece);
+        len += piece.length;
+      }
+      const body = Buffer.concat(parts).subarray(0, 127);
+      const okStrings: number[] = [];
+      for (let i = 0; i < strings.length; i += 2)
+        if (strings[i]! + strings[i + 1]! <= 2 + body.length) okStrings.push(strings[i]!, strings[i + 1]!);
+      const message = Buffer.concat([Buffer.from([0x12, body.length]), body]);
+      const json = Buffer.from(`${jsonParts.join('')}"}`);
+      const kept = Buffer.from(splice(message, okStrings, json, `fuzz.${round % 3}`));
+      assert.deepEqual(keptMessage(kept, json), message, `round ${round}`);
+      assert.equal(keptLength(kept), message.length);
+      const from = rnd(message.length);
+      const to = from + rnd(message.length - from + 1);
+      const out = Buffer.alloc(to - from);
+      copyKept(kept, json, from, to, out, 0);
+      assert.deepEqual(out, message.subarray(from, to), `round ${round} [${from}, ${to})`);
+      assert.deepEqual(kept.subarray(0, 2), message.subarray(0, 2), 'the field prefix stays own');
+    }
+  });
 });
