@@ -50,6 +50,13 @@ export const PROXY_VARIANTS: Record<string, ProxyVariant> = {
    * threads' zones in the brk heap instead of arenas of their own (issue 32).
    */
   arena1: { nodeArgs: SEMI2, env: { MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_ARENA_MAX: '1' } },
+  /**
+   * As shipped (its flags and fixed mmap threshold), with two malloc arenas (`MALLOC_ARENA_MAX=2`):
+   * V8's worker threads share one arena instead of one each (issue 32's thread arenas).
+   */
+  shippedArena2: { env: { MALLOC_ARENA_MAX: '2' } },
+  /** As shipped, with two V8 worker threads instead of Node's four (`--v8-pool-size=2`). */
+  pool2: { nodeArgs: [...SEMI2, '--v8-pool-size=2'], env: { MALLOC_MMAP_THRESHOLD_: '131072' } },
   /** As shipped, with every V8 background task off (`--single-threaded`: GC and compilers). */
   singleThreaded: {
     nodeArgs: [...SEMI2, '--single-threaded'],

@@ -177,7 +177,8 @@ const partialOfObject = (o: unknown) => ({ metadata: (o as { metadata?: unknown 
  * object changes: kept in the entry's slot (`StoreEntry.keep`: in the store's slabs, released
  * and compacted with the entry's JSON, one entry per object version, so a replaced or deleted
  * object's bytes go with it), its long strings (64 bytes or more: an annotation, FieldsV1's raw
- * JSON) not copied but read from the entry's stored JSON. The object's message and its
+ * JSON) not copied but read from the entry's stored JSON, and runs of the rest found in the first
+ * kept message of its type read from the process's dictionary (spliced.ts). The object's message and its
  * PartialObjectMetadata (the same bytes for `meta.k8s.io/v1` and `v1beta1`: the version is in
  * the envelope only) have a slot each. Filled lazily, by the first protobuf read of each object.
  * `key` not a cache entry: encoded and not kept. `text`: its JSON, the whole object or (with

@@ -257,7 +257,9 @@ export function listAnswer(
  * message bytes), encoded from Go-written JSON `text` as message type `itemType` (`pick`: the
  * value to encode from the parsed object), in the kept form of spliced.ts: with `json` (the
  * object's stored JSON) every string of at least `MIN_SPAN_BYTES` whose bytes occur in `json` is
- * left out and read from `json` when written (`copyKept`, `keptMessage`); without, no spans. A
+ * left out and read from `json` when written (`copyKept`, `keptMessage`), and runs of the rest
+ * found in the first such message of `itemType` are read from the process's dictionary of them;
+ * without, no spans. A
  * LIST then copies kept items as they are (around {@link listAnswerFrame}), a GET or watch event
  * reads the message inside ({@link itemMessage} of `keptMessage`). Returns a view of a scratch
  * buffer, valid until the next call: the caller copies it. Throws {@link CannotEncode},
@@ -282,7 +284,9 @@ export function keepListItem(
     );
     shared.lengthSince(0);
     shared.tag(2, LEN);
-    return splice(shared.view(), json ? shared.stringSpans() : [], json ?? EMPTY);
+    return json
+      ? splice(shared.view(), shared.stringSpans(), json, itemType)
+      : splice(shared.view(), [], EMPTY);
   } finally {
     shared.reset();
   }

@@ -13,6 +13,7 @@ import {
   keptLength,
   keptLengthAt,
   keptMessage,
+  MIN_DICTIONARY_BYTES,
   MIN_SPAN_BYTES,
   splice,
 } from '../../../../src/apimachinery/protobuf/spliced.ts';
@@ -76,11 +77,28 @@ describe('BackwardWriter string spans', () => {
   });
 });
 
-/** The spans of kept bytes: `[at, jsonStart, length]` triples. */
-function spansOf(k: Buffer): number[] {
+/** The spans of kept bytes: `[at, source, length]` triples (source ≥ 2^31: the dictionary's). */
+function allSpansOf(k: Buffer): number[] {
   const n = k.readUInt32LE(k.length - 4);
   const out: number[] = [];
   for (let p = k.length - 4 - n * 12; p < k.length - 4; p += 4) out.push(k.readUInt32LE(p));
+  return out;
+}
+
+/** The spans of kept bytes read from the JSON: `[at, jsonStart, length]` triples. */
+function spansOf(k: Buffer): number[] {
+  const all = allSpansOf(k);
+  const out: number[] = [];
+  for (let i = 0; i < all.length; i += 3) if (all[i + 1]! < 2 ** 31) out.push(...all.slice(i, i + 3));
+  return out;
+}
+
+/** The spans of kept bytes read from the dictionary: `[at, dictionaryStart, length]` triples. */
+function dictionarySpansOf(k: Buffer): number[] {
+  const all = allSpansOf(k);
+  const out: number[] = [];
+  for (let i = 0; i < all.length; i += 3)
+    if (all[i + 1]! >= 2 ** 31) out.push(all[i]!, all[i + 1]! - 2 ** 31, all[i + 2]!);
   return out;
 }
 
@@ -96,7 +114,10 @@ describe('splice', () => {
     const [, at0, len0, , at1, len1] = spans;
     assert.equal(listItem.toString('utf8', at0, at0! + len0!), filler);
     assert.equal(listItem.toString('utf8', at1, at1! + len1!), JSON.stringify(fieldsV1));
-    assert.ok(kept.includes(Buffer.from(quoted)), 'a string whose JSON has escapes stays in the kept bytes');
+    assert.ok(
+      message.includes(Buffer.from(quoted)),
+      'a string whose JSON has escapes is not read from the JSON',
+    );
     assert.ok(kept.length < whole.length - filler.length, `${kept.length} of ${whole.length}`);
   });
   it('put back together: the whole message, for every range', () => {
@@ -149,5 +170,97 @@ describe('splice', () => {
     assert.deepEqual(spansOf(found), [MIN_SPAN_BYTES + 3, 6, 100]);
     assert.equal(found.length, b.length - 100 + 12 + 4);
     assert.deepEqual(keptMessage(found, json), b);
+  });
+  it("a later object's own bytes found in the first one's (the type's dictionary) are spans of it; the item prefix never is", () => {
+    const other = {
+      ...podObject,
+      metadata: {
+        ...podObject.metadata,
+        name: 'p2',
+        uid: '1c9f3a54-8a3d-4c5e-9d1f-2f1a3b4c5d6f',
+        resourceVersion: '13',
+      },
+    };
+    const json2 = Buffer.from(
+      JSON.stringify({ metadata: other.metadata, spec: other.spec, status: other.status }),
+    );
+    const plain = keepListItem(POD, JSON.stringify(other), undefined);
+    const whole2 = Buffer.from(plain.subarray(0, plain.length - 4));
+    const kept2 = Buffer.from(keepListItem(POD, JSON.stringify(other), json2));
+    const runs = dictionarySpansOf(kept2);
+    assert.ok(runs.length >= 3, `dictionary spans: ${runs}`);
+    for (let i = 0; i < runs.length; i += 3) {
+      assert.ok(runs[i + 2]! >= MIN_DICTIONARY_BYTES, `run ${runs[i + 2]} bytes`);
+      assert.ok(runs[i]! >= 2, 'after the field tag and length');
+    }
+    assert.equal(spansOf(kept2).length, 6, 'the two strings are still read from the JSON');
+    assert.deepEqual(keptMessage(kept2, json2), whole2);
+    const n = keptLength(kept2);
+    assert.equal(n, whole2.length);
+    for (const [from, to] of [
+      [0, n],
+      [1, 40],
+      [30, 90],
+      [n - 20, n],
+      [2, n - 1],
+    ] as const) {
+      const out = Buffer.alloc(to - from);
+      copyKept(kept2, json2, from, to, out, 0);
+      assert.deepEqual(out, whole2.subarray(from, to), `[${from}, ${to})`);
+    }
+    const slab = Buffer.concat([Buffer.from('xy'), kept2]);
+    const out = Buffer.alloc(n);
+    assert.equal(copyWholeKeptAt(slab, 2, slab.length, json2, out, 0), n);
+    assert.deepEqual(out, whole2);
+    const stringBytes = filler.length + JSON.stringify(fieldsV1).length;
+    const ownWithout = whole2.length - stringBytes + 2 * 12 + 4; // the kept form without a dictionary
+    assert.ok(kept2.length < ownWithout / 2, `${kept2.length} against ${ownWithout}`);
+  });
+  it('seeded fuzz: messages with strings from the JSON and runs from the dictionary put back together exactly', () => {
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const template = Buffer.from(Array.from({ length: 300 }, () => rnd(256)));
+    for (let round = 0; round < 200; round++) {
+      // A list item field: tag, a one-byte length, then pieces of the template (the type's
+      // common bytes), random bytes and long strings that are in the JSON.
+      const parts: Buffer[] = [];
+      const strings: number[] = [];
+      const jsonParts: string[] = ['{"x":"'];
+      let len = 0;
+      for (let k = 0; k < 8; k++) {
+        const what = rnd(3);
+        let piece: Buffer;
+        if (what === 0) {
+          const from = rnd(200);
+          piece = template.subarray(from, from + 20 + rnd(80));
+        } else if (what === 1) piece = Buffer.from(Array.from({ length: 1 + rnd(30) }, () => rnd(256)));
+        else {
+          const str = `s${round}-${k}-${'abcdefgh'.repeat(8 + rnd(10))}`;
+          piece = Buffer.from(str);
+          strings.push(2 + len, piece.length);
+          jsonParts.push(str, '","y":"');
+        }
+        parts.push(piece);
+        len += piece.length;
+      }
+      const body = Buffer.concat(parts).subarray(0, 127);
+      const okStrings: number[] = [];
+      for (let i = 0; i < strings.length; i += 2)
+        if (strings[i]! + strings[i + 1]! <= 2 + body.length) okStrings.push(strings[i]!, strings[i + 1]!);
+      const message = Buffer.concat([Buffer.from([0x12, body.length]), body]);
+      const json = Buffer.from(`${jsonParts.join('')}"}`);
+      const kept = Buffer.from(splice(message, okStrings, json, `fuzz.${round % 3}`));
+      assert.deepEqual(keptMessage(kept, json), message, `round ${round}`);
+      assert.equal(keptLength(kept), message.length);
+      const from = rnd(message.length);
+      const to = from + rnd(message.length - from + 1);
+      const out = Buffer.alloc(to - from);
+      copyKept(kept, json, from, to, out, 0);
+      assert.deepEqual(out, message.subarray(from, to), `round ${round} [${from}, ${to})`);
+      assert.deepEqual(kept.subarray(0, 2), message.subarray(0, 2), 'the field prefix stays own');
+    }
   });
 });
