@@ -3,7 +3,8 @@
  * fixture apiserver, mixed kinds: the first object of a type unusual (a ~600 KiB ConfigMap with
  * 300 labels, a tiny one after it), LIST bodies of ~700 KB (the body filled batch by batch, items
  * cut inside dictionary spans), GET, PartialObjectMetadata(List) v1 and v1beta1, then every
- * object updated (its kept message replaced) and all of it again: byte for byte.
+ * object updated (its kept message replaced) and all of it again; watch-list and resumed watches,
+ * objects and metadata-only: byte for byte.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -20,6 +21,20 @@ interface Answer {
   body: Buffer;
   headers: Record<string, string | string[] | undefined>;
 }
+
+/** Splits a protobuf watch stream into its frames (4-byte big-endian length + WatchEvent). */
+function frames(body: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (let at = 0; at + 4 <= body.length; ) {
+    const n = body.readUInt32BE(at);
+    if (at + 4 + n > body.length) break;
+    out.push(body.subarray(at, at + 4 + n));
+    at += 4 + n;
+  }
+  return out;
+}
+/** A frame's event type (WatchEvent{1: type, …}: a one-byte length). */
+const typeOf = (frame: Buffer) => frame.subarray(6, 6 + frame[5]!).toString();
 
 const labelsOf = (n: number, salt: string) =>
   Object.fromEntries(Array.from({ length: n }, (_, i) => [`example.com/l-${i}`, `${salt}-${i % 7}`]));
@@ -187,5 +202,39 @@ describe('issue 32: the kept-message dictionary, byte for byte the apiserver', (
     const afterUpdate = await compareAll('updated', last);
     assert.equal(before, afterUpdate);
     assert.ok(before > 200, `${before} answers compared`);
+  });
+
+  test('watch-list and resumed watches, objects and metadata-only: the same frames', async () => {
+    const accepts = [PB, metaAccept('PartialObjectMetadata', 'v1')];
+    let compared = 0;
+    for (const [kind, base] of Object.entries(kinds()))
+      for (const accept of accepts) {
+        const path = `${base}?watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=2`;
+        const [a, d] = await Promise.all([via(path, accept), direct(path, accept)]);
+        assert.equal(a.headers['audit-id'], undefined, `${kind} ${accept}: from the cache`);
+        const added = (b: Buffer) => frames(b).filter((x) => typeOf(x) === 'ADDED');
+        assert.equal(added(a.body).length, names[kind]!.length, `${kind} ${accept}`);
+        assert.deepEqual(added(a.body), added(d.body), `${kind} ${accept}: the initial ADDED frames`);
+        compared += added(a.body).length;
+      }
+    // Live events of kept messages replaced again: resumed from the RV before the writes.
+    const list = await via(kinds().configmaps, PB);
+    const from = rvOf(list);
+    for (const name of names.configmaps!.slice(0, 6)) {
+      const r = await direct(`${kinds().configmaps}/${name}`, 'application/json', {
+        method: 'PATCH',
+        body: { metadata: { annotations: { again: `x-${name}` } } },
+      });
+      assert.equal(r.status, 200, r.body.toString());
+    }
+    for (const accept of accepts) {
+      const resume = `${kinds().configmaps}?watch=1&resourceVersion=${from}&timeoutSeconds=2`;
+      const [ra, rd] = await Promise.all([via(resume, accept), direct(resume, accept)]);
+      const events = (b: Buffer) => frames(b).filter((x) => typeOf(x) !== 'BOOKMARK');
+      assert.equal(events(ra.body).length, 6, accept);
+      assert.deepEqual(events(ra.body), events(rd.body), `${accept}: the resumed frames`);
+      compared += 6;
+    }
+    assert.ok(compared > 100, `${compared} frames compared`);
   });
 });
