@@ -101,6 +101,14 @@ const chainHead = new Int32Array(1 << HASH_BITS).fill(-1);
 const chainPrev = new Int32Array(DICTIONARY.length);
 /** Candidates tried per position (the longest run wins). */
 const MAX_CHAIN = 8;
+/**
+ * Own bytes searched for dictionary runs per message, from its start: a search costs up to
+ * {@link MAX_CHAIN} × 23 byte compares per own byte (a Secret's 900 KB of bytes data made of
+ * 23-byte runs of a 2 KB first Secret took 80–110 ms against 2–4 ms without, issue 32's attack
+ * round), and a type's dictionary holds at most {@link DICTIONARY_PER_KEY} bytes of it. Every
+ * object of the bench (and almost every object) is far below.
+ */
+export const MAX_DICTIONARY_SEARCH = 64 * 1024;
 
 function hash4(b: Buffer, p: number): number {
   return (
@@ -162,7 +170,8 @@ let scratch2 = Buffer.allocUnsafeSlow(64 * 1024);
  * The kept form of `own` (`ownLen` bytes, its string spans `found`: `[at, jsonStart, length]`)
  * with its runs found in the dictionary (after the first message of `key` is added to it) left
  * out as spans too. Runs never cross a string span's place nor the list item field's prefix
- * (read by {@link fieldPrefixLength}). Returns a view of a scratch buffer.
+ * (read by {@link fieldPrefixLength}), and are searched in the first
+ * {@link MAX_DICTIONARY_SEARCH} own bytes only. Returns a view of a scratch buffer.
  */
 function withDictionary(own: Buffer, ownLen: number, found: number[], key: string): Buffer {
   const prefix = fieldPrefixLength(own);
@@ -171,10 +180,11 @@ function withDictionary(own: Buffer, ownLen: number, found: number[], key: strin
   // Segments of own between string spans' places: runs are searched inside each.
   const records: number[] = [];
   let segStart = prefix;
+  const searchEnd = prefix + MAX_DICTIONARY_SEARCH;
   for (let i = 0; i <= found.length; i += 3) {
     const segEnd = i < found.length ? found[i]! : ownLen;
     const first = runs.length;
-    findRuns(own, segStart, segEnd);
+    findRuns(own, segStart, Math.min(segEnd, searchEnd));
     for (let r = first; r < runs.length; r += 3)
       records.push(runs[r]!, runs[r + 1]! + FROM_DICTIONARY, runs[r + 2]!, 1);
     if (i < found.length) records.push(found[i]!, found[i + 1]!, found[i + 2]!, 0);
