@@ -167,6 +167,9 @@ export function protobufKeptBytes(key: object): number | undefined {
   return keeping(key)?.kept(OBJECT_SLOT)?.length;
 }
 
+/** The message type of core/v1 Secrets (`apimachinery/protobuf/schema.json`): kept without the dictionary. */
+const SECRET_TYPE = 'api/core/v1.Secret';
+
 /** The PartialObjectMetadata of a parsed object. */
 const partialOfObject = (o: unknown) => ({ metadata: (o as { metadata?: unknown }).metadata });
 
@@ -178,7 +181,7 @@ const partialOfObject = (o: unknown) => ({ metadata: (o as { metadata?: unknown 
  * and compacted with the entry's JSON, one entry per object version, so a replaced or deleted
  * object's bytes go with it), its long strings (64 bytes or more: an annotation, FieldsV1's raw
  * JSON) not copied but read from the entry's stored JSON, and runs of the rest found in the first
- * kept message of its type read from the process's dictionary (spliced.ts). The object's message and its
+ * kept message of its type read from the process's dictionary (spliced.ts; not for Secrets). The object's message and its
  * PartialObjectMetadata (the same bytes for `meta.k8s.io/v1` and `v1beta1`: the version is in
  * the envelope only) have a slot each. Filled lazily, by the first protobuf read of each object.
  * `key` not a cache entry: encoded and not kept. `text`: its JSON, the whole object or (with
@@ -198,10 +201,13 @@ function listItem(
   const json = entry ? (listItemBytes ?? entry.listItem) : NO_JSON;
   const have = entry?.kept(slot);
   if (have) return [have, json];
+  // A Secret's bytes never enter the dictionary: it lives as long as the process, and the
+  // first Secret's data (and metadata) would stay in memory and heap dumps after its deletion.
+  const dictionary = type !== SECRET_TYPE;
   const item =
     metadata === undefined
-      ? keepListItem(type, text(), entry && json)
-      : keepListItem(PARTIAL, text(), entry && json, partial ? partialOf : partialOfObject);
+      ? keepListItem(type, text(), entry && json, undefined, dictionary)
+      : keepListItem(PARTIAL, text(), entry && json, partial ? partialOf : partialOfObject, dictionary);
   if (!entry) return [Buffer.from(item), json];
   messageEncodes++;
   return [entry.keep(slot, item), json];

@@ -258,8 +258,8 @@ export function listAnswer(
  * value to encode from the parsed object), in the kept form of spliced.ts: with `json` (the
  * object's stored JSON) every string of at least `MIN_SPAN_BYTES` whose bytes occur in `json` is
  * left out and read from `json` when written (`copyKept`, `keptMessage`), and runs of the rest
- * found in the first such message of `itemType` are read from the process's dictionary of them;
- * without, no spans. A
+ * found in the first such message of `itemType` are read from the process's dictionary of them
+ * (`dictionary` false: none, neither added nor searched); without `json`, no spans. A
  * LIST then copies kept items as they are (around {@link listAnswerFrame}), a GET or watch event
  * reads the message inside ({@link itemMessage} of `keptMessage`). Returns a view of a scratch
  * buffer, valid until the next call: the caller copies it. Throws {@link CannotEncode},
@@ -270,6 +270,7 @@ export function keepListItem(
   text: string,
   json: Buffer | undefined,
   pick?: (parsed: unknown) => unknown,
+  dictionary = true,
 ): Buffer {
   const spec = messageSpec(itemType);
   if (!spec) throw new CannotEncode('unknown-kind', itemType);
@@ -285,7 +286,7 @@ export function keepListItem(
     shared.lengthSince(0);
     shared.tag(2, LEN);
     return json
-      ? splice(shared.view(), shared.stringSpans(), json, itemType)
+      ? splice(shared.view(), shared.stringSpans(), json, dictionary ? itemType : undefined)
       : splice(shared.view(), [], EMPTY);
   } finally {
     shared.reset();

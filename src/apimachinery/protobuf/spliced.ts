@@ -110,6 +110,11 @@ const MAX_CHAIN = 8;
  */
 export const MAX_DICTIONARY_SEARCH = 64 * 1024;
 
+/** The dictionary's filled part (a view: tests read what entered it). */
+export function dictionaryBytes(): Buffer {
+  return DICTIONARY.subarray(0, dictionaryUsed);
+}
+
 function hash4(b: Buffer, p: number): number {
   return (
     Math.imul(b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24), 0x9e3779b1) >>>
